@@ -1,0 +1,15 @@
+package pipeline
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// StatusSink receives each translation's policy statuses, after the
+// snapshot built from the same translation was published (so a status
+// never claims more than Envoy is being served).
+type StatusSink interface {
+	// Report must not block for long: it is called on the pipeline's
+	// goroutine. statuses is complete (every input policy) and read-only.
+	Report(statuses map[types.NamespacedName]gwv1.PolicyStatus)
+}
