@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"sync/atomic"
+)
+
+// CountPath answers with the counters instead of an echo; it is not counted.
+const CountPath = "/_count"
+
+// counters let a test assert that a backend received nothing.
+type counters struct {
+	requests   atomic.Int64 // requests answered with an echo
+	plaintext  atomic.Int64 // plaintext HTTP sent to the TLS listener
+	handshakes atomic.Int64 // TLS ClientHellos, including the one of the /_count request
+}
+
+// Echo is the JSON body of every answer.
+type Echo struct {
+	Name       string              `json:"name"`
+	SNI        string              `json:"sni"`
+	TLSVersion string              `json:"tls_version"`
+	ALPN       string              `json:"alpn"`
+	Proto      string              `json:"proto"`
+	Method     string              `json:"method"`
+	Host       string              `json:"host"`
+	Path       string              `json:"path"`
+	Headers    map[string][]string `json:"headers"`
+}
+
+// Counts is the JSON body of CountPath.
+type Counts struct {
+	Name       string `json:"name"`
+	Requests   int64  `json:"requests"`
+	Plaintext  int64  `json:"plaintext"`
+	Handshakes int64  `json:"handshakes"`
+}
+
+func echoHandler(name string, counts *counters) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == CountPath {
+			_ = json.NewEncoder(w).Encode(Counts{
+				Name:       name,
+				Requests:   counts.requests.Load(),
+				Plaintext:  counts.plaintext.Load(),
+				Handshakes: counts.handshakes.Load(),
+			})
+			return
+		}
+		n := counts.requests.Add(1)
+		e := Echo{Name: name, Proto: r.Proto, Method: r.Method, Host: r.Host, Path: r.URL.Path, Headers: r.Header}
+		if r.TLS != nil {
+			e.SNI = r.TLS.ServerName
+			e.TLSVersion = tls.VersionName(r.TLS.Version)
+			e.ALPN = r.TLS.NegotiatedProtocol
+		}
+		log.Printf("backend %s: request %d %s %s sni=%q tls=%q alpn=%q", name, n, r.Proto, r.URL.Path, e.SNI, e.TLSVersion, e.ALPN)
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = json.NewEncoder(w).Encode(e)
+	})
+}
+
+// plaintextDetector is the server's error log: net/http reports plaintext
+// sent to a TLS listener only there, and a test must see it.
+type plaintextDetector struct {
+	counts *counters
+	out    io.Writer
+}
+
+func (d plaintextDetector) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("client sent an HTTP request to an HTTPS server")) {
+		d.counts.plaintext.Add(1)
+	}
+	return d.out.Write(p)
+}
