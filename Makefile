@@ -15,8 +15,9 @@ build:
 run: build
 	$(BIN) serve --dir examples/quickstart
 
-# Everything the project can test on one machine.
-test: test-unit e2e e2e-kube
+# Everything the project can test on one machine. Envoy first: the unit
+# tests include the option-name matrix checked against the real binary.
+test: envoy test-unit e2e e2e-kube
 
 # Fast: no Envoy, no API server.
 test-unit:
