@@ -1,0 +1,108 @@
+package envoy
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// backend is one running examples/backend echo server on 127.0.0.1.
+type backend struct {
+	name  string
+	port  int
+	plain bool
+	proc  *process
+}
+
+// backendOpts are the flags that make one backend differ from another.
+type backendOpts struct {
+	leaf           *leaf
+	minTLS, maxTLS string
+	curves         string
+	plain          bool
+}
+
+// buildBackend compiles examples/backend once per run.
+func buildBackend(t *testing.T, outDir string) string {
+	t.Helper()
+	if bin := os.Getenv("BACKEND_BIN"); bin != "" {
+		return bin
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(outDir, "backend")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/backend")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building examples/backend: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
+	t.Helper()
+	port := freePort(t)
+	args := []string{"--listen", "127.0.0.1:" + strconv.Itoa(port), "--name", name}
+	if o.plain {
+		args = append(args, "--plain")
+	} else {
+		args = append(args, "--cert", o.leaf.certFile, "--key", o.leaf.keyFile)
+	}
+	if o.minTLS != "" {
+		args = append(args, "--min-tls", o.minTLS)
+	}
+	if o.maxTLS != "" {
+		args = append(args, "--max-tls", o.maxTLS)
+	}
+	if o.curves != "" {
+		args = append(args, "--curves", o.curves)
+	}
+	b := &backend{name: name, port: port, plain: o.plain}
+	b.proc = start(t, e.logDir, "backend-"+name, e.backendBin, args...)
+	waitReady(t, b.proc, b.baseURL()+"/_count", 10*time.Second)
+	return b
+}
+
+func (b *backend) baseURL() string {
+	scheme := "https"
+	if b.plain {
+		scheme = "http"
+	}
+	return scheme + "://127.0.0.1:" + strconv.Itoa(b.port)
+}
+
+// backendCounts is what the backend's /_count answers.
+type backendCounts struct {
+	Requests   int64 `json:"requests"`
+	Plaintext  int64 `json:"plaintext"`
+	Handshakes int64 `json:"handshakes"`
+}
+
+// The harness asks a backend for its counters without verifying it: the
+// question is what the backend received, not who it is.
+var countClient = &http.Client{
+	Timeout:   5 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+}
+
+func (b *backend) counts(t *testing.T) backendCounts {
+	t.Helper()
+	resp, err := countClient.Get(b.baseURL() + "/_count")
+	if err != nil {
+		t.Fatalf("backend %s counts: %v", b.name, err)
+	}
+	defer resp.Body.Close()
+	var c backendCounts
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatalf("backend %s counts: %v", b.name, err)
+	}
+	return c
+}

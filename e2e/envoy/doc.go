@@ -1,0 +1,6 @@
+// Package envoy is the end-to-end proof of the file mode: a real Envoy 1.40
+// carries requests over the upstream TLS that `tlsplane serve --dir`
+// configured, to real HTTPS echo backends (examples/backend), and refuses the
+// requests it must refuse. It uses only the standard library, and starts
+// every process itself: $TLSPLANE_BIN, $ENVOY_BIN and the echo backend.
+package envoy

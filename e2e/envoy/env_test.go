@@ -1,0 +1,200 @@
+package envoy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// env is one tlsplane and one Envoy shared by every scenario; scenarios
+// edit files in manifestDir and use their own Services.
+type env struct {
+	root, logDir, manifestDir, pkiDir string
+	backendBin, tlsplaneBin, envoyBin string
+
+	xdsPort, tlsplaneAdminPort int
+	tlsplane                   *process
+	envoy                      *envoyProxy
+}
+
+// applyTimeout bounds how long a scenario waits for Envoy to apply an edit.
+const applyTimeout = 20 * time.Second
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
+	if e.tlsplaneBin == "" || e.envoyBin == "" {
+		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
+	}
+	// Kept after the run, git-ignored, for reading logs of a failure.
+	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	e.root, e.logDir, e.manifestDir, e.pkiDir = root, filepath.Join(root, "logs"), filepath.Join(root, "manifests"), filepath.Join(root, "pki")
+	for _, d := range []string{e.logDir, e.manifestDir, e.pkiDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.backendBin = buildBackend(t, root)
+	e.xdsPort, e.tlsplaneAdminPort = freePort(t), freePort(t)
+	return e
+}
+
+// startTLSPlane starts (or restarts) `tlsplane serve --dir` and waits for
+// its first snapshot.
+func (e *env) startTLSPlane(t *testing.T) {
+	t.Helper()
+	e.tlsplane = start(t, e.logDir, "tlsplane", e.tlsplaneBin, "serve",
+		"--dir", e.manifestDir,
+		"--xds-address", "127.0.0.1:"+strconv.Itoa(e.xdsPort),
+		"--admin-address", "127.0.0.1:"+strconv.Itoa(e.tlsplaneAdminPort))
+	waitReady(t, e.tlsplane, e.tlsplaneURL("/readyz"), 30*time.Second)
+}
+
+func (e *env) tlsplaneURL(path string) string {
+	return "http://127.0.0.1:" + strconv.Itoa(e.tlsplaneAdminPort) + path
+}
+
+// echo is what examples/backend answers.
+type echo struct {
+	Name       string `json:"name"`
+	SNI        string `json:"sni"`
+	TLSVersion string `json:"tls_version"`
+	ALPN       string `json:"alpn"`
+	Proto      string `json:"proto"`
+	Path       string `json:"path"`
+}
+
+// response is one request's outcome through Envoy.
+type response struct {
+	status int
+	echo   echo
+	body   string
+}
+
+func (r response) String() string {
+	if r.status == http.StatusOK {
+		return fmt.Sprintf("200 backend=%s sni=%q tls=%q alpn=%q proto=%s", r.echo.Name, r.echo.SNI, r.echo.TLSVersion, r.echo.ALPN, r.echo.Proto)
+	}
+	return fmt.Sprintf("%d %q", r.status, r.body)
+}
+
+var envoyClient = &http.Client{Timeout: 10 * time.Second}
+
+// request sends one GET through Envoy's listener to cluster.
+func (e *env) request(t *testing.T, cluster, path string) response {
+	t.Helper()
+	r, err := e.tryRequest(cluster, path)
+	if err != nil {
+		t.Fatalf("request to %s through Envoy: %v", cluster, err)
+	}
+	return r
+}
+
+func (e *env) tryRequest(cluster, path string) (response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := "http://127.0.0.1:" + strconv.Itoa(e.envoy.listenerPort) + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return response{}, err
+	}
+	req.Header.Set(clusterHeader, cluster)
+	resp, err := envoyClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return response{}, err
+	}
+	r := response{status: resp.StatusCode, body: string(body)}
+	if r.status == http.StatusOK {
+		if err := json.Unmarshal(body, &r.echo); err != nil {
+			return r, fmt.Errorf("200 without an echo: %q", body)
+		}
+	}
+	return r, nil
+}
+
+// waitCluster waits until Envoy's view of cluster satisfies want.
+func (e *env) waitCluster(t *testing.T, cluster string, want func(clusterView) error) clusterView {
+	t.Helper()
+	var last clusterView
+	err := eventually(applyTimeout, 100*time.Millisecond, func() error {
+		v, err := e.envoy.cluster(cluster)
+		if err != nil {
+			return err
+		}
+		last = v
+		return want(v)
+	})
+	if err != nil {
+		t.Fatalf("Envoy did not apply cluster %s: %v (last: %s)\n--- tlsplane log:\n%s", cluster, err, last, e.tlsplane.logTail(15))
+	}
+	return last
+}
+
+// activeTLS: the cluster is active, speaks TLS with sni (any when ""), and
+// has the backend's endpoint.
+func activeTLS(sni string, port int) func(clusterView) error {
+	return func(v clusterView) error {
+		switch {
+		case !v.active:
+			return fmt.Errorf("not active")
+		case !v.hasTLS:
+			return fmt.Errorf("no TLS transport socket")
+		case sni != "" && v.sni != sni:
+			return fmt.Errorf("sni %q, want %q", v.sni, sni)
+		case !hasPort(v.hostPorts, port):
+			return fmt.Errorf("endpoints %v, want port %d", v.hostPorts, port)
+		}
+		return nil
+	}
+}
+
+// activePlain: the cluster is active without TLS, with the backend's endpoint.
+func activePlain(port int) func(clusterView) error {
+	return func(v clusterView) error {
+		switch {
+		case !v.active:
+			return fmt.Errorf("not active")
+		case v.hasTLS:
+			return fmt.Errorf("has a TLS transport socket")
+		case !hasPort(v.hostPorts, port):
+			return fmt.Errorf("endpoints %v, want port %d", v.hostPorts, port)
+		}
+		return nil
+	}
+}
+
+// present: Envoy knows the cluster, active or warming (a fail-closed
+// cluster may wait forever for a secret).
+func present(v clusterView) error {
+	if !v.active && !v.warming {
+		return fmt.Errorf("not in config_dump")
+	}
+	return nil
+}
+
+func hasPort(ports []int, port int) bool {
+	for _, p := range ports {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,213 @@
+package envoy
+
+import (
+	"crypto/elliptic"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pki is every certificate the scenarios use.
+type pki struct {
+	ca, otherCA                               *authority
+	main, expired, selfSigned, p384, sentinel *leaf
+	tls12, rotating                           *leaf
+}
+
+func newPKI(t *testing.T, dir string) *pki {
+	ca := newAuthority(t, "tlsplane e2e CA")
+	p := &pki{ca: ca, otherCA: newAuthority(t, "unrelated CA")}
+	p.main = ca.issue(t, dir, "main", leafSpec{})
+	p.tls12 = ca.issue(t, dir, "tls12", leafSpec{})
+	p.expired = ca.issue(t, dir, "expired", leafSpec{notAfter: time.Now().Add(-2 * time.Hour)})
+	p.selfSigned = (*authority)(nil).issue(t, dir, "self-signed", leafSpec{})
+	p.p384 = ca.issue(t, dir, "p384", leafSpec{curve: elliptic.P384()})
+	p.sentinel = ca.issue(t, dir, "sentinel", leafSpec{})
+	p.rotating = ca.issue(t, dir, "rotating", leafSpec{})
+	return p
+}
+
+// backends are the echo servers, one per kind of TLS listener.
+type backends struct {
+	main, tls12, expired, selfSigned, p384, plain, sentinel, rotating *backend
+}
+
+func startBackends(t *testing.T, e *env, p *pki) *backends {
+	return &backends{
+		main:       startBackend(t, e, "main", backendOpts{leaf: p.main}),
+		tls12:      startBackend(t, e, "tls12", backendOpts{leaf: p.tls12, maxTLS: "1.2"}),
+		expired:    startBackend(t, e, "expired", backendOpts{leaf: p.expired}),
+		selfSigned: startBackend(t, e, "self-signed", backendOpts{leaf: p.selfSigned}),
+		p384:       startBackend(t, e, "p384", backendOpts{leaf: p.p384, curves: "P-384"}),
+		plain:      startBackend(t, e, "plain", backendOpts{plain: true}),
+		// sentinel is where only fail-closed scenarios send: it must stay at zero.
+		sentinel: startBackend(t, e, "sentinel", backendOpts{leaf: p.sentinel}),
+		rotating: startBackend(t, e, "rotating", backendOpts{leaf: p.rotating}),
+	}
+}
+
+// TestFileMode runs every scenario against one `tlsplane serve --dir` and
+// one Envoy, editing the directory between scenarios.
+func TestFileMode(t *testing.T) {
+	e := newEnv(t)
+	p := newPKI(t, e.pkiDir)
+	b := startBackends(t, e, p)
+	s := &summary{}
+	t.Cleanup(func() { t.Log(s.String() + "logs and manifests: " + e.root) })
+
+	cases := trafficCases(p, b)
+	for _, c := range cases {
+		writeManifests(t, e.manifestDir, c.name, c.objects()...)
+	}
+	writeManifests(t, e.manifestDir, "two-ports", twoPortsObjects(p, b)...)
+	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(p.ca, b.rotating)...)
+
+	e.startTLSPlane(t)
+	e.envoy = startEnvoy(t, e)
+
+	for _, c := range cases {
+		s.run(t, c.name, func(t *testing.T) { c.run(t, e, s) })
+	}
+	s.run(t, "two-ports-section-name", func(t *testing.T) { twoPorts(t, e, b, s) })
+	s.run(t, "ca-rotation", func(t *testing.T) { caRotation(t, e, p, b, s) })
+	s.run(t, "configmap-deleted-fails-closed", func(t *testing.T) { configMapDeleted(t, e, p, b, s) })
+	s.run(t, "tlsplane-restart", func(t *testing.T) { restart(t, e, b, s) })
+	s.run(t, "no-plaintext-to-tls-backends", func(t *testing.T) {
+		for _, be := range []*backend{b.main, b.tls12, b.expired, b.selfSigned, b.p384, b.sentinel, b.rotating} {
+			if c := be.counts(t); c.Plaintext != 0 {
+				t.Errorf("backend %s received %d plaintext requests", be.name, c.Plaintext)
+			}
+		}
+	})
+}
+
+// Envoy's words for a certificate it refused and for a failed handshake.
+const (
+	verifyFailed = "CERTIFICATE_VERIFY_FAILED"
+	tlsError     = "TLS_error"
+)
+
+func cm(name string, pemData []byte) []object { return []object{caConfigMap(name, pemData)} }
+
+func trafficCases(p *pki, b *backends) []trafficCase {
+	ref := func(name string) []caRef { return []caRef{{name: name}} }
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	newer := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	return []trafficCase{
+		{name: "happy-path", be: b.main, cas: cm("ca-happy", p.ca.pem),
+			policies: []policy{{name: "happy", caRefs: ref("ca-happy"), hostname: hostAbc}},
+			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.3"}},
+		{name: "ca-from-secret", be: b.main, cas: []object{caSecret("ca-secret", p.ca.pem)},
+			policies: []policy{{name: "secret", caRefs: []caRef{{kind: "Secret", name: "ca-secret"}}, hostname: hostOther}},
+			want:     outcome{ok: true, sni: hostOther}},
+		{name: "hostname-not-in-certificate", be: b.main, cas: cm("ca-wronghost", p.ca.pem),
+			policies: []policy{{name: "wronghost", caRefs: ref("ca-wronghost"), hostname: "wrong.example.com"}},
+			want:     outcome{sni: "wrong.example.com", reason: verifyFailed}},
+		{name: "wrong-ca", be: b.main, cas: cm("ca-unrelated", p.otherCA.pem),
+			policies: []policy{{name: "wrongca", caRefs: ref("ca-unrelated"), hostname: hostAbc}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+
+		// Fail closed: never plaintext, nothing reaches the backend.
+		{name: "missing-configmap", be: b.sentinel, failClosed: true,
+			policies: []policy{{name: "nocm", caRefs: ref("does-not-exist"), hostname: hostAbc}}},
+		{name: "missing-ca-key", be: b.sentinel, failClosed: true, cas: []object{configMapWithout("ca-nokey", p.ca.pem)},
+			policies: []policy{{name: "nokey", caRefs: ref("ca-nokey"), hostname: hostAbc}}},
+		{name: "invalid-kind", be: b.sentinel, failClosed: true, cas: cm("ca-kind", p.ca.pem),
+			policies: []policy{{name: "kind", caRefs: []caRef{{group: "example.com", kind: "ConfigMap", name: "ca-kind"}}, hostname: hostAbc}}},
+		{name: "garbage-ca-pem", be: b.sentinel, failClosed: true, cas: cm("ca-garbage", []byte("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")),
+			policies: []policy{{name: "garbage", caRefs: ref("ca-garbage"), hostname: hostAbc}}},
+		{name: "invalid-option-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-badopt", p.ca.pem),
+			policies: []policy{{name: "badopt", caRefs: ref("ca-badopt"), hostname: hostAbc, options: map[string]string{"minimumVersion": "TLSv9"}}}},
+
+		// Conflicts: the winner's SNI.
+		{name: "conflict-by-age", be: b.main, cas: cm("ca-age", p.ca.pem),
+			policies: []policy{
+				{name: "aa-newer", created: newer, caRefs: ref("ca-age"), hostname: hostAbc},
+				{name: "zz-older", created: old, caRefs: ref("ca-age"), hostname: hostOther},
+			},
+			want: outcome{ok: true, sni: hostOther}},
+		{name: "conflict-by-name", be: b.main, cas: cm("ca-name", p.ca.pem),
+			policies: []policy{
+				{name: "b-second", created: old, caRefs: ref("ca-name"), hostname: hostAbc},
+				{name: "a-first", created: old, caRefs: ref("ca-name"), hostname: hostOther},
+			},
+			want: outcome{ok: true, sni: hostOther}},
+
+		// subjectAltNames: once set, they alone authenticate.
+		{name: "san-dns-match", be: b.main, cas: cm("ca-san1", p.ca.pem),
+			policies: []policy{{name: "san", caRefs: ref("ca-san1"), hostname: "sni-only.example.com", sans: []san{{dns: hostOther}}}},
+			want:     outcome{ok: true, sni: "sni-only.example.com"}},
+		{name: "san-dns-mismatch-hostname-alone-does-not-authenticate", be: b.main, cas: cm("ca-san2", p.ca.pem),
+			policies: []policy{{name: "san", caRefs: ref("ca-san2"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}}}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+		{name: "san-uri-match", be: b.main, cas: cm("ca-san3", p.ca.pem),
+			policies: []policy{{name: "san", caRefs: ref("ca-san3"), hostname: "uri-only.example.com", sans: []san{{uri: spiffeID}}}},
+			want:     outcome{ok: true, sni: "uri-only.example.com"}},
+		{name: "san-uri-mismatch", be: b.main, cas: cm("ca-san4", p.ca.pem),
+			policies: []policy{{name: "san", caRefs: ref("ca-san4"), hostname: hostAbc, sans: []san{{uri: "spiffe://abc.example.com/someone-else"}}}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+		{name: "san-multiple-one-matches", be: b.main, cas: cm("ca-san5", p.ca.pem),
+			policies: []policy{{name: "san", caRefs: ref("ca-san5"), hostname: "multi.example.com", sans: []san{{dns: "nothere.example.com"}, {uri: spiffeID}}}},
+			want:     outcome{ok: true, sni: "multi.example.com"}},
+		{name: "san-multiple-none-matches", be: b.main, cas: cm("ca-san6", p.ca.pem),
+			policies: []policy{{name: "san", caRefs: ref("ca-san6"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}, {uri: "spiffe://abc.example.com/someone-else"}}}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+
+		{name: "system-ca-does-not-trust-test-ca", be: b.main,
+			policies: []policy{{name: "system", wellKnown: "System", hostname: hostAbc}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+
+		// Options.
+		{name: "tls12-backend-default-versions", be: b.tls12, cas: cm("ca-v12", p.ca.pem),
+			policies: []policy{{name: "v12", caRefs: ref("ca-v12"), hostname: hostAbc}},
+			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.2"}},
+		{name: "minimum-version-tls13-vs-tls12-backend", be: b.tls12, cas: cm("ca-v13", p.ca.pem),
+			policies: []policy{{name: "v13", caRefs: ref("ca-v13"), hostname: hostAbc, options: map[string]string{"minimumVersion": "TLSv1_3"}}},
+			want:     outcome{sni: hostAbc, reason: tlsError}},
+		{name: "ecdh-curves-without-p384-vs-p384-backend", be: b.p384, cas: cm("ca-curve1", p.ca.pem),
+			policies: []policy{{name: "curves", caRefs: ref("ca-curve1"), hostname: hostAbc, options: map[string]string{"ecdhCurves": "X25519,P-256"}}},
+			want:     outcome{sni: hostAbc, reason: tlsError}},
+		{name: "ecdh-curves-with-p384", be: b.p384, cas: cm("ca-curve2", p.ca.pem),
+			policies: []policy{{name: "curves", caRefs: ref("ca-curve2"), hostname: hostAbc, options: map[string]string{"ecdhCurves": "P-384"}}},
+			want:     outcome{ok: true, sni: hostAbc}},
+		{name: "ciphers-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher1", p.ca.pem),
+			policies: []policy{{name: "ciphers", caRefs: ref("ca-cipher1"), hostname: hostAbc, options: map[string]string{"ciphers": "ECDHE-ECDSA-AES128-GCM-SHA256"}}},
+			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.2"}},
+		{name: "ciphers-none-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher2", p.ca.pem),
+			policies: []policy{{name: "ciphers", caRefs: ref("ca-cipher2"), hostname: hostAbc, options: map[string]string{"ciphers": "ECDHE-RSA-AES128-GCM-SHA256"}}},
+			want:     outcome{sni: hostAbc, reason: tlsError}},
+		{name: "signature-algorithms-ecdsa", be: b.main, cas: cm("ca-sig1", p.ca.pem),
+			policies: []policy{{name: "sig", caRefs: ref("ca-sig1"), hostname: hostAbc, options: map[string]string{"signatureAlgorithms": "ecdsa_secp256r1_sha256"}}},
+			want:     outcome{ok: true, sni: hostAbc}},
+		{name: "signature-algorithms-rsa-only-vs-ecdsa-backend", be: b.main, cas: cm("ca-sig2", p.ca.pem),
+			policies: []policy{{name: "sig", caRefs: ref("ca-sig2"), hostname: hostAbc, options: map[string]string{"signatureAlgorithms": "rsa_pss_rsae_sha256,rsa_pkcs1_sha256"}}},
+			want:     outcome{sni: hostAbc, reason: tlsError}},
+		{name: "verify-certificate-hash-right", be: b.selfSigned, cas: cm("ca-pin1", p.selfSigned.certPEM),
+			policies: []policy{{name: "pin", caRefs: ref("ca-pin1"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": "# the backend's leaf\n" + colonPairs(p.selfSigned.fingerprint()) + "\n"}}},
+			want:     outcome{ok: true, sni: hostAbc}},
+		{name: "verify-certificate-hash-wrong", be: b.selfSigned, cas: cm("ca-pin2", p.selfSigned.certPEM),
+			policies: []policy{{name: "pin", caRefs: ref("ca-pin2"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": p.main.fingerprint()}}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+		{name: "expired-certificate-refused", be: b.expired, cas: cm("ca-exp1", p.ca.pem),
+			policies: []policy{{name: "exp", caRefs: ref("ca-exp1"), hostname: hostAbc}},
+			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+		{name: "allow-expired-certificate", be: b.expired, cas: cm("ca-exp2", p.ca.pem),
+			policies: []policy{{name: "exp", caRefs: ref("ca-exp2"), hostname: hostAbc, options: map[string]string{"allowExpiredCertificate": "true"}}},
+			want:     outcome{ok: true, sni: hostAbc}},
+		{name: "alpn-h2-backend-sees-http2", be: b.main, cas: cm("ca-alpn", p.ca.pem),
+			policies: []policy{{name: "alpn", caRefs: ref("ca-alpn"), hostname: hostAbc, options: map[string]string{"alpnProtocols": "h2"}}},
+			want:     outcome{ok: true, sni: hostAbc, proto: "HTTP/2.0"}},
+
+		{name: "service-without-policy-stays-plaintext", be: b.plain, want: outcome{ok: true, plain: true}},
+	}
+}
+
+// colonPairs writes a fingerprint as upper-case colon-separated byte pairs,
+// the other spelling tlsplane accepts.
+func colonPairs(hex string) string {
+	var pairs []string
+	for i := 0; i+1 < len(hex); i += 2 {
+		pairs = append(pairs, strings.ToUpper(hex[i:i+2]))
+	}
+	return strings.Join(pairs, ":")
+}

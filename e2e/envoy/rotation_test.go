@@ -1,0 +1,122 @@
+package envoy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+const rotationSvc = "ca-rotation"
+
+func rotationObjects(ca *authority, be *backend) []object {
+	objs := serviceWithEndpoints(rotationSvc, svcPort{name: "https", port: svcPortNumber, backendPort: be.port})
+	objs = append(objs, caConfigMap("ca-rotation", ca.pem))
+	pol := policy{name: "rotation", caRefs: []caRef{{name: "ca-rotation"}}, hostname: hostAbc}
+	pol.targets = []target{{svc: rotationSvc}}
+	return append(objs, pol.object())
+}
+
+// sumStats adds every stat named prefix…suffix.
+func sumStats(stats map[string]int64, prefix, suffix string) int64 {
+	var n int64
+	for k, v := range stats {
+		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, suffix) {
+			n += v
+		}
+	}
+	return n
+}
+
+// caRotation: the ConfigMap moves to a new CA while the backend moves to a
+// certificate from it; traffic recovers through an SDS update alone.
+func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
+	cluster := clusterName(rotationSvc, svcPortNumber)
+	view := e.waitCluster(t, cluster, activeTLS(hostAbc, b.rotating.port))
+	if r := e.request(t, cluster, "/before-rotation"); r.status != 200 {
+		t.Fatalf("before rotation: want 200, got %s", r)
+	}
+	before, err := e.envoy.stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	newCA := newAuthority(t, "rotated CA")
+	newCA.issue(t, e.pkiDir, "rotated", leafSpec{}).writeFiles(t, p.rotating.certFile, p.rotating.keyFile)
+	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(newCA, b.rotating)...)
+
+	start, failures := time.Now(), 0
+	var last response
+	err = eventually(applyTimeout, 100*time.Millisecond, func() error {
+		r, err := e.tryRequest(cluster, "/after-rotation")
+		if err != nil {
+			return err
+		}
+		last = r
+		if r.status != 200 || r.echo.SNI != hostAbc {
+			failures++
+			return fmt.Errorf("got %s", r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("traffic did not recover after the CA rotation: %v\n--- tlsplane log:\n%s", err, e.tlsplane.logTail(15))
+	}
+	after, err := e.envoy.stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.note("ca-rotation", "recovered in %s after %d failed requests; %s", time.Since(start).Round(time.Millisecond), failures, last)
+
+	if d := after["cluster_manager.cluster_modified"] - before["cluster_manager.cluster_modified"]; d != 0 {
+		t.Errorf("Envoy rebuilt clusters during the rotation: cluster_manager.cluster_modified moved by %d", d)
+	}
+	sdsBefore, sdsAfter := sumStats(before, "sds.", ".update_success"), sumStats(after, "sds.", ".update_success")
+	if sdsAfter <= sdsBefore {
+		t.Errorf("no SDS update in Envoy's stats: sds.*.update_success %d -> %d", sdsBefore, sdsAfter)
+	}
+	if now, err := e.envoy.cluster(cluster); err != nil || now.raw != view.raw {
+		t.Errorf("cluster %s changed during the rotation (err %v):\nbefore %s\nafter  %s", cluster, err, view.raw, now.raw)
+	}
+}
+
+// configMapDeleted: a working policy whose CA ConfigMap disappears must fail
+// closed, never fall back to plaintext or keep the CA that was deleted.
+func configMapDeleted(t *testing.T, e *env, p *pki, b *backends, s *summary) {
+	const svc = "configmap-deleted"
+	cluster := clusterName(svc, svcPortNumber)
+	pol := policy{name: "deleted", targets: []target{{svc: svc}}, caRefs: []caRef{{name: "ca-deleted"}}, hostname: hostAbc}
+	objs := serviceWithEndpoints(svc, svcPort{name: "https", port: svcPortNumber, backendPort: b.main.port})
+	writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-deleted", p.ca.pem), pol.object())...)
+	e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
+	if r := e.request(t, cluster, "/before-delete"); r.status != 200 {
+		t.Fatalf("before deleting the ConfigMap: want 200, got %s", r)
+	}
+
+	writeManifests(t, e.manifestDir, svc, append(objs, pol.object())...)
+	var last response
+	err := eventually(applyTimeout, 200*time.Millisecond, func() error {
+		r, err := e.tryRequest(cluster, "/after-delete")
+		if err != nil {
+			return err
+		}
+		last = r
+		if r.status == 200 {
+			return fmt.Errorf("still 200: %s", r)
+		}
+		return nil
+	})
+	s.note("configmap-deleted-fails-closed", "%s", shorten(last.String()))
+	if err != nil {
+		t.Fatalf("the port kept serving after its CA ConfigMap was deleted: %v", err)
+	}
+	before := b.main.counts(t)
+	r := e.request(t, cluster, "/after-delete")
+	after := b.main.counts(t)
+	if r.status < 500 {
+		t.Errorf("want a 5xx, got %s", r)
+	}
+	if after.Requests != before.Requests || after.Plaintext != before.Plaintext {
+		t.Errorf("backend received traffic after its CA was deleted: before %+v, after %+v", before, after)
+	}
+}

@@ -1,0 +1,128 @@
+package envoy
+
+import (
+	"strings"
+	"testing"
+)
+
+// trafficCase is one static scenario: its own Service on a backend, the
+// policies and CA objects next to it, and the one request's expected result.
+type trafficCase struct {
+	name     string
+	be       *backend
+	policies []policy
+	cas      []object
+	// failClosed: the policy is not accepted; Envoy may keep the cluster
+	// warming, and the backend must receive nothing at all.
+	failClosed bool
+	want       outcome
+}
+
+// outcome is what the request through Envoy must show.
+type outcome struct {
+	ok         bool   // 200 from the backend; otherwise a 5xx from Envoy
+	sni        string // the SNI the backend saw (ok), or Envoy's cluster SNI
+	tlsVersion string // e.g. "TLS 1.2"; "" = any
+	proto      string // e.g. "HTTP/2.0"; "" = any
+	plain      bool   // the backend saw no TLS at all
+	reason     string // substring of Envoy's 5xx body; "" = any
+}
+
+const svcPortNumber = 443
+
+func (c trafficCase) svc() string { return c.name }
+
+// objects is the scenario's manifest file.
+func (c trafficCase) objects() []object {
+	objs := serviceWithEndpoints(c.svc(), svcPort{name: "https", port: svcPortNumber, backendPort: c.be.port})
+	objs = append(objs, c.cas...)
+	for _, p := range c.policies {
+		if len(p.targets) == 0 {
+			p.targets = []target{{svc: c.svc()}}
+		}
+		objs = append(objs, p.object())
+	}
+	return objs
+}
+
+// ready is the Envoy state in which the request is meaningful.
+func (c trafficCase) ready() func(clusterView) error {
+	switch {
+	case c.failClosed:
+		return present
+	case c.want.plain:
+		return activePlain(c.be.port)
+	case !c.want.ok:
+		return activeTLS(c.want.sni, c.be.port)
+	default:
+		return activeTLS("", c.be.port)
+	}
+}
+
+// run waits for Envoy to apply the scenario, then sends one request.
+func (c trafficCase) run(t *testing.T, e *env, s *summary) {
+	cluster := clusterName(c.svc(), svcPortNumber)
+	var before backendCounts
+	if c.failClosed {
+		before = c.be.counts(t)
+	}
+	view := e.waitCluster(t, cluster, c.ready())
+	r := e.request(t, cluster, "/"+c.name)
+	s.note(c.name, "%s", shorten(r.String()))
+	t.Logf("cluster %s: %s; response: %s", cluster, view, r)
+	c.check(t, r)
+	if c.failClosed {
+		after := c.be.counts(t)
+		if after.Requests != before.Requests || after.Plaintext != before.Plaintext {
+			t.Errorf("backend %s received traffic for a fail-closed port: before %+v, after %+v", c.be.name, before, after)
+		}
+		if view.active && !view.hasTLS {
+			t.Errorf("fail-closed cluster %s has no TLS transport socket: %s", cluster, view.raw)
+		}
+	}
+}
+
+func (c trafficCase) check(t *testing.T, r response) {
+	t.Helper()
+	w := c.want
+	if !w.ok {
+		if r.status < 500 {
+			t.Fatalf("want a 5xx from Envoy, got %s", r)
+		}
+		if w.reason != "" && !strings.Contains(r.body, w.reason) {
+			t.Errorf("want Envoy's error to say %q, got %q", w.reason, r.body)
+		}
+		return
+	}
+	if r.status != 200 {
+		t.Fatalf("want 200, got %s", r)
+	}
+	if r.echo.Name != c.be.name {
+		t.Errorf("answered by backend %q, want %q", r.echo.Name, c.be.name)
+	}
+	if w.plain {
+		if r.echo.TLSVersion != "" || r.echo.SNI != "" {
+			t.Errorf("want plaintext, backend saw TLS %q with SNI %q", r.echo.TLSVersion, r.echo.SNI)
+		}
+		return
+	}
+	if r.echo.TLSVersion == "" {
+		t.Errorf("backend saw no TLS")
+	}
+	if r.echo.SNI != w.sni {
+		t.Errorf("backend saw SNI %q, want %q", r.echo.SNI, w.sni)
+	}
+	if w.tlsVersion != "" && r.echo.TLSVersion != w.tlsVersion {
+		t.Errorf("backend negotiated %q, want %q", r.echo.TLSVersion, w.tlsVersion)
+	}
+	if w.proto != "" && r.echo.Proto != w.proto {
+		t.Errorf("backend saw %s (ALPN %q), want %s", r.echo.Proto, r.echo.ALPN, w.proto)
+	}
+}
+
+func shorten(s string) string {
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}
