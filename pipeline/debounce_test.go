@@ -1,0 +1,45 @@
+package pipeline
+
+import (
+	"testing"
+	"time"
+)
+
+func TestHoldoff(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	tests := []struct {
+		name    string
+		changes []int // ms offsets of changes
+		wantDue int   // ms offset the burst is due
+	}{
+		{"single change waits for quiet", []int{0}, 100},
+		{"burst extends the quiet period", []int{0, 50, 90}, 190},
+		{"trickle is capped at the max delay", []int{0, 90, 180, 270, 360, 450, 540, 630, 720, 810, 900, 990}, 1000},
+		{"change after a gap", []int{0, 99}, 199},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
+			if _, ok := h.due(); ok {
+				t.Fatal("due before any change")
+			}
+			for _, c := range tt.changes {
+				h.changed(ms(c))
+			}
+			at, ok := h.due()
+			if !ok || !at.Equal(ms(tt.wantDue)) {
+				t.Fatalf("due = %v, %v; want +%dms", at.Sub(t0), ok, tt.wantDue)
+			}
+			if h.take(ms(tt.wantDue - 1)) {
+				t.Fatal("taken 1ms before due")
+			}
+			if !h.take(ms(tt.wantDue)) {
+				t.Fatal("not taken when due")
+			}
+			if h.take(ms(tt.wantDue + 5000)) {
+				t.Fatal("taken twice")
+			}
+		})
+	}
+}

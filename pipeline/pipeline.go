@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// Publisher serves a translation's resources; *snapshots.Publisher is one.
+// changed is false when the result equals what is already served.
+type Publisher interface {
+	Publish(out translator.Output) (changed bool, err error)
+}
+
+// TranslateFunc is translator.Translate's signature, replaceable in tests.
+type TranslateFunc func(translator.Inputs, translator.PreviousStatus, time.Time, translator.Options) translator.Output
+
+// Options wire a pipeline. Source, Publisher and Sink are required.
+type Options struct {
+	Source     Source
+	Publisher  Publisher
+	Sink       StatusSink
+	Translator translator.Options
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+
+	// Translate defaults to translator.Translate.
+	Translate TranslateFunc
+	// Now defaults to time.Now; it is the `now` given to Translate.
+	Now func() time.Time
+	// Quiet and MaxDelay default to the package constants.
+	Quiet, MaxDelay time.Duration
+}
+
+// Pipeline translates and publishes whenever its source changes.
+type Pipeline struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	kick    chan struct{}
+
+	// Owned by Run's goroutine.
+	computed translator.PreviousStatus
+	// served is what the last successful publish holds, for NACK
+	// attribution from the xDS server's goroutines.
+	served servedView
+}
+
+// New checks opts and returns a pipeline; nothing runs until Run.
+func New(opts Options) (*Pipeline, error) {
+	if opts.Source == nil || opts.Publisher == nil || opts.Sink == nil {
+		return nil, errors.New("pipeline: Source, Publisher and Sink are required")
+	}
+	if opts.Translate == nil {
+		opts.Translate = translator.Translate
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Quiet <= 0 {
+		opts.Quiet = Quiet
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = MaxDelay
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pipeline{
+		opts:    opts,
+		log:     log,
+		metrics: newMetrics(opts.Registerer),
+		kick:    make(chan struct{}, 1),
+	}, nil
+}
+
+// changed is the Source's callback: it never blocks, and many calls before
+// the loop wakes up count as one.
+func (p *Pipeline) changed() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run runs the source, translates its first complete view at once, then
+// every debounced burst of changes, until ctx ends. It returns the source's
+// error if the source stops on its own.
+func (p *Pipeline) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sourceDone := make(chan error, 1)
+	go func() { sourceDone <- p.opts.Source.Run(ctx, p.changed) }()
+	// The source honours ctx; returning before it has would leak it.
+	waitSource := func() error {
+		cancel()
+		return <-sourceDone
+	}
+
+	select {
+	case <-p.opts.Source.Synced():
+	case err := <-sourceDone:
+		return sourceStopped(err)
+	case <-ctx.Done():
+		return waitSource()
+	}
+	p.sync()
+
+	h := holdoff{quiet: p.opts.Quiet, maxDelay: p.opts.MaxDelay}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return waitSource()
+		case err := <-sourceDone:
+			return sourceStopped(err)
+		case <-p.kick:
+			h.changed(time.Now())
+			at, _ := h.due()
+			timer.Reset(time.Until(at))
+		case <-timer.C:
+			if h.take(time.Now()) {
+				p.sync()
+			} else if at, ok := h.due(); ok {
+				timer.Reset(time.Until(at))
+			}
+		}
+	}
+}
+
+// sourceStopped turns a source's early return into an error: a control
+// plane whose source stopped would silently serve stale configuration.
+func sourceStopped(err error) error {
+	if err == nil {
+		return errors.New("pipeline: source stopped")
+	}
+	return err
+}

@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// StatusStore is the StatusSink of directory mode, where statuses have no
+// object to be written to: it keeps the latest statuses in memory for
+// /debug/status and logs every change, one line per policy.
+type StatusStore struct {
+	log        *slog.Logger
+	controller gwv1.GatewayController
+
+	mu       sync.RWMutex
+	statuses map[types.NamespacedName]gwv1.PolicyStatus
+}
+
+var _ StatusSink = (*StatusStore)(nil)
+
+// NewStatusStore logs the conditions controller writes (default
+// translator.DefaultControllerName) when they change.
+func NewStatusStore(log *slog.Logger, controller gwv1.GatewayController) *StatusStore {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if controller == "" {
+		controller = translator.DefaultControllerName
+	}
+	return &StatusStore{log: log, controller: controller}
+}
+
+// Report stores statuses and logs the policies whose conditions changed.
+func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus) {
+	s.mu.Lock()
+	old := s.statuses
+	s.statuses = statuses
+	s.mu.Unlock()
+
+	for _, key := range sortedKeys(statuses) {
+		before, existed := old[key]
+		if existed && sameConditions(s.ours(before), s.ours(statuses[key])) {
+			continue
+		}
+		s.logPolicy(key, s.ours(statuses[key]))
+	}
+	for _, key := range sortedKeys(old) {
+		if _, still := statuses[key]; !still {
+			s.log.Info("policy removed", "policy", key.String())
+		}
+	}
+}
+
+// ours keeps the ancestor entries this controller writes.
+func (s *StatusStore) ours(st gwv1.PolicyStatus) []gwv1.PolicyAncestorStatus {
+	var out []gwv1.PolicyAncestorStatus
+	for _, a := range st.Ancestors {
+		if a.ControllerName == s.controller {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// logPolicy writes one line: a group per condition, nested under the
+// ancestor's name when the policy has several.
+func (s *StatusStore) logPolicy(key types.NamespacedName, ancestors []gwv1.PolicyAncestorStatus) {
+	attrs := []any{"policy", key.String()}
+	level := slog.LevelInfo
+	for _, a := range ancestors {
+		var conds []any
+		for _, c := range a.Conditions {
+			if c.Status != metav1.ConditionTrue {
+				level = slog.LevelWarn
+			}
+			conds = append(conds, slog.Group(c.Type, "status", string(c.Status), "reason", c.Reason, "message", c.Message))
+		}
+		if len(ancestors) == 1 {
+			attrs = append(attrs, append([]any{"target", ancestorName(a.AncestorRef)}, conds...)...)
+		} else {
+			attrs = append(attrs, slog.Group(ancestorName(a.AncestorRef), conds...))
+		}
+	}
+	s.log.Log(context.Background(), level, "policy status changed", attrs...)
+}
+
+// ancestorName is namespace/name[:section] of a status entry's target.
+func ancestorName(ref gwv1.ParentReference) string {
+	name := string(ref.Name)
+	if ref.Namespace != nil {
+		name = string(*ref.Namespace) + "/" + name
+	}
+	if ref.SectionName != nil {
+		name += ":" + string(*ref.SectionName)
+	}
+	return name
+}
+
+// sameConditions compares what an operator reads, not lastTransitionTime.
+func sameConditions(a, b []gwv1.PolicyAncestorStatus) bool {
+	return slices.EqualFunc(a, b, func(x, y gwv1.PolicyAncestorStatus) bool {
+		return ancestorName(x.AncestorRef) == ancestorName(y.AncestorRef) &&
+			slices.EqualFunc(x.Conditions, y.Conditions, func(c, d metav1.Condition) bool {
+				return c.Type == d.Type && c.Status == d.Status && c.Reason == d.Reason &&
+					c.Message == d.Message && c.ObservedGeneration == d.ObservedGeneration
+			})
+	})
+}
+
+// debugPolicy is one entry of /debug/status.
+type debugPolicy struct {
+	Namespace string            `json:"namespace"`
+	Name      string            `json:"name"`
+	Status    gwv1.PolicyStatus `json:"status"`
+}
+
+// DebugJSON is the latest statuses as indented JSON, sorted by policy.
+func (s *StatusStore) DebugJSON() ([]byte, error) {
+	s.mu.RLock()
+	statuses := s.statuses
+	s.mu.RUnlock()
+	out := struct {
+		Policies []debugPolicy `json:"policies"`
+	}{Policies: []debugPolicy{}}
+	for _, key := range sortedKeys(statuses) {
+		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key]})
+	}
+	return json.MarshalIndent(out, "", "  ")
+}
+
+func sortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
+	return slices.SortedFunc(maps.Keys(m), func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+}
