@@ -30,8 +30,10 @@ golden:
 envoy:
 	hack/install-envoy.sh
 
+# -v: the per-scenario summary is the last thing printed. Logs, manifests and
+# certificates of the last run stay in e2e/.cache/envoy-e2e.
 e2e: build envoy
-	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./envoy/...
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v ./envoy/...
 
 kube-apiserver:
 	hack/build-kube-apiserver.sh

@@ -1,0 +1,26 @@
+# tlsplane image: a static binary on scratch, running as a non-root user.
+#   docker build --build-arg VERSION=$(git describe --always --dirty) -t tlsplane .
+# The `backend` stage is the examples/backend echo server, used by
+# e2e/docker-compose.yaml: docker build --target backend -t tlsplane-backend .
+FROM golang:1.26 AS build
+WORKDIR /src
+# Modules first, so a source edit does not re-download them.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/tlsplane ./cmd/tlsplane \
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/backend ./examples/backend
+
+FROM scratch AS backend
+COPY --from=build /out/backend /backend
+USER 65532:65532
+ENTRYPOINT ["/backend"]
+
+# Last stage: what `docker build .` produces.
+FROM scratch AS tlsplane
+COPY --from=build /out/tlsplane /tlsplane
+USER 65532:65532
+EXPOSE 18000 19000
+ENTRYPOINT ["/tlsplane"]
+CMD ["serve", "--dir", "/config", "--xds-address", "0.0.0.0:18000", "--admin-address", "0.0.0.0:19000"]
