@@ -1,0 +1,108 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// GatewayAPICRDDir is config/crd/standard of the sigs.k8s.io/gateway-api
+// module this module builds against, so the CRDs match the Go types.
+func GatewayAPICRDDir() (string, error) {
+	if dir := os.Getenv("GATEWAY_API_CRD_DIR"); dir != "" {
+		return dir, nil
+	}
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locate module sigs.k8s.io/gateway-api: %w", err)
+	}
+	moduleDir := strings.TrimSpace(string(out))
+	if moduleDir == "" {
+		return "", fmt.Errorf("module sigs.k8s.io/gateway-api is not downloaded (go mod download sigs.k8s.io/gateway-api)")
+	}
+	return filepath.Join(moduleDir, "config", "crd", "standard"), nil
+}
+
+// InstallGatewayAPICRDs applies every manifest of the standard channel and
+// waits until each CRD is Established.
+func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
+	dir, err := GatewayAPICRDDir()
+	if err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no Gateway API CRDs in %s (%v)", dir, err)
+	}
+	sort.Strings(files)
+	var crds []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		applied, err := Apply(ctx, cfg, data, false)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(f), err)
+		}
+		for _, obj := range applied {
+			if obj.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, obj.GetName())
+			}
+		}
+	}
+	return waitEstablished(ctx, cfg, crds, 60*time.Second)
+}
+
+func waitEstablished(ctx context.Context, cfg *rest.Config, names []string, timeout time.Duration) error {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for _, name := range names {
+		for {
+			obj, err := dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && established(obj) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("CustomResourceDefinition %s not Established after %s (last error: %v)", name, timeout, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
