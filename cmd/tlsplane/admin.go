@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// snapshotView is what the admin server reads of *snapshots.Publisher.
+type snapshotView interface {
+	Ready() bool
+	DebugSnapshot(nodeID string) ([]byte, error)
+}
+
+// statusView is what the admin server reads of *pipeline.StatusStore.
+type statusView interface {
+	DebugJSON() ([]byte, error)
+}
+
+// newRegistry is the process's own registry, not the global default, so
+// only what tlsplane registers (plus Go and process stats) is exported.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// newAdminHandler serves health, readiness, metrics and debug views.
+func newAdminHandler(snaps snapshotView, statuses statusView, gatherer prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	// Ready once a first snapshot is set: before that an Envoy that
+	// connects gets nothing, so a load balancer should not send it here.
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !snaps.Ready() {
+			http.Error(w, "no snapshot set yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /debug/snapshot", func(w http.ResponseWriter, r *http.Request) {
+		node := r.URL.Query().Get("node")
+		if node == "" {
+			http.Error(w, "query parameter node is required: /debug/snapshot?node=ID", http.StatusBadRequest)
+			return
+		}
+		body, err := snaps.DebugSnapshot(node)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("node %q: %v", node, err), http.StatusNotFound)
+			return
+		}
+		writeJSON(w, body)
+	})
+	mux.HandleFunc("GET /debug/status", func(w http.ResponseWriter, _ *http.Request) {
+		body, err := statuses.DebugJSON()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, body)
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		w.Write([]byte("\n"))
+	}
+}

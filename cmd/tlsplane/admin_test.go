@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type fakeSnapshots struct{ ready bool }
+
+func (f *fakeSnapshots) Ready() bool { return f.ready }
+func (f *fakeSnapshots) DebugSnapshot(node string) ([]byte, error) {
+	if node != "envoy-1" {
+		return nil, errors.New("no snapshot for this node")
+	}
+	return []byte(`{"clusters":[]}`), nil
+}
+
+type fakeStatuses struct{}
+
+func (fakeStatuses) DebugJSON() ([]byte, error) { return []byte(`{"policies":[]}`), nil }
+
+func TestAdminEndpoints(t *testing.T) {
+	snaps := &fakeSnapshots{}
+	reg := newRegistry()
+	probe := prometheus.NewCounter(prometheus.CounterOpts{Name: "tlsplane_probe_total", Help: "test"})
+	reg.MustRegister(probe)
+	probe.Inc()
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: newAdminHandler(snaps, fakeStatuses{}, reg), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(lis)
+	t.Cleanup(func() { srv.Close() })
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := client.Get("http://" + lis.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	if code, _ := get("/readyz"); code != 503 {
+		t.Errorf("/readyz before the first snapshot = %d, want 503", code)
+	}
+	snaps.ready = true
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("/readyz after the first snapshot = %d, want 200", code)
+	}
+	code, body := get("/metrics")
+	for _, want := range []string{"tlsplane_probe_total 1", "go_goroutines", "process_"} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics = %d, lacks %q", code, want)
+		}
+	}
+	if code, body := get("/debug/snapshot?node=envoy-1"); code != 200 || body != "{\"clusters\":[]}\n" {
+		t.Errorf("/debug/snapshot?node=envoy-1 = %d %q", code, body)
+	}
+	if code, body := get("/debug/snapshot?node=ghost"); code != 404 || !strings.Contains(body, `"ghost"`) {
+		t.Errorf("/debug/snapshot?node=ghost = %d %q, want 404 naming the node", code, body)
+	}
+	if code, _ := get("/debug/snapshot"); code != 400 {
+		t.Errorf("/debug/snapshot without node = %d, want 400", code)
+	}
+	if code, body := get("/debug/status"); code != 200 || !strings.Contains(body, "policies") {
+		t.Errorf("/debug/status = %d %q", code, body)
+	}
+}
