@@ -1,8 +1,6 @@
 package translator
 
 import (
-	"time"
-
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -60,10 +58,8 @@ type Output struct {
 	// Origins maps a cluster or secret name to the policies whose
 	// translation produced it, so a NACK can be reported on the policy.
 	Origins map[string][]types.NamespacedName
-}
 
-// Translate is the whole translation: objects in, Envoy resources and policy
-// statuses out. It is pure and deterministic.
-func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
-	panic("Translate: being written (issue 2)")
+	// Warnings name objects that produced no resource because Envoy would
+	// reject it (objects the API server would not have admitted); sorted.
+	Warnings []string
 }

@@ -2,10 +2,83 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/translator"
 )
 
-// runTranslate is replaced by the translator work (issue 2).
+// runTranslate runs the translator offline on manifests and prints the
+// document golden files hold. Rejected policies are status, not failure.
 func runTranslate(args []string, stdout, stderr io.Writer) error {
-	return errors.New("not built yet")
+	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: tlsplane translate [-o yaml|json] [--controller-name NAME] PATH...\n\n"+
+			"Reads manifests (files, or directories of *.yaml, *.yml, *.json) and prints the Envoy\n"+
+			"clusters, endpoints and secrets, and the policies with their computed status.\n"+
+			"SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.\n\n")
+		fs.PrintDefaults()
+	}
+	format := fs.String("o", translator.FormatYAML, "output format: yaml or json")
+	controller := fs.String("controller-name", string(translator.DefaultControllerName), "controllerName written into status")
+	systemCA := fs.String("system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy host, for wellKnownCACertificates: System")
+	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *format != translator.FormatYAML && *format != translator.FormatJSON {
+		return fmt.Errorf("-o %q: want yaml or json", *format)
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("no PATH given")
+	}
+	now, err := translateClock()
+	if err != nil {
+		return err
+	}
+	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
+	in, err := manifests.Read(fs.Args(), warn)
+	if err != nil {
+		return err
+	}
+	out := translator.Translate(in, nil, now, translator.Options{
+		ControllerName:          gwv1.GatewayController(*controller),
+		SystemCABundlePath:      *systemCA,
+		AllowInsecureSkipVerify: *allowInsecure,
+	})
+	for _, w := range out.Warnings {
+		warn(w)
+	}
+	doc, err := translator.RenderDocument(in.Policies, out, *format)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(doc)
+	return err
+}
+
+// translateClock is the real clock, or SOURCE_DATE_EPOCH (the reproducible
+// builds convention) so the output can be compared byte for byte.
+func translateClock() (time.Time, error) {
+	epoch, ok := os.LookupEnv("SOURCE_DATE_EPOCH")
+	if !ok {
+		return time.Now(), nil
+	}
+	secs, err := strconv.ParseInt(epoch, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q: not a number of seconds", epoch)
+	}
+	return time.Unix(secs, 0).UTC(), nil
 }

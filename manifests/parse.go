@@ -1,0 +1,176 @@
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// DefaultNamespace is where an object without a namespace goes, as kubectl
+// would create it.
+const DefaultNamespace = "default"
+
+// maxListDepth bounds `kind: List` nesting.
+const maxListDepth = 4
+
+// Parse reads one file's bytes (path is only for messages) into objects.
+// warn, which may be nil, receives one message per skipped object. An error
+// names the file and the document: YAML that does not parse, or a document
+// that is not a Kubernetes object.
+func Parse(path string, data []byte, warn func(string)) (translator.Inputs, error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	var in translator.Inputs
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return in, nil
+		}
+		if err != nil {
+			return translator.Inputs{}, fmt.Errorf("%s: document %d: %w", path, doc, err)
+		}
+		where := fmt.Sprintf("%s: document %d", path, doc)
+		jsonDoc, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return translator.Inputs{}, fmt.Errorf("%s: %w", where, err)
+		}
+		if err := decodeObject(where, jsonDoc, &in, warn, 0); err != nil {
+			return translator.Inputs{}, err
+		}
+	}
+}
+
+// Parser adapts Parse to the directory source's per-file parser.
+func Parser(warn func(string)) func(path string, data []byte) (translator.Inputs, error) {
+	return func(path string, data []byte) (translator.Inputs, error) { return Parse(path, data, warn) }
+}
+
+// decodeObject adds one JSON document to in. Empty documents are skipped.
+func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(string), depth int) error {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 || bytes.Equal(doc, []byte("null")) {
+		return nil
+	}
+	if doc[0] != '{' {
+		return fmt.Errorf("%s: not a Kubernetes object (a YAML mapping with apiVersion and kind)", where)
+	}
+	var probe struct {
+		metav1.TypeMeta
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(doc, &probe); err != nil {
+		return fmt.Errorf("%s: not a Kubernetes object: %v", where, err)
+	}
+	if probe.APIVersion == "" || probe.Kind == "" {
+		return fmt.Errorf("%s: not a Kubernetes object: apiVersion and kind are required", where)
+	}
+	ns := probe.Metadata.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	what := fmt.Sprintf("%s (%s %s %s/%s)", where, probe.APIVersion, probe.Kind, ns, probe.Metadata.Name)
+	decode := func(obj any) error {
+		if err := json.Unmarshal(doc, obj); err != nil {
+			return fmt.Errorf("%s: %v", what, err)
+		}
+		return nil
+	}
+	switch (kindKey{probe.APIVersion, probe.Kind}) {
+	case kindKey{"v1", "List"}:
+		return decodeList(where, doc, in, warn, depth)
+	case kindKey{gwv1.GroupVersion.String(), "BackendTLSPolicy"}:
+		o := &gwv1.BackendTLSPolicy{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.Namespace = ns
+		in.Policies = append(in.Policies, o)
+	case kindKey{"v1", "Service"}:
+		o := &corev1.Service{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.Namespace = ns
+		in.Services = append(in.Services, o)
+	case kindKey{discoveryv1.SchemeGroupVersion.String(), "EndpointSlice"}:
+		o := &discoveryv1.EndpointSlice{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.Namespace = ns
+		in.EndpointSlices = append(in.EndpointSlices, o)
+	case kindKey{"v1", "ConfigMap"}:
+		o := &corev1.ConfigMap{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.Namespace = ns
+		in.ConfigMaps = append(in.ConfigMaps, o)
+	case kindKey{"v1", "Secret"}:
+		o := &corev1.Secret{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.Namespace = ns
+		applyStringData(o)
+		in.Secrets = append(in.Secrets, o)
+	default:
+		warn(fmt.Sprintf("%s: skipped: tlsplane reads only BackendTLSPolicy (%s), Service, EndpointSlice, ConfigMap and Secret",
+			what, gwv1.GroupVersion))
+	}
+	return nil
+}
+
+type kindKey struct{ apiVersion, kind string }
+
+// decodeList reads the items of a `kind: List`, as `kubectl get -o yaml`
+// prints them.
+func decodeList(where string, doc []byte, in *translator.Inputs, warn func(string), depth int) error {
+	if depth >= maxListDepth {
+		return fmt.Errorf("%s: Lists nested deeper than %d", where, maxListDepth)
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(doc, &list); err != nil {
+		return fmt.Errorf("%s: v1 List: %v", where, err)
+	}
+	for i, item := range list.Items {
+		if err := decodeObject(fmt.Sprintf("%s: items[%d]", where, i), item, in, warn, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyStringData merges stringData into data, as the API server does on
+// write, so the translator only reads data.
+func applyStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		return
+	}
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}

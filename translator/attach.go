@@ -1,0 +1,109 @@
+package translator
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// target is what a policy attaches to: a Service, or one of its ports by
+// name (section "" is the whole Service).
+type target struct {
+	service types.NamespacedName
+	section string
+}
+
+// attachment is one targetRef of one policy, and how it fared.
+type attachment struct {
+	verdict *policyVerdict
+	ref     gwv1.LocalPolicyTargetReferenceWithSectionName
+	target  target
+	// notFound says what is missing when the target does not resolve.
+	notFound string
+	// winner is the policy that takes precedence on this target; nil when
+	// this attachment's own policy does.
+	winner *policyVerdict
+}
+
+// attach resolves every targetRef of every policy and applies the spec's
+// precedence among policies selecting the same target and sectionName. It
+// returns the attachments of each policy, in targetRef order, and the
+// winning policy of each target.
+func attach(verdicts []*policyVerdict, ix *objectIndex) (map[*policyVerdict][]*attachment, map[target]*policyVerdict) {
+	byPolicy := make(map[*policyVerdict][]*attachment, len(verdicts))
+	contenders := map[target][]*attachment{}
+	for _, v := range verdicts {
+		for _, ref := range v.policy.Spec.TargetRefs {
+			a := &attachment{verdict: v, ref: ref}
+			a.target, a.notFound = resolveTarget(v.name.Namespace, ref, ix)
+			byPolicy[v] = append(byPolicy[v], a)
+			if a.notFound == "" {
+				contenders[a.target] = append(contenders[a.target], a)
+			}
+		}
+	}
+	winners := make(map[target]*policyVerdict, len(contenders))
+	for t, as := range contenders {
+		sort.SliceStable(as, func(i, j int) bool { return precedes(as[i].verdict, as[j].verdict) })
+		winners[t] = as[0].verdict
+		for _, a := range as[1:] {
+			if a.verdict != as[0].verdict {
+				a.winner = as[0].verdict
+			}
+		}
+	}
+	return byPolicy, winners
+}
+
+// precedes is the spec's order: older creationTimestamp first, then
+// `{namespace}/{name}` alphabetically.
+func precedes(a, b *policyVerdict) bool {
+	ta, tb := a.policy.CreationTimestamp.Time, b.policy.CreationTimestamp.Time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return a.name.String() < b.name.String()
+}
+
+// resolveTarget finds the Service (and port) a targetRef selects, or says
+// what is missing.
+func resolveTarget(namespace string, ref gwv1.LocalPolicyTargetReferenceWithSectionName, ix *objectIndex) (target, string) {
+	t := target{service: nameOf(namespace, string(ref.Name))}
+	if ref.SectionName != nil {
+		t.section = string(*ref.SectionName)
+	}
+	if ref.Group != "" || ref.Kind != "Service" {
+		return t, fmt.Sprintf("targetRef group %q kind %q is not supported, only core Services", ref.Group, ref.Kind)
+	}
+	svc, ok := ix.services[t.service]
+	if !ok {
+		return t, fmt.Sprintf("Service %s does not exist", t.service)
+	}
+	if t.section != "" && !hasPortNamed(svc, t.section) {
+		return t, fmt.Sprintf("Service %s has no port named %q", t.service, t.section)
+	}
+	return t, ""
+}
+
+func hasPortNamed(svc *corev1.Service, name string) bool {
+	for _, p := range svc.Spec.Ports {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// governing is the policy that decides a Service port's TLS: the winner on
+// the port's name, else the winner on the whole Service, else none.
+func governing(winners map[target]*policyVerdict, svc types.NamespacedName, port corev1.ServicePort) *policyVerdict {
+	if port.Name != "" {
+		if v, ok := winners[target{service: svc, section: port.Name}]; ok {
+			return v
+		}
+	}
+	return winners[target{service: svc}]
+}

@@ -1,0 +1,161 @@
+package translator
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// caCertificateKey is the key, in a ConfigMap or Secret, that holds the PEM
+// bundle (the spec's core support).
+const caCertificateKey = "ca.crt"
+
+// SystemCASecretName is the SDS secret that trusts the Envoy host's system
+// bundle (`wellKnownCACertificates: System`).
+const SystemCASecretName = "ca/system"
+
+// caBundle is the trust a policy's clusters validate against, delivered as
+// one SDS secret.
+type caBundle struct {
+	secretName string
+	pem        []byte // the valid refs' certificates; nil for the system bundle
+	systemPath string // set only for the system bundle
+}
+
+// refProblem is one invalid caCertificateRef, with the spec's reason.
+type refProblem struct {
+	reason  gwv1.PolicyConditionReason
+	message string
+}
+
+// trust is the outcome of resolving a policy's spec.validation trust fields.
+type trust struct {
+	bundle   *caBundle    // nil when no valid CA
+	problems []refProblem // invalid refs, in ref order
+	invalid  string       // a spec error that makes the policy Invalid
+}
+
+// resolveTrust turns spec.validation into a CA bundle, collecting why each
+// ref is unusable. The secret is named after every ref (valid or not), so a
+// ref becoming valid or invalid changes only the secret, never the cluster.
+func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objectIndex, systemPath string) trust {
+	hasWellKnown := v.WellKnownCACertificates != nil && *v.WellKnownCACertificates != ""
+	switch {
+	case hasWellKnown && len(v.CACertificateRefs) > 0:
+		return trust{invalid: "validation: caCertificateRefs and wellKnownCACertificates are mutually exclusive"}
+	case hasWellKnown && *v.WellKnownCACertificates != gwv1.WellKnownCACertificatesSystem:
+		return trust{invalid: fmt.Sprintf("validation.wellKnownCACertificates: %q is not supported, only %q", *v.WellKnownCACertificates, gwv1.WellKnownCACertificatesSystem)}
+	case hasWellKnown:
+		return trust{bundle: &caBundle{secretName: SystemCASecretName, systemPath: systemPath}}
+	case len(v.CACertificateRefs) == 0:
+		return trust{invalid: "validation: one of caCertificateRefs or wellKnownCACertificates is required"}
+	}
+
+	type resolved struct {
+		key string
+		pem []byte
+	}
+	var (
+		t     trust
+		valid []resolved
+		keys  = make(map[string]bool, len(v.CACertificateRefs))
+	)
+	for i, ref := range v.CACertificateRefs {
+		key := caRefKey(namespace, ref)
+		keys[key] = true
+		pem, problem := resolveCARef(namespace, ref, ix)
+		if problem != nil {
+			problem.message = fmt.Sprintf("caCertificateRefs[%d]: %s", i, problem.message)
+			t.problems = append(t.problems, *problem)
+			continue
+		}
+		valid = append(valid, resolved{key: key, pem: pem})
+	}
+	if len(valid) == 0 {
+		return t
+	}
+	// Sorted by key, like the name, so equal ref sets give one secret.
+	sort.SliceStable(valid, func(i, j int) bool { return valid[i].key < valid[j].key })
+	var content bytes.Buffer
+	seen := map[string]bool{}
+	for _, r := range valid {
+		if !seen[r.key] {
+			seen[r.key] = true
+			content.Write(r.pem)
+		}
+	}
+	t.bundle = &caBundle{secretName: caSecretName(keys), pem: content.Bytes()}
+	return t
+}
+
+// resolveCARef returns the normalised PEM of one ref, or why it is invalid.
+func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex) ([]byte, *refProblem) {
+	nn := nameOf(namespace, string(ref.Name))
+	var (
+		data   []byte
+		exists bool
+		found  bool
+	)
+	switch {
+	case ref.Group == "" && ref.Kind == "ConfigMap":
+		if cm, ok := ix.configMaps[nn]; ok {
+			exists = true
+			if s, ok := cm.Data[caCertificateKey]; ok {
+				data, found = []byte(s), true
+			} else if b, ok := cm.BinaryData[caCertificateKey]; ok {
+				data, found = b, true
+			}
+		}
+	case ref.Group == "" && ref.Kind == "Secret":
+		if s, ok := ix.secrets[nn]; ok {
+			exists = true
+			data, found = s.Data[caCertificateKey]
+		}
+	default:
+		return nil, &refProblem{
+			reason:  gwv1.BackendTLSPolicyReasonInvalidKind,
+			message: fmt.Sprintf("group %q kind %q is not supported, only core ConfigMap and Secret", ref.Group, ref.Kind),
+		}
+	}
+	object := fmt.Sprintf("%s %s", ref.Kind, nn)
+	invalid := func(format string, a ...any) *refProblem {
+		return &refProblem{
+			reason:  gwv1.BackendTLSPolicyReasonInvalidCACertificateRef,
+			message: object + " " + fmt.Sprintf(format, a...),
+		}
+	}
+	switch {
+	case !exists:
+		return nil, invalid("does not exist")
+	case !found:
+		return nil, invalid("has no key %q", caCertificateKey)
+	}
+	pem, err := caCertificatesPEM(data)
+	if err != nil {
+		return nil, invalid("key %q %v", caCertificateKey, err)
+	}
+	return pem, nil
+}
+
+// caRefKey names one ref's source: `<namespace>/configmap/<name>`, with the
+// group appended to the kind for non-core kinds.
+func caRefKey(namespace string, ref gwv1.LocalObjectReference) string {
+	kind := strings.ToLower(string(ref.Kind))
+	if ref.Group != "" {
+		kind += "." + string(ref.Group)
+	}
+	return nameOf(namespace, "").Namespace + "/" + kind + "/" + string(ref.Name)
+}
+
+// caSecretName is `ca/` followed by the sorted ref keys joined by commas.
+func caSecretName(keys map[string]bool) string {
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	return "ca/" + strings.Join(sorted, ",")
+}

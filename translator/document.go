@@ -1,0 +1,115 @@
+package translator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Document formats for RenderDocument.
+const (
+	FormatYAML = "yaml"
+	FormatJSON = "json"
+)
+
+// RenderDocument is the document `tlsplane translate` prints, and golden
+// files hold: exactly the keys clusters, endpoints and secrets (Envoy's JSON
+// mapping, `@type` on Any values, as Envoy's config dump shows them) and
+// policies (the input policies, sorted, with their computed status). It is
+// pure; keys are sorted, so equal inputs give equal bytes.
+func RenderDocument(policies []*gwv1.BackendTLSPolicy, out Output, format string) ([]byte, error) {
+	doc := map[string][]any{
+		"clusters":  make([]any, 0, len(out.Clusters)),
+		"endpoints": make([]any, 0, len(out.Endpoints)),
+		"secrets":   make([]any, 0, len(out.Secrets)),
+		"policies":  make([]any, 0, len(policies)),
+	}
+	add := func(key string, m proto.Message) error {
+		v, err := protoValue(m)
+		if err != nil {
+			return err
+		}
+		doc[key] = append(doc[key], v)
+		return nil
+	}
+	for _, c := range out.Clusters {
+		if err := add("clusters", c); err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+	}
+	for _, e := range out.Endpoints {
+		if err := add("endpoints", e); err != nil {
+			return nil, fmt.Errorf("endpoints %s: %w", e.ClusterName, err)
+		}
+	}
+	for _, s := range out.Secrets {
+		if err := add("secrets", s); err != nil {
+			return nil, fmt.Errorf("secret %s: %w", s.Name, err)
+		}
+	}
+	for _, p := range uniquePolicies(policies) {
+		v, err := jsonValue(withStatus(p, out))
+		if err != nil {
+			return nil, fmt.Errorf("BackendTLSPolicy %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		doc["policies"] = append(doc["policies"], v)
+	}
+
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	switch format {
+	case FormatJSON:
+		return buf.Bytes(), nil
+	case FormatYAML, "":
+		return yaml.JSONToYAML(buf.Bytes())
+	}
+	return nil, fmt.Errorf("output format %q: want %q or %q", format, FormatYAML, FormatJSON)
+}
+
+// withStatus is a copy of the policy carrying its computed status and the
+// type meta a reader expects.
+func withStatus(p *gwv1.BackendTLSPolicy, out Output) *gwv1.BackendTLSPolicy {
+	c := p.DeepCopy()
+	c.APIVersion, c.Kind = gwv1.GroupVersion.String(), "BackendTLSPolicy"
+	nn := nameOf(c.Namespace, c.Name)
+	c.Namespace = nn.Namespace
+	c.Status = out.Statuses[nn]
+	return c
+}
+
+// protoValue goes through protojson (Envoy's mapping) and back to a plain
+// value: protojson's spacing is deliberately unstable.
+func protoValue(m proto.Message) (any, error) {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(b)
+}
+
+func jsonValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(b)
+}
+
+// decodeJSON keeps numbers as written, so no value is rounded.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}

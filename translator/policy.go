@@ -1,0 +1,120 @@
+package translator
+
+import (
+	"fmt"
+
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// policyVerdict is what a policy's own spec and references decide, before
+// its targets are considered: the TLS it asks for, or why it cannot.
+type policyVerdict struct {
+	policy *gwv1.BackendTLSPolicy
+	name   types.NamespacedName
+
+	tls        upstreamTLS // meaningful only when accepted
+	tlsContext *tlsv3.UpstreamTlsContext
+	trust      trust
+
+	// rejectReason and rejectMessage are set when the policy is not
+	// accepted on any target (Invalid or NoValidCACertificate).
+	rejectReason  gwv1.PolicyConditionReason
+	rejectMessage string
+}
+
+func (v *policyVerdict) accepted() bool { return v.rejectReason == "" }
+
+// reject records why the policy is not accepted; Invalid outranks
+// NoValidCACertificate, and messages add up.
+func (v *policyVerdict) reject(reason gwv1.PolicyConditionReason, message string) {
+	if v.rejectReason == "" || reason == gwv1.PolicyReasonInvalid {
+		v.rejectReason = reason
+	}
+	if v.rejectMessage != "" {
+		message = v.rejectMessage + "; " + message
+	}
+	v.rejectMessage = message
+}
+
+// judgePolicy parses a policy's options and resolves its trust.
+func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options) *policyVerdict {
+	nn := nameOf(p.Namespace, p.Name)
+	v := &policyVerdict{policy: p, name: nn}
+	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts))
+	if v.trust.invalid != "" {
+		v.reject(gwv1.PolicyReasonInvalid, v.trust.invalid)
+	}
+	tlsOpts, err := ParseOptions(p.Spec.Options, opts.AllowInsecureSkipVerify)
+	if err != nil {
+		v.reject(gwv1.PolicyReasonInvalid, "spec.options: "+err.Error())
+	}
+	if p.Spec.Validation.Hostname == "" {
+		v.reject(gwv1.PolicyReasonInvalid, "validation.hostname is required")
+	}
+	sans, err := policySANs(p.Spec.Validation)
+	if err != nil {
+		v.reject(gwv1.PolicyReasonInvalid, err.Error())
+	}
+	if v.trust.invalid == "" && v.trust.bundle == nil {
+		msgs := make([]string, 0, len(v.trust.problems))
+		for _, pr := range v.trust.problems {
+			msgs = append(msgs, pr.message)
+		}
+		v.reject(gwv1.BackendTLSPolicyReasonNoValidCACertificate, "no valid CA certificate: "+strings.Join(msgs, "; "))
+	}
+	if !v.accepted() {
+		return v
+	}
+	v.tls = upstreamTLS{
+		sni:      string(p.Spec.Validation.Hostname),
+		caSecret: v.trust.bundle.secretName,
+		sans:     sans,
+		params:   tlsOpts,
+	}
+	v.tlsContext = upstreamTLSContext(v.tls)
+	// Options are checked against Envoy by ParseOptions; this catches what
+	// slipped through, before Envoy would NACK it.
+	if err := v.tlsContext.ValidateAll(); err != nil {
+		v.reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
+		v.tlsContext = nil
+	}
+	return v
+}
+
+// policySANs are the names a backend certificate must carry: the given
+// subjectAltNames, or else the hostname (which must not authenticate when
+// subjectAltNames are given).
+// A SAN that is empty or of an unknown type is an error, never skipped:
+// skipping it could leave no name to check.
+func policySANs(v gwv1.BackendTLSPolicyValidation) ([]sanMatch, error) {
+	if len(v.SubjectAltNames) == 0 {
+		return []sanMatch{{kind: sanDNS, value: string(v.Hostname)}}, nil
+	}
+	out := make([]sanMatch, 0, len(v.SubjectAltNames))
+	for i, san := range v.SubjectAltNames {
+		m := sanMatch{kind: sanDNS, value: string(san.Hostname)}
+		switch san.Type {
+		case gwv1.HostnameSubjectAltNameType:
+		case gwv1.URISubjectAltNameType:
+			m = sanMatch{kind: sanURI, value: string(san.URI)}
+		default:
+			return nil, fmt.Errorf("validation.subjectAltNames[%d].type: %q is not Hostname or URI", i, san.Type)
+		}
+		if m.value == "" {
+			return nil, fmt.Errorf("validation.subjectAltNames[%d]: the %s value is empty", i, san.Type)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func systemCABundlePath(opts Options) string {
+	if opts.SystemCABundlePath == "" {
+		return DefaultSystemCABundlePath
+	}
+	return opts.SystemCABundlePath
+}

@@ -1,0 +1,150 @@
+package translator
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// maxAncestors is the API's limit on status.ancestors.
+const maxAncestors = 16
+
+// ancestorStatuses are this controller's status entries for one policy:
+// one per targetRef, in targetRef order, each with Accepted and ResolvedRefs.
+func ancestorStatuses(v *policyVerdict, attachments []*attachment, controller gwv1.GatewayController) []gwv1.PolicyAncestorStatus {
+	resolved := resolvedRefsCondition(v)
+	out := make([]gwv1.PolicyAncestorStatus, 0, len(attachments))
+	seen := map[string]bool{}
+	for _, a := range attachments {
+		ref := ancestorRef(v, a)
+		if key := ancestorKey(ref); seen[key] {
+			continue // a repeated targetRef has one entry
+		} else {
+			seen[key] = true
+		}
+		out = append(out, gwv1.PolicyAncestorStatus{
+			AncestorRef:    ref,
+			ControllerName: controller,
+			Conditions:     []metav1.Condition{acceptedCondition(v, a), resolved},
+		})
+	}
+	return out
+}
+
+func ancestorRef(v *policyVerdict, a *attachment) gwv1.ParentReference {
+	group, kind := a.ref.Group, a.ref.Kind
+	namespace := gwv1.Namespace(v.name.Namespace)
+	return gwv1.ParentReference{
+		Group:       &group,
+		Kind:        &kind,
+		Namespace:   &namespace,
+		Name:        a.ref.Name,
+		SectionName: a.ref.SectionName,
+	}
+}
+
+// acceptedCondition ranks the reasons: a missing target, then a conflict,
+// then the policy's own problems.
+func acceptedCondition(v *policyVerdict, a *attachment) metav1.Condition {
+	c := metav1.Condition{Type: string(gwv1.PolicyConditionAccepted), Status: metav1.ConditionFalse}
+	switch {
+	case a.notFound != "":
+		c.Reason, c.Message = string(gwv1.PolicyReasonTargetNotFound), a.notFound
+	case a.winner != nil:
+		c.Reason, c.Message = string(gwv1.PolicyReasonConflicted), conflictMessage(a)
+	case !v.accepted():
+		c.Reason, c.Message = string(v.rejectReason), v.rejectMessage
+	default:
+		c.Status = metav1.ConditionTrue
+		c.Reason, c.Message = string(gwv1.PolicyReasonAccepted), "Policy is accepted"
+	}
+	return c
+}
+
+func conflictMessage(a *attachment) string {
+	on := "Service " + a.target.service.String()
+	if a.target.section != "" {
+		on += " port " + a.target.section
+	}
+	why := "it is older"
+	if a.winner.policy.CreationTimestamp.Equal(&a.verdict.policy.CreationTimestamp) {
+		why = "it is as old and its namespace/name sorts first"
+	}
+	return fmt.Sprintf("BackendTLSPolicy %s takes precedence on %s: %s", a.winner.name, on, why)
+}
+
+// resolvedRefsCondition is the same on every ancestor: it is about the
+// policy's caCertificateRefs, not its targets.
+func resolvedRefsCondition(v *policyVerdict) metav1.Condition {
+	c := metav1.Condition{
+		Type:    string(gwv1.BackendTLSPolicyConditionResolvedRefs),
+		Status:  metav1.ConditionTrue,
+		Reason:  string(gwv1.BackendTLSPolicyReasonResolvedRefs),
+		Message: "All references are resolved",
+	}
+	if len(v.trust.problems) == 0 {
+		return c
+	}
+	msgs := make([]string, 0, len(v.trust.problems))
+	for _, p := range v.trust.problems {
+		msgs = append(msgs, p.message)
+	}
+	c.Status = metav1.ConditionFalse
+	c.Reason = string(v.trust.problems[0].reason)
+	c.Message = strings.Join(msgs, "; ")
+	return c
+}
+
+// mergeStatus makes the complete status: other controllers' entries as they
+// were, then ours (capped so the total stays within the API's limit), with
+// each condition's lastTransitionTime kept unless its status changed.
+func mergeStatus(previous gwv1.PolicyStatus, ours []gwv1.PolicyAncestorStatus, controller gwv1.GatewayController, generation int64, now metav1.Time) gwv1.PolicyStatus {
+	prevOurs := map[string]gwv1.PolicyAncestorStatus{}
+	var out gwv1.PolicyStatus
+	for _, a := range previous.Ancestors {
+		if a.ControllerName == controller {
+			prevOurs[ancestorKey(a.AncestorRef)] = a
+			continue
+		}
+		out.Ancestors = append(out.Ancestors, *a.DeepCopy())
+	}
+	room := maxAncestors - len(out.Ancestors)
+	for i, a := range ours {
+		if i >= room {
+			break
+		}
+		before := prevOurs[ancestorKey(a.AncestorRef)]
+		for j := range a.Conditions {
+			c := &a.Conditions[j]
+			c.ObservedGeneration = generation
+			c.LastTransitionTime = now
+			for _, pc := range before.Conditions {
+				if pc.Type == c.Type && pc.Status == c.Status {
+					c.LastTransitionTime = pc.LastTransitionTime
+				}
+			}
+		}
+		out.Ancestors = append(out.Ancestors, a)
+	}
+	return out
+}
+
+// ancestorKey identifies an ancestorRef, with the API's defaults filled in.
+func ancestorKey(r gwv1.ParentReference) string {
+	group, kind, namespace, section := gwv1.GroupName, "Gateway", "", ""
+	if r.Group != nil {
+		group = string(*r.Group)
+	}
+	if r.Kind != nil {
+		kind = string(*r.Kind)
+	}
+	if r.Namespace != nil {
+		namespace = string(*r.Namespace)
+	}
+	if r.SectionName != nil {
+		section = string(*r.SectionName)
+	}
+	return strings.Join([]string{group, kind, namespace, string(r.Name), section}, "\x00")
+}
