@@ -1,0 +1,8 @@
+// Package snapshots turns one translator.Output into a go-control-plane
+// snapshot per Envoy fleet: content-hash versions per resource type,
+// per-fleet namespace filtering, and a consistency check before anything is
+// set, so an inconsistent translation never replaces what Envoy is served.
+//
+// It owns the snapshot cache. It must not talk to Kubernetes, translate
+// policies, or run a gRPC server (that is package xds).
+package snapshots

@@ -1,0 +1,86 @@
+package snapshots
+
+import (
+	"strings"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// Fleet is the snapshot key of an Envoy node: its cluster (Envoy's
+// --service-cluster). An empty cluster is the fleet "".
+func Fleet(node *corev3.Node) string { return node.GetCluster() }
+
+// fleetHash makes the snapshot cache key snapshots by fleet, not node ID.
+type fleetHash struct{}
+
+func (fleetHash) ID(node *corev3.Node) string { return Fleet(node) }
+
+// namespaceOf reads the namespace out of a `<namespace>/<service>/<port>`
+// cluster name.
+func namespaceOf(clusterName string) string {
+	ns, _, _ := strings.Cut(clusterName, "/")
+	return ns
+}
+
+// fleetResources is what one fleet is served, each slice sorted by name.
+type fleetResources struct {
+	clusters  []*clusterv3.Cluster
+	endpoints []*endpointv3.ClusterLoadAssignment
+	secrets   []*tlsv3.Secret
+}
+
+// resourcesFor returns the part of out a fleet may see. A fleet absent from
+// fleetNamespaces sees everything; a listed one sees clusters of its
+// namespaces and exactly the endpoints and secrets those clusters reference,
+// so filtering keeps the snapshot consistent.
+func resourcesFor(out translator.Output, fleet string, fleetNamespaces map[string][]string) (fleetResources, error) {
+	allowed, restricted := fleetNamespaces[fleet]
+	if !restricted {
+		return fleetResources{clusters: out.Clusters, endpoints: out.Endpoints, secrets: out.Secrets}, nil
+	}
+	namespaces := make(map[string]bool, len(allowed))
+	for _, ns := range allowed {
+		namespaces[ns] = true
+	}
+	var res fleetResources
+	endpointNames := map[string]bool{}
+	secretNames := map[string]bool{}
+	for _, c := range out.Clusters {
+		if !namespaces[namespaceOf(c.GetName())] {
+			continue
+		}
+		res.clusters = append(res.clusters, c)
+		endpointNames[edsName(c)] = true
+		refs, err := referencedSecrets(c)
+		if err != nil {
+			return fleetResources{}, err
+		}
+		for _, name := range refs {
+			secretNames[name] = true
+		}
+	}
+	for _, e := range out.Endpoints {
+		if endpointNames[e.GetClusterName()] {
+			res.endpoints = append(res.endpoints, e)
+		}
+	}
+	for _, s := range out.Secrets {
+		if secretNames[s.GetName()] {
+			res.secrets = append(res.secrets, s)
+		}
+	}
+	return res, nil
+}
+
+// edsName is the ClusterLoadAssignment name an EDS cluster asks for.
+func edsName(c *clusterv3.Cluster) string {
+	if n := c.GetEdsClusterConfig().GetServiceName(); n != "" {
+		return n
+	}
+	return c.GetName()
+}

@@ -1,0 +1,221 @@
+package snapshots
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// Options configure a Publisher.
+type Options struct {
+	// FleetNamespaces restricts a fleet (Envoy node.cluster) to the listed
+	// namespaces; fleets absent from the map get everything.
+	FleetNamespaces map[string][]string
+	Logger          *slog.Logger
+	Registerer      prometheus.Registerer // may be nil in tests
+}
+
+// Publisher sets one snapshot per connected fleet from the last
+// translation, and keeps that translation so a fleet connecting later is
+// served at once.
+type Publisher struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	cache   cache.SnapshotCache
+	ready   atomic.Bool
+
+	mu     sync.Mutex
+	last   *translator.Output // last output that passed validation
+	whole  *cache.Snapshot    // last output unfiltered: decides "changed" when no fleet is connected
+	fleets map[string]*fleetState
+	nodes  map[string]*nodeState
+}
+
+// fleetState is a fleet with open streams; snapshot is nil until the
+// first translation.
+type fleetState struct {
+	streams  int
+	snapshot *cache.Snapshot
+}
+
+// nodeState maps a node ID to its fleet for DebugSnapshot.
+type nodeState struct {
+	fleet   string
+	streams int
+}
+
+// New returns a Publisher whose cache runs in ADS mode keyed by fleet.
+func New(opts Options) *Publisher {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Publisher{
+		opts:    opts,
+		log:     logger,
+		metrics: newMetrics(opts.Registerer),
+		cache:   cache.NewSnapshotCache(true, fleetHash{}, NewCacheLogger(logger)),
+		fleets:  map[string]*fleetState{},
+		nodes:   map[string]*nodeState{},
+	}
+}
+
+// Cache is what the xDS server serves from.
+func (p *Publisher) Cache() cache.SnapshotCache { return p.cache }
+
+// Ready reports that a first translation was published.
+func (p *Publisher) Ready() bool { return p.ready.Load() }
+
+// Publish validates and sets one snapshot per fleet from a translation.
+// changed=false when every fleet's content equals what is served (nothing
+// set, nothing sent). On error (inconsistent snapshot) nothing is set and
+// the previous snapshots keep being served.
+func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
+	start := time.Now()
+	defer func() { p.metrics.duration.Observe(time.Since(start).Seconds()) }()
+
+	whole, err := newSnapshot(everything(out))
+	if err != nil {
+		p.metrics.publishes.WithLabelValues("error").Inc()
+		return false, err
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pending := map[string]*cache.Snapshot{}
+	for fleet, st := range p.fleets {
+		snap, err := p.snapshotFor(out, fleet, whole)
+		if err != nil {
+			p.metrics.publishes.WithLabelValues("error").Inc()
+			return false, err
+		}
+		if st.snapshot == nil || !sameVersions(st.snapshot, snap) {
+			pending[fleet] = snap
+		}
+	}
+	changed = len(pending) > 0 || p.whole == nil || !sameVersions(p.whole, whole)
+	for _, fleet := range sortedNames(pending) {
+		p.set(fleet, pending[fleet])
+	}
+	p.last, p.whole = &out, whole
+	p.ready.Store(true)
+	for _, typeURL := range servedTypes {
+		p.metrics.resources.WithLabelValues(typeURL).Set(float64(len(whole.GetResources(typeURL))))
+	}
+	if !changed {
+		p.metrics.publishes.WithLabelValues("unchanged").Inc()
+		return false, nil
+	}
+	p.metrics.publishes.WithLabelValues("changed").Inc()
+	p.log.Info("snapshot published", append(versionAttrs(whole), "fleets_updated", len(pending))...)
+	return true, nil
+}
+
+// NodeStreamOpened registers a stream of node before its first watch, so
+// a fleet seen for the first time gets its snapshot before the cache looks.
+func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
+	fleet := Fleet(node)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.nodes[node.GetId()]
+	if n == nil {
+		n = &nodeState{fleet: fleet}
+		p.nodes[node.GetId()] = n
+	}
+	n.streams++
+	st := p.fleets[fleet]
+	if st == nil {
+		st = &fleetState{}
+		p.fleets[fleet] = st
+	}
+	st.streams++
+	if st.snapshot != nil || p.last == nil {
+		return
+	}
+	snap, err := p.snapshotFor(*p.last, fleet, p.whole)
+	if err != nil {
+		p.log.Error("fleet snapshot rejected", "fleet", fleet, "error", err)
+		return
+	}
+	p.set(fleet, snap)
+}
+
+// NodeStreamClosed undoes NodeStreamOpened. A fleet without streams is
+// forgotten; content-hash versions make its next snapshot identical.
+func (p *Publisher) NodeStreamClosed(node *corev3.Node) {
+	fleet := Fleet(node)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := p.nodes[node.GetId()]; n != nil {
+		if n.streams--; n.streams <= 0 {
+			delete(p.nodes, node.GetId())
+		}
+	}
+	if st := p.fleets[fleet]; st != nil {
+		if st.streams--; st.streams <= 0 {
+			delete(p.fleets, fleet)
+			p.cache.ClearSnapshot(fleet)
+		}
+	}
+}
+
+// Origins returns the policies that produced the named clusters, load
+// assignments or secrets in the last translation, sorted and unique.
+func (p *Publisher) Origins(names []string) []types.NamespacedName {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var out []types.NamespacedName
+	for _, name := range names {
+		for _, policy := range p.last.Origins[name] {
+			if !seen[policy] {
+				seen[policy] = true
+				out = append(out, policy)
+			}
+		}
+	}
+	sortPolicies(out)
+	return out
+}
+
+// snapshotFor builds fleet's snapshot; an unrestricted fleet shares whole.
+func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *cache.Snapshot) (*cache.Snapshot, error) {
+	if _, restricted := p.opts.FleetNamespaces[fleet]; !restricted && whole != nil {
+		return whole, nil
+	}
+	res, err := resourcesFor(out, fleet, p.opts.FleetNamespaces)
+	if err != nil {
+		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
+	}
+	snap, err := newSnapshot(res)
+	if err != nil {
+		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
+	}
+	return snap, nil
+}
+
+// set hands a validated snapshot to the cache; p.mu is held.
+func (p *Publisher) set(fleet string, snap *cache.Snapshot) {
+	// The cache only fails when the context ends, which Background never does.
+	if err := p.cache.SetSnapshot(context.Background(), fleet, snap); err != nil {
+		p.log.Error("set snapshot", "fleet", fleet, "error", err)
+		return
+	}
+	if st := p.fleets[fleet]; st != nil {
+		st.snapshot = snap
+	}
+}

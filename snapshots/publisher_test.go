@@ -1,0 +1,175 @@
+package snapshots
+
+import (
+	"strings"
+	"testing"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/prometheus/client_golang/prometheus"
+
+	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
+)
+
+var (
+	payments = st.Backend{Namespace: "shop", Service: "payments", Port: 8443, SNI: "payments.shop"}
+	ledger   = st.Backend{Namespace: "bank", Service: "ledger", Port: 443, SNI: "ledger.bank"}
+)
+
+func served(t *testing.T, p *Publisher, fleet string) *cache.Snapshot {
+	t.Helper()
+	s, err := p.Cache().GetSnapshot(fleet)
+	if err != nil {
+		t.Fatalf("fleet %q: %v", fleet, err)
+	}
+	return s.(*cache.Snapshot)
+}
+
+func TestPublishSetsChangedContentOnly(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	p := New(Options{Registerer: reg})
+	p.NodeStreamOpened(&corev3.Node{Id: "envoy-1", Cluster: "edge"})
+	if p.Ready() {
+		t.Fatal("ready before the first publish")
+	}
+	changed, err := p.Publish(st.Output(payments))
+	if err != nil || !changed {
+		t.Fatalf("first publish: changed=%v err=%v", changed, err)
+	}
+	if !p.Ready() {
+		t.Fatal("not ready after the first publish")
+	}
+	first := served(t, p, "edge")
+
+	changed, err = p.Publish(st.Output(payments))
+	if err != nil || changed {
+		t.Fatalf("same content: changed=%v err=%v, want false", changed, err)
+	}
+	if served(t, p, "edge") != first {
+		t.Fatal("same content replaced the snapshot")
+	}
+
+	moved := payments
+	moved.Address = "10.0.0.2"
+	changed, err = p.Publish(st.Output(moved))
+	if err != nil || !changed {
+		t.Fatalf("new endpoints: changed=%v err=%v", changed, err)
+	}
+	second := served(t, p, "edge")
+	for typeURL, wantSame := range map[string]bool{resource.ClusterType: true, resource.SecretType: true, resource.EndpointType: false} {
+		if same := first.GetVersion(typeURL) == second.GetVersion(typeURL); same != wantSame {
+			t.Errorf("%s: version %q -> %q, want unchanged=%v", typeURL, first.GetVersion(typeURL), second.GetVersion(typeURL), wantSame)
+		}
+	}
+	if got := metricValue(t, p.metrics.publishes.WithLabelValues("unchanged")); got != 1 {
+		t.Errorf("unchanged publishes = %v, want 1", got)
+	}
+	if got := metricValue(t, p.metrics.resources.WithLabelValues(resource.ClusterType)); got != 1 {
+		t.Errorf("cluster gauge = %v, want 1", got)
+	}
+}
+
+func TestPublishErrorKeepsServedSnapshot(t *testing.T) {
+	p := New(Options{})
+	p.NodeStreamOpened(&corev3.Node{Id: "envoy-1"})
+	if _, err := p.Publish(st.Output(payments)); err != nil {
+		t.Fatal(err)
+	}
+	before := served(t, p, "")
+	broken := st.Output(payments, ledger)
+	broken.Secrets = broken.Secrets[:1] // shop/payments/8443/ca is missing
+	_, err := p.Publish(broken)
+	if err == nil || !strings.Contains(err.Error(), "shop/payments/8443/ca") {
+		t.Fatalf("err = %v, want the missing secret named", err)
+	}
+	if served(t, p, "") != before {
+		t.Fatal("an inconsistent translation replaced the served snapshot")
+	}
+}
+
+func TestTwoPublishersGiveIdenticalVersions(t *testing.T) {
+	a, b := New(Options{}), New(Options{})
+	for _, p := range []*Publisher{a, b} {
+		p.NodeStreamOpened(&corev3.Node{Id: "n", Cluster: "edge"})
+		if _, err := p.Publish(st.Output(ledger, payments)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa, sb := served(t, a, "edge"), served(t, b, "edge")
+	for _, typeURL := range servedTypes {
+		if sa.GetVersion(typeURL) == "" || sa.GetVersion(typeURL) != sb.GetVersion(typeURL) {
+			t.Errorf("%s: %q vs %q", typeURL, sa.GetVersion(typeURL), sb.GetVersion(typeURL))
+		}
+	}
+	if err := sa.ConstructVersionMap(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.ConstructVersionMap(); err != nil {
+		t.Fatal(err)
+	}
+	for _, typeURL := range servedTypes {
+		va, vb := sa.GetVersionMap(typeURL), sb.GetVersionMap(typeURL)
+		if len(va) == 0 || len(va) != len(vb) {
+			t.Fatalf("%s: per-resource versions %v vs %v", typeURL, va, vb)
+		}
+		for name, v := range va {
+			if vb[name] != v {
+				t.Errorf("%s %s: %q vs %q", typeURL, name, v, vb[name])
+			}
+		}
+	}
+}
+
+func TestFleetNamespacesFilterConsistently(t *testing.T) {
+	p := New(Options{FleetNamespaces: map[string][]string{"shop-edge": {"shop"}}})
+	p.NodeStreamOpened(&corev3.Node{Id: "a", Cluster: "shop-edge"})
+	if _, err := p.Publish(st.Output(payments, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	// A fleet that connects after the publish is served at once.
+	p.NodeStreamOpened(&corev3.Node{Id: "b", Cluster: "mesh"})
+
+	for fleet, want := range map[string][]string{
+		"shop-edge": {"shop/payments/8443"},
+		"mesh":      {"bank/ledger/443", "shop/payments/8443"},
+	} {
+		s := served(t, p, fleet)
+		for _, typeURL := range servedTypes {
+			var got []string
+			for _, name := range sortedNames(s.GetResources(typeURL)) {
+				got = append(got, strings.TrimSuffix(name, "/ca"))
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("fleet %s %s: %v, want %v", fleet, typeURL, got, want)
+			}
+		}
+	}
+}
+
+func TestLastStreamOfFleetClearsItsSnapshot(t *testing.T) {
+	p := New(Options{})
+	node := &corev3.Node{Id: "a", Cluster: "edge"}
+	p.NodeStreamOpened(node)
+	p.NodeStreamOpened(node)
+	if _, err := p.Publish(st.Output(payments)); err != nil {
+		t.Fatal(err)
+	}
+	p.NodeStreamClosed(node)
+	served(t, p, "edge")
+	p.NodeStreamClosed(node)
+	if _, err := p.Cache().GetSnapshot("edge"); err == nil {
+		t.Fatal("snapshot kept for a fleet without streams")
+	}
+}
+
+func TestOriginsNamePolicies(t *testing.T) {
+	p := New(Options{})
+	if _, err := p.Publish(st.Output(payments, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	got := p.Origins([]string{"shop/payments/8443", "shop/payments/8443/ca", "bank/ledger/443", "unknown"})
+	if len(got) != 2 || got[0] != ledger.Policy() || got[1] != payments.Policy() {
+		t.Fatalf("origins = %v", got)
+	}
+}
