@@ -1,0 +1,226 @@
+package translator
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// envoyValidateConcurrency bounds the Envoy processes run at once: the test
+// machines have 2 cores shared with other work.
+const envoyValidateConcurrency = 2
+
+// envoyCase is one option value put to both ParseOptions and Envoy.
+type envoyCase struct {
+	key, value string
+	// tlsplane: whether ParseOptions accepts the value; envoy: whether
+	// Envoy 1.40 accepts it. They differ only for the other spellings
+	// tlsplane points away from (aliases, IANA names, groups not offered).
+	tlsplane, envoy bool
+}
+
+// TestEnvoyAcceptsOptionNames keeps option validation honest: every cipher,
+// curve and signature algorithm ParseOptions accepts makes Envoy 1.40
+// (`--mode validate`) accept a cluster using it, as ParseOptions renders it;
+// a sample of names ParseOptions rejects is rejected by Envoy too; and every
+// alias ParseOptions answers with "spelled X here" is one Envoy knows.
+func TestEnvoyAcceptsOptionNames(t *testing.T) {
+	envoy := envoyBinary(t)
+	cases := envoyCases()
+	start := time.Now()
+	results := make([]error, len(cases))
+	sem := make(chan struct{}, envoyValidateConcurrency)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = checkWithEnvoy(envoy, t.TempDir(), c)
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d cases against %s in %v (%d at a time)", len(cases), envoy, time.Since(start).Round(time.Millisecond), envoyValidateConcurrency)
+	for i, err := range results {
+		if err != nil {
+			t.Errorf("%s=%s: %v", cases[i].key, quoteValue(cases[i].value), err)
+		}
+	}
+}
+
+// envoyBinary is $ENVOY_BIN, or the Makefile's default in the repository's
+// virtualenv. Without it the test skips, except in CI (CI=true) where it
+// must run.
+func envoyBinary(t *testing.T) string {
+	if testing.Short() {
+		t.Skip("runs Envoy 1.40 about 130 times; skipped with -short")
+	}
+	envoy := os.Getenv("ENVOY_BIN")
+	if envoy == "" {
+		envoy, _ = filepath.Abs(filepath.Join("..", ".venv", "bin", "envoy"))
+	}
+	if _, err := os.Stat(envoy); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but no Envoy at %s (set ENVOY_BIN or run `make envoy`): %v", envoy, err)
+		}
+		t.Skipf("no Envoy at %s (set ENVOY_BIN or run `make envoy`): %v", envoy, err)
+	}
+	return envoy
+}
+
+func envoyCases() []envoyCase {
+	var cases []envoyCase
+	add := func(key string, tlsplane, envoy bool, values ...string) {
+		for _, v := range values {
+			cases = append(cases, envoyCase{key, v, tlsplane, envoy})
+		}
+	}
+	var ciphers, iana, curves, sigalgs []string
+	for _, c := range cipherSuites {
+		ciphers = append(ciphers, c.name)
+		iana = append(iana, c.ianaName)
+	}
+	for _, c := range ecdhCurves {
+		curves = append(curves, c.name)
+	}
+	for _, a := range signatureAlgorithms {
+		sigalgs = append(sigalgs, a.name)
+	}
+
+	// Everything the tables accept, one at a time and all together.
+	add(optCiphers, true, true, ciphers...)
+	add(optCiphers, true, true, strings.Join(ciphers, ","),
+		"[ECDHE-ECDSA-AES128-GCM-SHA256 | ECDHE-ECDSA-CHACHA20-POLY1305],ECDHE-RSA-AES128-GCM-SHA256")
+	add(optECDHCurves, true, true, curves...)
+	add(optECDHCurves, true, true, strings.Join(curves, ","))
+	add(optSignatureAlgorithms, true, true, sigalgs...)
+	add(optSignatureAlgorithms, true, true, strings.Join(sigalgs, ","))
+	add(optVerifyCertificateHashes, true, true, "# pins\n"+strings.ToLower(pinA)+"\n"+pinAColon[:len(pinAColon)-2]+"1b")
+
+	// A sample of what both refuse.
+	add(optCiphers, false, false, append(append([]string{}, tls13Suites...),
+		"AES128-SHA256", "AES256-SHA256", "ECDHE-RSA-AES256-SHA384", "ECDHE-ECDSA-AES256-SHA384",
+		"RC4-SHA", "NULL-SHA", "DHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-DES-CBC3-SHA", "ECDHE-RSA-AES128-CCM",
+		"ecdhe-rsa-aes128-gcm-sha256", "!aNULL", "-ALL", "[AES128-SHA|FOO]", "[AES128-SHA|[AES256-SHA]]", "AES128-SHA:FOO")...)
+	add(optECDHCurves, false, false, "P-224", "X448", "X25519Kyber768Draft00", "MLKEM768", "secp256r1", "p-256", "ffdhe2048")
+	add(optSignatureAlgorithms, false, false, "rsa_pss_pss_sha256", "rsa_pss_pss_sha384", "rsa_pss_pss_sha512",
+		"rsa_pkcs1_md5_sha1", "ed448", "Ed25519", "ecdsa_sha256", "rsa_pkcs1_sha224", "mldsa")
+
+	// Spellings Envoy knows that tlsplane turns away with a pointer to the
+	// canonical name: the pointer must not claim a name Envoy lacks.
+	add(optCiphers, false, true, iana...)
+	for alias := range curveAliases {
+		add(optECDHCurves, false, true, alias)
+	}
+	add(optECDHCurves, false, true, curvesNotOffered...)
+	for alias := range sigalgAliases {
+		add(optSignatureAlgorithms, false, true, alias)
+	}
+	return cases
+}
+
+// checkWithEnvoy puts c to ParseOptions and to Envoy and reports where
+// either disagrees with what the case expects.
+func checkWithEnvoy(envoy, dir string, c envoyCase) error {
+	parsed, err := ParseOptions(map[gwv1.AnnotationKey]gwv1.AnnotationValue{gwv1.AnnotationKey(c.key): gwv1.AnnotationValue(c.value)}, false)
+	if c.tlsplane && err != nil {
+		return errors.New("ParseOptions rejects it: " + err.Error())
+	}
+	if !c.tlsplane && err == nil {
+		return errors.New("ParseOptions accepts it")
+	}
+	if err != nil {
+		// What a user would get if tlsplane passed the value through.
+		parsed = defaults()
+		raw := []string{c.value}
+		switch c.key {
+		case optCiphers:
+			parsed.Ciphers = raw
+		case optECDHCurves:
+			parsed.ECDHCurves = raw
+		case optSignatureAlgorithms:
+			parsed.SignatureAlgorithms = raw
+		}
+	}
+	out, err := envoyValidate(envoy, dir, parsed)
+	switch {
+	case c.envoy && err != nil:
+		return errors.New("Envoy rejects it: " + err.Error() + ": " + lastLine(out))
+	case !c.envoy && err == nil:
+		return errors.New("Envoy accepts it")
+	case !c.envoy && !strings.Contains(out, "Failed to initialize") && !strings.Contains(out, "Invalid hex-encoded"):
+		// Guards against a bootstrap Envoy refuses for another reason.
+		return errors.New("Envoy rejects it, but not for the TLS parameter: " + lastLine(out))
+	}
+	return nil
+}
+
+// envoyValidate runs `envoy --mode validate` on a bootstrap with one cluster
+// whose upstream TLS uses o's parameters, as the translator would set them.
+func envoyValidate(envoy, dir string, o TLSOptions) (string, error) {
+	tls := &tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{
+		TlsParams: &tlsv3.TlsParameters{
+			TlsMinimumProtocolVersion: o.MinimumVersion,
+			TlsMaximumProtocolVersion: o.MaximumVersion,
+			CipherSuites:              o.Ciphers,
+			EcdhCurves:                o.ECDHCurves,
+			SignatureAlgorithms:       o.SignatureAlgorithms,
+		},
+	}}
+	if o.CertificateHashes != nil {
+		tls.CommonTlsContext.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{
+			ValidationContext: &tlsv3.CertificateValidationContext{VerifyCertificateHash: o.CertificateHashes},
+		}
+	}
+	typed, err := anypb.New(tls)
+	if err != nil {
+		return "", err
+	}
+	cluster := &clusterv3.Cluster{
+		Name:                 "probe",
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
+		ConnectTimeout:       durationpb.New(time.Second),
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{ClusterName: "probe", Endpoints: []*endpointv3.LocalityLbEndpoints{{
+			LbEndpoints: []*endpointv3.LbEndpoint{{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+				Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+					Address: "127.0.0.1", PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: 1},
+				}}},
+			}}}},
+		}}},
+		TransportSocket: &corev3.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: typed}},
+	}
+	bootstrap, err := protojson.Marshal(&bootstrapv3.Bootstrap{StaticResources: &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{cluster}}})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "bootstrap.json")
+	if err := os.WriteFile(path, bootstrap, 0o600); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, envoy, "--mode", "validate", "--disable-hot-restart", "--log-level", "error", "-c", path).CombinedOutput()
+	return string(out), err
+}
+
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
+}
