@@ -6,16 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tlsplane/tlsplane/manifests"
 )
-
-// manifestExtensions are the only files read, so certificates, keys and
-// scripts can live beside the manifests.
-var manifestExtensions = map[string]bool{".yaml": true, ".yml": true, ".json": true}
-
-// isManifest reports whether a file name is one the source reads.
-func isManifest(name string) bool {
-	return manifestExtensions[strings.ToLower(filepath.Ext(name))]
-}
 
 // isHidden skips dot entries: editors' swap files and the `..data` and
 // `..2026_…` entries of a ConfigMap volume, whose files are also reachable
@@ -52,7 +45,7 @@ func listManifests(root string) (listing, error) {
 			l.dirs = append(l.dirs, path)
 			return nil
 		}
-		if !isManifest(d.Name()) {
+		if !manifests.IsManifest(d.Name()) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
 )
 
@@ -308,4 +309,27 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 		return out.Counter.GetValue()
 	}
 	return out.Gauge.GetValue()
+}
+
+func TestSourceReadsTheQuickstart(t *testing.T) {
+	src, err := New(Options{Dir: "../examples/quickstart", Parse: manifests.Parser(func(msg string) { t.Errorf("warning: %s", msg) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, func() {}) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-src.Synced():
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("not synced within 5s")
+	}
+	in := src.Inputs()
+	if len(in.Policies) != 1 || len(in.Services) != 2 || len(in.EndpointSlices) != 2 || len(in.ConfigMaps) != 1 || len(in.Secrets) != 0 {
+		t.Fatalf("quickstart: %d policies, %d services, %d slices, %d configmaps, %d secrets; want 1, 2, 2, 1, 0",
+			len(in.Policies), len(in.Services), len(in.EndpointSlices), len(in.ConfigMaps), len(in.Secrets))
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
 )
 
@@ -84,13 +85,14 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (bool, error) {
 	}
 	s.countFiles()
 	if changed {
-		paths := make([]string, 0, len(list.files))
+		// Path order, as `tlsplane translate DIR` merges the same files.
+		parts := make([]manifests.Part, 0, len(list.files))
 		for _, rel := range list.files {
-			if s.files[rel] != nil {
-				paths = append(paths, rel)
+			if st := s.files[rel]; st != nil {
+				parts = append(parts, manifests.Part{Source: filepath.Join(s.opts.Dir, rel), Inputs: st.objects})
 			}
 		}
-		in := merge(s.opts.Dir, s.files, paths, s.log)
+		in := manifests.Merge(parts, func(msg string) { s.log.Warn("duplicate object ignored", "reason", msg) })
 		s.current.Store(&in)
 	}
 	return changed, nil
