@@ -67,7 +67,7 @@ func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 	}
 	b := &backend{name: name, port: port, plain: o.plain}
 	b.proc = start(t, e.logDir, "backend-"+name, e.backendBin, args...)
-	waitReady(t, b.proc, b.baseURL()+"/_count", 10*time.Second)
+	waitProbe(t, b.proc, 10*time.Second, func() error { _, err := b.tryCounts(); return err })
 	return b
 }
 
@@ -95,14 +95,20 @@ var countClient = &http.Client{
 
 func (b *backend) counts(t *testing.T) backendCounts {
 	t.Helper()
-	resp, err := countClient.Get(b.baseURL() + "/_count")
+	c, err := b.tryCounts()
 	if err != nil {
 		t.Fatalf("backend %s counts: %v", b.name, err)
 	}
-	defer resp.Body.Close()
-	var c backendCounts
-	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
-		t.Fatalf("backend %s counts: %v", b.name, err)
-	}
 	return c
+}
+
+func (b *backend) tryCounts() (backendCounts, error) {
+	var c backendCounts
+	resp, err := countClient.Get(b.baseURL() + "/_count")
+	if err != nil {
+		return c, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&c)
+	return c, err
 }

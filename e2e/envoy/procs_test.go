@@ -141,12 +141,17 @@ func httpGet(url string) ([]byte, error) {
 // waitReady waits for url to answer 200, failing early if p exits.
 func waitReady(t *testing.T, p *process, url string, timeout time.Duration) {
 	t.Helper()
+	waitProbe(t, p, timeout, func() error { _, err := httpGet(url); return err })
+}
+
+// waitProbe waits for probe to succeed, failing early if p exits.
+func waitProbe(t *testing.T, p *process, timeout time.Duration, probe func() error) {
+	t.Helper()
 	err := eventually(timeout, 100*time.Millisecond, func() error {
 		if p.exited() {
 			return errors.New(p.name + " exited")
 		}
-		_, err := httpGet(url)
-		return err
+		return probe()
 	})
 	if err != nil {
 		t.Fatalf("%s not ready: %v\n--- %s log:\n%s", p.name, err, p.name, p.logTail(40))

@@ -19,7 +19,11 @@ type summary struct {
 
 // run runs one scenario as a subtest and records its outcome.
 func (s *summary) run(t *testing.T, name string, f func(t *testing.T)) {
-	ok := t.Run(name, f)
+	ran := false
+	ok := t.Run(name, func(t *testing.T) { ran = true; f(t) })
+	if !ran { // filtered out by -run
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	verdict := "PASS"
