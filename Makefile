@@ -35,6 +35,18 @@ envoy:
 e2e: build envoy
 	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v ./envoy/...
 
+# Docker hosts only (none here, so not part of `make test`): the quickstart
+# in containers, a happy path and a TLS failure, then everything is removed.
+COMPOSE := docker compose -f e2e/docker-compose.yaml
+.PHONY: e2e-compose
+e2e-compose:
+	$(COMPOSE) up -d --build tlsplane payments catalog envoy
+	$(COMPOSE) run --rm check-happy || { $(COMPOSE) logs; $(COMPOSE) down -v; exit 1; }
+	$(COMPOSE) stop payments
+	$(COMPOSE) --profile failure up -d payments-p384-only
+	$(COMPOSE) run --rm check-failure || { $(COMPOSE) logs; $(COMPOSE) down -v; exit 1; }
+	$(COMPOSE) --profile failure down -v
+
 kube-apiserver:
 	hack/build-kube-apiserver.sh
 
