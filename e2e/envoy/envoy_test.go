@@ -235,26 +235,3 @@ func (p *envoyProxy) cluster(name string) (clusterView, error) {
 	}
 	return v, nil
 }
-
-// secretNames lists the SDS secrets Envoy holds, active or warming.
-func (p *envoyProxy) secrets() (map[string]string, error) {
-	body, err := httpGet(p.adminURL("/config_dump?resource=dynamic_active_secrets"))
-	if err != nil {
-		return nil, err
-	}
-	var dump struct {
-		Configs []struct {
-			Name        string          `json:"name"`
-			VersionInfo string          `json:"version_info"`
-			Secret      json.RawMessage `json:"secret"`
-		} `json:"configs"`
-	}
-	if err := json.Unmarshal(body, &dump); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, c := range dump.Configs {
-		out[c.Name] = string(c.Secret)
-	}
-	return out, nil
-}
