@@ -323,6 +323,7 @@ func TestSourceReadsTheQuickstart(t *testing.T) {
 	select {
 	case <-src.Synced():
 	case err := <-done:
+		done <- err // for the deferred wait
 		t.Fatal(err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("not synced within 5s")

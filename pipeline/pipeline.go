@@ -45,10 +45,8 @@ type Pipeline struct {
 	kick    chan struct{}
 
 	// Owned by Run's goroutine.
-	computed translator.PreviousStatus
-	// served is what the last successful publish holds, for NACK
-	// attribution from the xDS server's goroutines.
-	served servedView
+	computed   translator.PreviousStatus
+	rejections rejectionLog
 }
 
 // New checks opts and returns a pipeline; nothing runs until Run.

@@ -23,8 +23,9 @@ type StatusStore struct {
 	log        *slog.Logger
 	controller gwv1.GatewayController
 
-	mu       sync.RWMutex
-	statuses map[types.NamespacedName]gwv1.PolicyStatus
+	mu         sync.RWMutex
+	statuses   map[types.NamespacedName]gwv1.PolicyStatus
+	rejections func() []Rejection
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -125,14 +126,27 @@ type debugPolicy struct {
 	Status    gwv1.PolicyStatus `json:"status"`
 }
 
-// DebugJSON is the latest statuses as indented JSON, sorted by policy.
+// ShowRejections adds Envoy's rejections (Pipeline.Rejections) to
+// /debug/status, beside the statuses they will later be reported on.
+func (s *StatusStore) ShowRejections(list func() []Rejection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejections = list
+}
+
+// DebugJSON is the latest statuses as indented JSON, sorted by policy,
+// and the latest Envoy rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses := s.statuses
+	statuses, rejections := s.statuses, s.rejections
 	s.mu.RUnlock()
 	out := struct {
-		Policies []debugPolicy `json:"policies"`
-	}{Policies: []debugPolicy{}}
+		Policies   []debugPolicy `json:"policies"`
+		Rejections []Rejection   `json:"rejections"`
+	}{Policies: []debugPolicy{}, Rejections: []Rejection{}}
+	if rejections != nil {
+		out.Rejections = rejections()
+	}
 	for _, key := range sortedKeys(statuses) {
 		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key]})
 	}

@@ -34,7 +34,6 @@ func (p *Pipeline) sync() {
 	} else {
 		p.log.Debug("translation equals what is served; nothing published")
 	}
-	p.served.set(out.Origins)
 	p.computed = out.Statuses
 	p.metrics.countPolicies(out.Statuses, p.opts.Translator.ControllerName)
 	p.opts.Sink.Report(out.Statuses)
