@@ -5,6 +5,7 @@ package snapshotstest
 import (
 	"fmt"
 	"sort"
+	"testing"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -126,4 +127,14 @@ func deterministicAny(m proto.Message) *anypb.Any {
 		panic(err)
 	}
 	return a
+}
+
+// TLSContext decodes a cluster's UpstreamTlsContext.
+func TLSContext(t testing.TB, c *clusterv3.Cluster) *tlsv3.UpstreamTlsContext {
+	t.Helper()
+	tls := &tlsv3.UpstreamTlsContext{}
+	if err := c.GetTransportSocket().GetTypedConfig().UnmarshalTo(tls); err != nil {
+		t.Fatalf("cluster %s: %v", c.GetName(), err)
+	}
+	return tls
 }

@@ -1,0 +1,234 @@
+package xds
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/tlsplane/tlsplane/snapshots"
+)
+
+// sentPerType bounds the responses remembered per stream and type to
+// resolve a NACK's nonce; Envoy only ever NACKs one of the last few.
+const sentPerType = 4
+
+// streamKey tells SotW and delta streams apart: go-control-plane numbers
+// each kind from 1.
+type streamKey struct {
+	delta bool
+	id    int64
+}
+
+// streamState is what one ADS stream has asked for and been sent.
+type streamState struct {
+	node  *corev3.Node // nil until the first request
+	types map[string]bool
+	sent  map[string][]sentResponse
+}
+
+type sentResponse struct {
+	nonce, version string
+	resources      []string
+}
+
+// callbacks watch every stream: they register its node with the publisher
+// before the first watch, keep the metrics, and detect NACKs.
+type callbacks struct {
+	pub     *snapshots.Publisher
+	log     *slog.Logger
+	metrics *metrics
+	nacks   *nackReporter
+
+	mu      sync.Mutex
+	streams map[streamKey]*streamState
+}
+
+var _ serverv3.Callbacks = (*callbacks)(nil)
+
+func (c *callbacks) OnStreamOpen(_ context.Context, id int64, _ string) error {
+	c.open(streamKey{id: id})
+	return nil
+}
+
+func (c *callbacks) OnStreamClosed(id int64, _ *corev3.Node) { c.close(streamKey{id: id}) }
+
+// OnStreamRequest runs before go-control-plane creates the watch, so the
+// request can still be changed.
+func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
+	key := streamKey{id: id}
+	node := c.request(key, req.GetNode(), req.GetTypeUrl())
+	if req.GetErrorDetail() == nil {
+		return nil
+	}
+	sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
+	c.nacks.report(NACK{
+		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
+		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
+		Resources: sent.resources,
+	})
+	if found {
+		// A NACK carries the last accepted version, and go-control-plane
+		// answers any version other than the snapshot's at once: the
+		// rejected version again, forever. Claiming the rejected version
+		// holds the watch until the content (hence the version) changes.
+		req.VersionInfo = sent.version
+	}
+	return nil
+}
+
+func (c *callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
+	names := make([]string, 0, len(resp.GetResources()))
+	for _, r := range resp.GetResources() {
+		names = append(names, resourceName(r.GetValue()))
+	}
+	c.sent(streamKey{id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), resources: names})
+}
+
+func (c *callbacks) OnDeltaStreamOpen(_ context.Context, id int64, _ string) error {
+	c.open(streamKey{delta: true, id: id})
+	return nil
+}
+
+func (c *callbacks) OnDeltaStreamClosed(id int64, _ *corev3.Node) {
+	c.close(streamKey{delta: true, id: id})
+}
+
+// OnStreamDeltaRequest only reports NACKs: the delta cache remembers what
+// it sent per resource and does not re-send a rejected version by itself.
+func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
+	key := streamKey{delta: true, id: id}
+	node := c.request(key, req.GetNode(), req.GetTypeUrl())
+	if req.GetErrorDetail() == nil {
+		return nil
+	}
+	sent, _ := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
+	c.nacks.report(NACK{
+		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
+		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
+		Resources: sent.resources,
+	})
+	return nil
+}
+
+func (c *callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, resp *discoveryv3.DeltaDiscoveryResponse) {
+	names := make([]string, 0, len(resp.GetResources()))
+	for _, r := range resp.GetResources() {
+		names = append(names, r.GetName())
+	}
+	c.sent(streamKey{delta: true, id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetSystemVersionInfo(), resources: names})
+}
+
+// REST fetches are not served (only ADS is registered).
+func (c *callbacks) OnFetchRequest(context.Context, *discoveryv3.DiscoveryRequest) error { return nil }
+func (c *callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.DiscoveryResponse) {
+}
+
+func (c *callbacks) open(key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.streams[key] = &streamState{types: map[string]bool{}, sent: map[string][]sentResponse{}}
+}
+
+// request notes the stream's node and types; it returns the stream's node,
+// which later requests may omit.
+func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) *corev3.Node {
+	c.mu.Lock()
+	st := c.streams[key]
+	if st == nil {
+		c.mu.Unlock()
+		return node
+	}
+	first := st.node == nil
+	if first {
+		if node == nil {
+			node = &corev3.Node{}
+		}
+		st.node = node
+	}
+	node = st.node
+	if !st.types[typeURL] {
+		st.types[typeURL] = true
+		c.metrics.streams.WithLabelValues(snapshots.Fleet(node), typeURL).Inc()
+	}
+	c.mu.Unlock()
+	if first {
+		c.pub.NodeStreamOpened(node)
+		c.log.Debug("xDS stream opened", "node", node.GetId(), "fleet", snapshots.Fleet(node), "delta", key.delta)
+	}
+	return node
+}
+
+func (c *callbacks) close(key streamKey) {
+	c.mu.Lock()
+	st := c.streams[key]
+	delete(c.streams, key)
+	c.mu.Unlock()
+	if st == nil || st.node == nil {
+		return
+	}
+	for typeURL := range st.types {
+		c.metrics.streams.WithLabelValues(snapshots.Fleet(st.node), typeURL).Dec()
+	}
+	c.pub.NodeStreamClosed(st.node)
+	c.log.Debug("xDS stream closed", "node", st.node.GetId(), "fleet", snapshots.Fleet(st.node), "delta", key.delta)
+}
+
+func (c *callbacks) sent(key streamKey, typeURL string, resp sentResponse) {
+	c.metrics.responses.WithLabelValues(typeURL).Inc()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.streams[key]
+	if st == nil {
+		return
+	}
+	list := append(st.sent[typeURL], resp)
+	if len(list) > sentPerType {
+		list = list[len(list)-sentPerType:]
+	}
+	st.sent[typeURL] = list
+}
+
+// lookup finds the response a nonce answered.
+func (c *callbacks) lookup(key streamKey, typeURL, nonce string) (sentResponse, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.streams[key]; st != nil {
+		for _, r := range st.sent[typeURL] {
+			if r.nonce == nonce {
+				return r, true
+			}
+		}
+	}
+	return sentResponse{}, false
+}
+
+// resourceName reads a SotW resource's name from its bytes without
+// decoding it: Cluster.name, ClusterLoadAssignment.cluster_name and
+// Secret.name are all field 1, which deterministic marshalling puts first.
+func resourceName(value []byte) string {
+	for len(value) > 0 {
+		num, typ, n := protowire.ConsumeTag(value)
+		if n < 0 {
+			return ""
+		}
+		value = value[n:]
+		if num == 1 && typ == protowire.BytesType {
+			name, m := protowire.ConsumeBytes(value)
+			if m < 0 {
+				return ""
+			}
+			return string(name)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, value)
+		if m < 0 {
+			return ""
+		}
+		value = value[m:]
+	}
+	return ""
+}

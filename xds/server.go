@@ -1,0 +1,108 @@
+package xds
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	sotwv3 "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlsplane/tlsplane/snapshots"
+)
+
+// gRPC limits, explicit so that hardening can reason about them.
+const (
+	// MaxRecvMsgSize bounds a request; Envoy's requests are small.
+	MaxRecvMsgSize = 4 << 20
+	// MaxSendMsgSize bounds a response: a whole type for a large fleet.
+	MaxSendMsgSize = 64 << 20
+	// MaxConcurrentStreams per connection; Envoy opens one ADS stream.
+	MaxConcurrentStreams = 128
+	// KeepaliveMinTime rejects (GOAWAY) clients pinging more often.
+	KeepaliveMinTime = 10 * time.Second
+	// KeepaliveTime and KeepaliveTimeout find dead Envoys behind
+	// half-open TCP connections.
+	KeepaliveTime    = 30 * time.Second
+	KeepaliveTimeout = 10 * time.Second
+)
+
+// Options configure a Server.
+type Options struct {
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	// OnNACK is called once per (node, type, version) rejected, on the
+	// stream's goroutine: it must return quickly.
+	OnNACK func(NACK)
+}
+
+// Server serves a Publisher's snapshots over ADS, SotW and delta.
+type Server struct {
+	log     *slog.Logger
+	grpc    *grpc.Server
+	metrics *metrics
+	cancel  context.CancelFunc
+	once    sync.Once
+}
+
+// NewServer builds the gRPC server; Serve starts it.
+func NewServer(pub *snapshots.Publisher, opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	m := newMetrics(opts.Registerer)
+	cb := &callbacks{
+		pub: pub, log: logger, metrics: m, streams: map[streamKey]*streamState{},
+		nacks: &nackReporter{
+			log: logger, metrics: m, onNACK: opts.OnNACK, seen: map[nackKey]bool{},
+			origins: func(names []string) []types.NamespacedName { return pub.Origins(names) },
+		},
+	}
+	// Cancelling ctx ends every stream handler, so Stop is not held up by
+	// long-lived ADS streams.
+	ctx, cancel := context.WithCancel(context.Background())
+	xds := serverv3.NewServer(ctx, pub.Cache(), cb, sotwv3.WithLogger(snapshots.NewCacheLogger(logger)))
+	g := grpc.NewServer(
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxSendMsgSize(MaxSendMsgSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout}),
+	)
+	discoveryv3.RegisterAggregatedDiscoveryServiceServer(g, xds)
+	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m}
+}
+
+// Serve serves ADS (SotW and delta) on lis until Stop; it returns nil
+// after Stop.
+func (s *Server) Serve(lis net.Listener) error {
+	s.log.Info("xDS server listening", "address", lis.Addr().String())
+	return s.grpc.Serve(lis)
+}
+
+// Stop ends every stream (Envoy reconnects, to another replica if any) and
+// stops the server gracefully, or at once when ctx ends.
+func (s *Server) Stop(ctx context.Context) {
+	s.once.Do(func() {
+		s.cancel()
+		done := make(chan struct{})
+		go func() {
+			s.grpc.GracefulStop()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.grpc.Stop()
+			<-done
+		}
+	})
+}
