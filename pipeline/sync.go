@@ -29,7 +29,7 @@ func (p *Pipeline) sync() {
 		return
 	}
 	if changed {
-		p.log.Info("published", "clusters", len(out.Clusters), "endpoints", len(out.Endpoints),
+		p.log.Debug("published", "clusters", len(out.Clusters), "endpoints", len(out.Endpoints),
 			"secrets", len(out.Secrets), "policies", len(out.Statuses))
 	} else {
 		p.log.Debug("translation equals what is served; nothing published")
