@@ -34,6 +34,7 @@ var (
 // harness is a Publisher served on 127.0.0.1:0 and a client connection.
 type harness struct {
 	pub     *snapshots.Publisher
+	server  *Server
 	metrics *metrics
 	conn    *grpc.ClientConn
 	nacks   chan NACK
@@ -48,7 +49,7 @@ func start(t *testing.T, opts snapshots.Options) *harness {
 		default:
 		}
 	}})
-	h.metrics = srv.metrics
+	h.server, h.metrics = srv, srv.metrics
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
