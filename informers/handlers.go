@@ -1,0 +1,94 @@
+package informers
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Kinds, as the metrics and logs name them.
+const (
+	kindPolicy        = "BackendTLSPolicy"
+	kindService       = "Service"
+	kindEndpointSlice = "EndpointSlice"
+	kindConfigMap     = "ConfigMap"
+	kindSecret        = "Secret"
+)
+
+// handlerFor returns the event handler of one kind's informer.
+func (s *Source) handlerFor(kind string) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.event(kind, nil, obj) },
+		UpdateFunc: func(old, obj any) { s.event(kind, old, obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			s.event(kind, obj, nil)
+		},
+	}
+}
+
+// event decides whether one add (old nil), update or delete (obj nil) can
+// change a translation, and if so signals it.
+func (s *Source) event(kind string, old, obj any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		return // before sync: the first translation reads everything anyway
+	}
+	if kind == kindPolicy {
+		// Any policy event may add or drop references.
+		s.refs = refsOf(s.view.policies())
+	}
+	if !s.relevant(kind, old, obj) {
+		s.metrics.events.WithLabelValues(kind, "ignored").Inc()
+		return
+	}
+	s.metrics.events.WithLabelValues(kind, "translated").Inc()
+	s.changed()
+}
+
+func (s *Source) relevant(kind string, old, obj any) bool {
+	if old != nil && obj != nil && sameContent(old, obj) {
+		return false
+	}
+	switch kind {
+	case kindConfigMap:
+		return s.refs.configMaps[nameOfAny(old)] || s.refs.configMaps[nameOfAny(obj)]
+	case kindSecret:
+		return s.refs.secrets[nameOfAny(old)] || s.refs.secrets[nameOfAny(obj)]
+	default:
+		// Every policy, Service and EndpointSlice is translated. A policy's
+		// status counts too: if someone overwrites our entry, translating
+		// again lets the status writer restore it.
+		return true
+	}
+}
+
+// sameContent reports whether an update changed nothing but bookkeeping
+// (resourceVersion, managedFields), e.g. a relist or a no-op apply.
+func sameContent(old, obj any) bool {
+	a, aok := old.(runtime.Object)
+	b, bok := obj.(runtime.Object)
+	if !aok || !bok {
+		return false
+	}
+	a, b = a.DeepCopyObject(), b.DeepCopyObject()
+	for _, o := range []runtime.Object{a, b} {
+		if m, ok := o.(metav1.Object); ok {
+			m.SetResourceVersion("")
+			m.SetManagedFields(nil)
+		}
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func nameOfAny(obj any) types.NamespacedName {
+	if m, ok := obj.(metav1.Object); ok {
+		return types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}
+	}
+	return types.NamespacedName{}
+}

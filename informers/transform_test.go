@@ -1,0 +1,60 @@
+package informers
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestSlimKeepsOnlyWhatTranslationReads(t *testing.T) {
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{
+			Name: "ca", Namespace: "shop",
+			Annotations:   map[string]string{lastApplied: "{huge}", "keep": "me"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		}
+	}
+	sec := &corev1.Secret{ObjectMeta: meta(), Data: map[string][]byte{"ca.crt": []byte("CA"), "tls.key": []byte("KEY")}}
+	if _, err := slim(sec); err != nil {
+		t.Fatal(err)
+	}
+	if len(sec.Data) != 1 || string(sec.Data["ca.crt"]) != "CA" {
+		t.Errorf("secret data = %v, want only ca.crt", sec.Data)
+	}
+	if sec.ManagedFields != nil || sec.Annotations[lastApplied] != "" || sec.Annotations["keep"] != "me" {
+		t.Errorf("secret meta = %+v, want managedFields and last-applied dropped, other annotations kept", sec.ObjectMeta)
+	}
+
+	cm := &corev1.ConfigMap{ObjectMeta: meta(), Data: map[string]string{"other": "x"}, BinaryData: map[string][]byte{"ca.crt": []byte("B")}}
+	if _, err := slim(cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data != nil || string(cm.BinaryData["ca.crt"]) != "B" {
+		t.Errorf("configmap = %v / %v, want no data and binary ca.crt", cm.Data, cm.BinaryData)
+	}
+
+	emptied := &corev1.ConfigMap{ObjectMeta: meta(), Data: map[string]string{"ca.crt": ""}}
+	if _, err := slim(emptied); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := emptied.Data["ca.crt"]; !ok || v != "" {
+		t.Errorf("emptied ca.crt must stay present and empty, got %v", emptied.Data)
+	}
+}
+
+func TestSameContentIgnoresBookkeepingOnly(t *testing.T) {
+	a := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca", ResourceVersion: "1"}, Data: map[string]string{"ca.crt": "A"}}
+	b := a.DeepCopy()
+	b.ResourceVersion = "2"
+	if !sameContent(a, b) {
+		t.Error("objects differing only in resourceVersion must be the same content")
+	}
+	b.Data["ca.crt"] = "B"
+	if sameContent(a, b) {
+		t.Error("a changed ca.crt must not be the same content")
+	}
+	if a.ResourceVersion != "1" {
+		t.Error("sameContent mutated its input")
+	}
+}
