@@ -3,6 +3,7 @@ package translator
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ const insecureSkipVerifyFlag = "--allow-insecure-skip-verify"
 // never passes the CRD's validation.
 const (
 	maxOptions           = 16
+	maxOptionKeyBytes    = 253
 	maxOptionValueBytes  = 4096
 	maxQuotedValueBytes  = 100
 	maxALPNProtocolBytes = 255
@@ -59,6 +61,10 @@ type TLSOptions struct {
 	ALPNProtocols           []string
 	InsecureSkipVerify      bool
 }
+
+// optionKeyPattern is Gateway API's validation of an option key
+// (AnnotationKey), applied again for the directory source.
+var optionKeyPattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$`)
 
 // errUnknownOption marks a tlsplane.io/ key tlsplane does not implement.
 var errUnknownOption = errors.New("unknown option")
@@ -87,7 +93,10 @@ func ParseOptions(options map[gwv1.AnnotationKey]gwv1.AnnotationValue, allowInse
 		if !strings.Contains(key, "/") {
 			return TLSOptions{}, fmt.Errorf("option %s: un-prefixed keys are reserved by Gateway API; tlsplane's options are under %s", quoteValue(key), OptionPrefix)
 		}
-		if !strings.HasPrefix(strings.ToLower(key), OptionPrefix) {
+		if len(key) > maxOptionKeyBytes || !optionKeyPattern.MatchString(key) {
+			return TLSOptions{}, fmt.Errorf("option %s: not a valid key: Gateway API keys are a DNS subdomain, /, and a name", quoteValue(key))
+		}
+		if !strings.HasPrefix(key, OptionPrefix) {
 			continue // another implementation's option
 		}
 		if len(value) > maxOptionValueBytes {

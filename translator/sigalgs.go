@@ -28,8 +28,10 @@ var signatureAlgorithms = []signatureAlgorithm{
 	{"rsa_pkcs1_sha512", true, false},
 	{"rsa_pkcs1_sha1", true, false},
 	{"ecdsa_sha1", true, false},
-	// TLS 1.3 only: the legacy PKCS#1 code point and ML-DSA.
-	{"rsa_pkcs1_sha256_legacy", false, true},
+	// The legacy PKCS#1 code point is for TLS 1.3 client certificates only,
+	// so it never verifies a backend's handshake.
+	{"rsa_pkcs1_sha256_legacy", false, false},
+	// ML-DSA is defined for TLS 1.3 only.
 	{"mldsa44", false, true},
 	{"mldsa65", false, true},
 	{"mldsa87", false, true},
