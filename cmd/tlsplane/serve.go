@@ -1,8 +1,270 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
 
-// runServe is replaced by the serving work (issue 3).
+	"github.com/prometheus/client_golang/prometheus"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/dirsource"
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/pipeline"
+	"github.com/tlsplane/tlsplane/snapshots"
+	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/xds"
+)
+
+// shutdownGrace bounds a graceful stop: Envoys hold ADS streams open
+// forever, so waiting for them to end on their own would never finish.
+const shutdownGrace = 10 * time.Second
+
+// serveConfig is the flags of `tlsplane serve`.
+type serveConfig struct {
+	dir                     string
+	xdsAddress              string
+	adminAddress            string
+	logFormat               string
+	logLevel                string
+	controllerName          string
+	systemCABundle          string
+	allowInsecureSkipVerify bool
+	fleetNamespaces         map[string][]string
+	kube                    *kubeFlags
+}
+
+// parseServeFlags parses args with a FlagSet of its own.
+func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
+	cfg := &serveConfig{}
+	fs := flag.NewFlagSet("tlsplane serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.dir, "dir", "", "directory of manifests to serve and watch (*.yaml, *.yml, *.json; a mounted ConfigMap works)")
+	fs.StringVar(&cfg.xdsAddress, "xds-address", "127.0.0.1:18000", "address of the ADS gRPC server (SotW and delta xDS v3)")
+	fs.StringVar(&cfg.adminAddress, "admin-address", "127.0.0.1:19000", "address of the admin HTTP server: /healthz /readyz /metrics /debug/snapshot?node=ID /debug/status")
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&cfg.controllerName, "controller-name", string(translator.DefaultControllerName), "controllerName written into the policy status entries this control plane owns")
+	fs.StringVar(&cfg.systemCABundle, "system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy hosts, trusted by wellKnownCACertificates: System")
+	fs.BoolVar(&cfg.allowInsecureSkipVerify, "allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option; without this flag such a policy is Invalid")
+	fs.Func("fleet-namespaces", "restrict fleets (Envoy node cluster) to namespaces: `FLEET=NS,NS;FLEET=NS`, e.g. edge=shop,pay;internal=ops; unlisted fleets get every namespace", func(v string) error {
+		fleets, err := parseFleetNamespaces(v)
+		cfg.fleetNamespaces = fleets
+		return err
+	})
+	cfg.kube = registerKubeFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: serve takes only flags (tlsplane serve -h)", fs.Arg(0))
+	}
+	return cfg, nil
+}
+
+// parseFleetNamespaces reads `edge=shop,pay;internal=ops`.
+func parseFleetNamespaces(v string) (map[string][]string, error) {
+	fleets := map[string][]string{}
+	for _, entry := range strings.Split(v, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		fleet, list, ok := strings.Cut(entry, "=")
+		fleet = strings.TrimSpace(fleet)
+		if !ok || fleet == "" {
+			return nil, fmt.Errorf("fleet entry %q: want FLEET=NAMESPACE[,NAMESPACE...]", entry)
+		}
+		if _, dup := fleets[fleet]; dup {
+			return nil, fmt.Errorf("fleet %q: listed twice", fleet)
+		}
+		var namespaces []string
+		for _, ns := range strings.Split(list, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(namespaces, ns) {
+				namespaces = append(namespaces, ns)
+			}
+		}
+		if len(namespaces) == 0 {
+			return nil, fmt.Errorf("fleet %q: no namespaces given", fleet)
+		}
+		slices.Sort(namespaces)
+		fleets[fleet] = namespaces
+	}
+	return fleets, nil
+}
+
+// runServe is `tlsplane serve`: it runs until SIGTERM or SIGINT.
 func runServe(args []string) error {
-	return errors.New("not built yet")
+	cfg, err := parseServeFlags(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(os.Stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	xdsLis, err := net.Listen("tcp", cfg.xdsAddress)
+	if err != nil {
+		return fmt.Errorf("--xds-address %q: %w", cfg.xdsAddress, err)
+	}
+	adminLis, err := net.Listen("tcp", cfg.adminAddress)
+	if err != nil {
+		xdsLis.Close()
+		return fmt.Errorf("--admin-address %q: %w", cfg.adminAddress, err)
+	}
+	return serve(ctx, cfg, logger, xdsLis, adminLis)
+}
+
+// serve wires source, pipeline, snapshots, xDS and admin, and runs them
+// until ctx ends or one of them fails. It owns and closes both listeners.
+func serve(ctx context.Context, cfg *serveConfig, logger *slog.Logger, xdsLis, adminLis net.Listener) error {
+	defer xdsLis.Close()
+	defer adminLis.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	reg := newRegistry()
+	controller := gwv1.GatewayController(cfg.controllerName)
+	source, sink, err := buildSource(ctx, cfg, logger, reg)
+	if err != nil {
+		return err
+	}
+	store := pipeline.NewStatusStore(logger.With("stage", "status"), controller)
+	if sink != nil {
+		sink = pipeline.FanOut{store, sink}
+	} else {
+		sink = store
+	}
+	pub := snapshots.New(snapshots.Options{
+		FleetNamespaces: cfg.fleetNamespaces,
+		Logger:          logger.With("stage", "snapshots"),
+		Registerer:      reg,
+	})
+	pl, err := pipeline.New(pipeline.Options{
+		Source:    source,
+		Publisher: pub,
+		Sink:      sink,
+		Translator: translator.Options{
+			ControllerName:          controller,
+			SystemCABundlePath:      cfg.systemCABundle,
+			AllowInsecureSkipVerify: cfg.allowInsecureSkipVerify,
+		},
+		Logger:     logger.With("stage", "pipeline"),
+		Registerer: reg,
+	})
+	if err != nil {
+		return err
+	}
+	xdsServer := xds.NewServer(pub, xds.Options{
+		Logger:     logger.With("stage", "xds"),
+		Registerer: reg,
+		OnNACK: func(n xds.NACK) {
+			pl.RecordNACK(pipeline.Rejection{Node: n.NodeID, Fleet: n.Fleet, TypeURL: n.TypeURL,
+				Version: n.Version, Message: n.Message, Resources: n.Resources, Policies: n.Policies})
+		},
+	})
+	store.ShowRejections(pl.Rejections)
+	admin := &http.Server{
+		Handler:           newAdminHandler(pub, store, reg),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+
+	// Each part reports once; the first error, or ctx, stops them all.
+	done := make(chan error, 3)
+	go func() { done <- wrapErr("xds server", xdsServer.Serve(xdsLis)) }()
+	go func() {
+		err := admin.Serve(adminLis)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		done <- wrapErr("admin server", err)
+	}()
+	go func() { done <- wrapErr("pipeline", pl.Run(ctx)) }()
+	logger.Info("serving", "xds", xdsLis.Addr().String(), "admin", adminLis.Addr().String(), "source", sourceName(cfg))
+
+	var first error
+	pending := 3
+	select {
+	case <-ctx.Done():
+	case first = <-done:
+		pending--
+	}
+	logger.Info("shutting down", "error", first)
+	cancel()
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer stopCancel()
+	xdsServer.Stop(stopCtx)
+	if err := admin.Shutdown(stopCtx); err != nil {
+		admin.Close()
+	}
+	for ; pending > 0; pending-- {
+		select {
+		case <-done: // errors after shutdown began are its consequence
+		case <-stopCtx.Done():
+			return errors.Join(first, errors.New("shutdown: timed out waiting for the servers to stop"))
+		}
+	}
+	return first
+}
+
+// buildSource picks exactly one source; the sink is nil in dir mode.
+func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer) (pipeline.Source, pipeline.StatusSink, error) {
+	kube := cfg.kube != nil && cfg.kube.enabled()
+	switch {
+	case cfg.dir != "" && kube:
+		return nil, nil, errors.New("--dir and the Kubernetes flags both select a source: give exactly one")
+	case kube:
+		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName))
+	case cfg.dir == "":
+		return nil, nil, errors.New("no source: give --dir DIR, or the Kubernetes flags (tlsplane serve -h)")
+	}
+	info, err := os.Stat(cfg.dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--dir %q: %w", cfg.dir, err)
+	}
+	if !info.IsDir() {
+		return nil, nil, fmt.Errorf("--dir %q: not a directory", cfg.dir)
+	}
+	srcLog := logger.With("stage", "source")
+	src, err := dirsource.New(dirsource.Options{
+		Dir: cfg.dir,
+		Parse: manifests.Parser(func(msg string) {
+			srcLog.Warn("manifest object skipped", "reason", msg)
+		}),
+		Logger:     srcLog,
+		Registerer: reg,
+	})
+	return src, nil, err
+}
+
+func sourceName(cfg *serveConfig) string {
+	if cfg.dir != "" {
+		return "dir " + cfg.dir
+	}
+	return "kubernetes"
+}
+
+func wrapErr(part string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", part, err)
 }
