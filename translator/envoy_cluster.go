@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"fmt"
 	"slices"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -22,12 +21,15 @@ type clusterSpec struct {
 	// otherwise the cluster's endpoints come over EDS.
 	externalName string
 	port         uint32
-	tls          *tlsv3.UpstreamTlsContext // nil: plaintext
-	alpn         []string
+	// transport is the packed transport socket config (nil: plaintext),
+	// and httpOptions the packed upstream HTTP options (nil: Envoy's
+	// default). Both are packed once per policy and shared read-only.
+	transport   *anypb.Any
+	httpOptions *anypb.Any
 }
 
-// envoyCluster builds and validates a cluster. The TLS context is validated
-// before it is packed, so a bad one is reported as itself.
+// envoyCluster builds and validates a cluster. The packed TLS context was
+// validated before it was packed (see packedTLS).
 func envoyCluster(spec clusterSpec) (*clusterv3.Cluster, error) {
 	c := &clusterv3.Cluster{Name: spec.name}
 	if spec.externalName != "" {
@@ -42,30 +44,40 @@ func envoyCluster(spec clusterSpec) (*clusterv3.Cluster, error) {
 		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
 		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsConfigSource()}
 	}
-	if spec.tls != nil {
-		if err := spec.tls.ValidateAll(); err != nil {
-			return nil, fmt.Errorf("UpstreamTlsContext: %w", err)
-		}
-		tlsAny, err := anypb.New(spec.tls)
-		if err != nil {
-			return nil, err
-		}
+	if spec.transport != nil {
 		c.TransportSocket = &corev3.TransportSocket{
 			Name:       tlsTransportSocketName,
-			ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: tlsAny},
+			ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: spec.transport},
 		}
-		if opts := httpOptionsForALPN(spec.alpn); opts != nil {
-			optsAny, err := anypb.New(opts)
-			if err != nil {
-				return nil, err
-			}
-			c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptionsName: optsAny}
-		}
+	}
+	if spec.httpOptions != nil {
+		c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptionsName: spec.httpOptions}
 	}
 	if err := c.ValidateAll(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// packedTLS validates an UpstreamTlsContext (ValidateAll does not look
+// inside an Any, so this is its only check) and packs it with the HTTP
+// options its ALPN list needs.
+func packedTLS(ctx *tlsv3.UpstreamTlsContext) (transport, httpOptions *anypb.Any, err error) {
+	if err := ctx.ValidateAll(); err != nil {
+		return nil, nil, err
+	}
+	if transport, err = anypb.New(ctx); err != nil {
+		return nil, nil, err
+	}
+	if opts := httpOptionsForALPN(ctx.GetCommonTlsContext().GetAlpnProtocols()); opts != nil {
+		if err := opts.ValidateAll(); err != nil {
+			return nil, nil, err
+		}
+		if httpOptions, err = anypb.New(opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return transport, httpOptions, nil
 }
 
 // httpOptionsForALPN makes the cluster speak what ALPN offers: offering h2

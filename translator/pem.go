@@ -19,18 +19,25 @@ func caCertificatesPEM(data []byte) ([]byte, error) {
 		return nil, errors.New("is empty")
 	}
 	var out bytes.Buffer
+	out.Grow(len(data))
 	rest := data
 	for n := 1; ; n++ {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
+		block, after := pem.Decode(rest)
 		if block == nil {
 			break
 		}
+		text := blockText(rest, after)
+		rest = after
 		if block.Type != "CERTIFICATE" {
 			return nil, fmt.Errorf("has a %s in PEM block %d, not a CERTIFICATE", block.Type, n)
 		}
 		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
 			return nil, fmt.Errorf("has an invalid X.509 certificate in PEM block %d: %v", n, err)
+		}
+		if len(block.Headers) == 0 && text != nil && bytes.IndexByte(text, '\r') < 0 {
+			out.Write(text) // already canonical: copying is cheaper than encoding
+			out.WriteByte('\n')
+			continue
 		}
 		// Headers are dropped: they carry nothing a TLS client uses.
 		_ = pem.Encode(&out, &pem.Block{Type: block.Type, Bytes: block.Bytes})
@@ -39,4 +46,17 @@ func caCertificatesPEM(data []byte) ([]byte, error) {
 		return nil, errors.New("holds no PEM-encoded certificate")
 	}
 	return out.Bytes(), nil
+}
+
+// blockText is the text of the block pem.Decode just read from rest (what
+// lies between its BEGIN line and the remainder), or nil if not found. A
+// block's body cannot contain "-----BEGIN ", so the last one before the
+// remainder starts it.
+func blockText(rest, after []byte) []byte {
+	consumed := rest[:len(rest)-len(after)]
+	start := bytes.LastIndex(consumed, []byte("-----BEGIN "))
+	if start < 0 {
+		return nil
+	}
+	return bytes.TrimRight(consumed[start:], " \t\n")
 }

@@ -3,7 +3,7 @@ package translator
 import (
 	"fmt"
 
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -16,9 +16,11 @@ type policyVerdict struct {
 	policy *gwv1.BackendTLSPolicy
 	name   types.NamespacedName
 
-	tls        upstreamTLS // meaningful only when accepted
-	tlsContext *tlsv3.UpstreamTlsContext
-	trust      trust
+	tls   upstreamTLS // meaningful only when accepted
+	trust trust
+	// transport and httpOptions are the packed cluster settings of an
+	// accepted policy, shared by every port it governs.
+	transport, httpOptions *anypb.Any
 
 	// rejectReason and rejectMessage are set when the policy is not
 	// accepted on any target (Invalid or NoValidCACertificate).
@@ -75,12 +77,11 @@ func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options) *polic
 		sans:     sans,
 		params:   tlsOpts,
 	}
-	v.tlsContext = upstreamTLSContext(v.tls)
 	// Options are checked against Envoy by ParseOptions; this catches what
 	// slipped through, before Envoy would NACK it.
-	if err := v.tlsContext.ValidateAll(); err != nil {
+	v.transport, v.httpOptions, err = packedTLS(upstreamTLSContext(v.tls))
+	if err != nil {
 		v.reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
-		v.tlsContext = nil
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +33,11 @@ func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) 
 	byPolicy, winners := attach(verdicts, ix)
 
 	b := newOutputBuilder()
+	failClosed, _, err := packedTLS(failClosedTLSContext())
+	if err != nil {
+		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
+	}
+	b.failClosed = failClosed
 	for _, nn := range sortedKeys(ix.services) {
 		svc := ix.services[nn]
 		for _, port := range svc.Spec.Ports {
@@ -63,6 +69,8 @@ type outputBuilder struct {
 	secrets   map[string]*tlsv3.Secret
 	origins   map[string]map[types.NamespacedName]bool
 	warnings  []string
+	// failClosed is the packed TLS of ports whose policy is not accepted.
+	failClosed *anypb.Any
 }
 
 func newOutputBuilder() *outputBuilder {
@@ -80,9 +88,9 @@ func (b *outputBuilder) addPort(svc *corev1.Service, nn types.NamespacedName, po
 	}
 	var secret *tlsv3.Secret
 	if policy != nil {
-		spec.tls = failClosedTLSContext()
+		spec.transport = b.failClosed
 		if policy.accepted() {
-			spec.tls, spec.alpn = policy.tlsContext, policy.tls.params.ALPNProtocols
+			spec.transport, spec.httpOptions = policy.transport, policy.httpOptions
 			if !policy.tls.params.InsecureSkipVerify {
 				secret = caSecret(policy.trust.bundle)
 			}
@@ -93,7 +101,9 @@ func (b *outputBuilder) addPort(svc *corev1.Service, nn types.NamespacedName, po
 		b.warnings = append(b.warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))
 		return
 	}
-	if secret != nil && b.secrets[secret.Name] == nil {
+	if secret != nil && b.secrets[secret.Name] != nil {
+		secret = b.secrets[secret.Name]
+	} else if secret != nil {
 		if err := secret.ValidateAll(); err != nil {
 			b.warnings = append(b.warnings, fmt.Sprintf("Service %s port %d: no cluster: secret %s: %v", nn, port.Port, secret.Name, err))
 			return
@@ -166,13 +176,18 @@ func uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	return out
 }
 
-// sortedKeys returns a map's namespace/name keys in string order.
+// sortedKeys returns a map's namespace/name keys by namespace, then name.
 func sortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
 	keys := make([]types.NamespacedName, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Namespace != keys[j].Namespace {
+			return keys[i].Namespace < keys[j].Namespace
+		}
+		return keys[i].Name < keys[j].Name
+	})
 	return keys
 }
 

@@ -1,0 +1,78 @@
+package translator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// BenchmarkTranslate: n policy-targeted Services, each with its own CA
+// ConfigMap, SANs, a few options and one EndpointSlice.
+func BenchmarkTranslate(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		in := benchInputs(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			for b.Loop() {
+				out := Translate(in, nil, now, Options{})
+				if len(out.Clusters) != n || len(out.Secrets) != n {
+					b.Fatalf("got %d clusters and %d secrets, want %d", len(out.Clusters), len(out.Secrets), n)
+				}
+			}
+		})
+	}
+}
+
+func benchInputs(n int) Inputs {
+	var in Inputs
+	ready := true
+	port, portName := int32(8443), "https"
+	for i := range n {
+		ns, name := fmt.Sprintf("team-%d", i%50), fmt.Sprintf("svc-%d", i)
+		in.Services = append(in.Services, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
+		})
+		in.EndpointSlices = append(in.EndpointSlices, &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{fmt.Sprintf("10.%d.%d.1", i/250%250, i%250)}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}},
+				{Addresses: []string{fmt.Sprintf("10.%d.%d.2", i/250%250, i%250)}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}},
+			},
+		})
+		in.ConfigMaps = append(in.ConfigMaps, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-ca"},
+			Data:       map[string]string{"ca.crt": testCA},
+		})
+		in.Policies = append(in.Policies, &gwv1.BackendTLSPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-tls", Generation: 1},
+			Spec: gwv1.BackendTLSPolicySpec{
+				TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{
+					LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Kind: "Service", Name: gwv1.ObjectName(name)},
+				}},
+				Validation: gwv1.BackendTLSPolicyValidation{
+					Hostname:          gwv1.PreciseHostname(name + ".example"),
+					CACertificateRefs: []gwv1.LocalObjectReference{{Kind: "ConfigMap", Name: gwv1.ObjectName(name + "-ca")}},
+					SubjectAltNames: []gwv1.SubjectAltName{
+						{Type: gwv1.HostnameSubjectAltNameType, Hostname: gwv1.Hostname(name + ".internal.example")},
+						{Type: gwv1.URISubjectAltNameType, URI: gwv1.AbsoluteURI("spiffe://cluster.local/ns/" + ns + "/sa/" + name)},
+					},
+				},
+				Options: map[gwv1.AnnotationKey]gwv1.AnnotationValue{
+					"tlsplane.io/minimumVersion": "TLSv1_3",
+					"tlsplane.io/alpnProtocols":  "h2,http/1.1",
+					"tlsplane.io/ecdhCurves":     "X25519,P-256",
+				},
+			},
+		})
+	}
+	return in
+}
