@@ -194,7 +194,7 @@ func checkWithEnvoy(envoy, dir string, c envoyCase) error {
 	}
 	if err != nil {
 		// What a user would get if tlsplane passed the value through.
-		parsed = defaults()
+		parsed = defaultTLSOptions()
 		raw := strings.Split(c.value, ",")
 		if c.spellings != nil {
 			raw = c.spellings
@@ -211,12 +211,12 @@ func checkWithEnvoy(envoy, dir string, c envoyCase) error {
 	out, err := envoyValidate(envoy, dir, parsed)
 	switch {
 	case c.envoy && err != nil:
-		return errors.New("Envoy rejects it: " + err.Error() + ": " + lastLine(out))
+		return errors.New("Envoy rejects it: " + err.Error() + ": " + lastOutputLine(out))
 	case !c.envoy && err == nil:
 		return errors.New("Envoy accepts it")
 	case !c.envoy && !strings.Contains(out, "Failed to initialize") && !strings.Contains(out, "Invalid hex-encoded"):
 		// Guards against a bootstrap Envoy refuses for another reason.
-		return errors.New("Envoy rejects it, but not for the TLS parameter: " + lastLine(out))
+		return errors.New("Envoy rejects it, but not for the TLS parameter: " + lastOutputLine(out))
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ func envoyValidate(envoy, dir string, o TLSOptions) (string, error) {
 	return string(out), err
 }
 
-func lastLine(out string) string {
+func lastOutputLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	return lines[len(lines)-1]
 }
