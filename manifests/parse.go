@@ -25,7 +25,8 @@ const DefaultNamespace = "default"
 // maxListDepth bounds `kind: List` nesting.
 const maxListDepth = 4
 
-// Parse reads one file's bytes (path is only for messages) into objects.
+// Parse reads one file's bytes (path is only for messages) into objects;
+// documents are numbered from 1, not counting empty ones.
 // warn, which may be nil, receives one message per skipped object. An error
 // names the file and the document: YAML that does not parse, or a document
 // that is not a Kubernetes object.

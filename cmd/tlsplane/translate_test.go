@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The CLI prints exactly the golden document (same renderer, clock fixed by
+// SOURCE_DATE_EPOCH = the golden test's now).
+func TestTranslatePrintsTheGoldenDocument(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"ca-several-refs-one-invalid", nil},
+		{"options-valid", []string{"--allow-insecure-skip-verify"}},
+		{"service-without-policy", nil},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append(c.args, "../../testdata/translator/"+c.name+".in.yaml")
+		if err := runTranslate(args, &stdout, &stderr); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, err := os.ReadFile("../../testdata/translator/" + c.name + ".out.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(stdout.Bytes(), want) {
+			t.Errorf("%s: output differs from the golden file", c.name)
+		}
+		if c.name == "service-without-policy" && !strings.Contains(stderr.String(), "warning: ") {
+			t.Errorf("%s: no warning for the skipped Deployment; stderr: %s", c.name, stderr.String())
+		}
+	}
+}
+
+func TestTranslateErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte("hello: world\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{bad}, "bad.yaml: document 1: not a Kubernetes object"},
+		{[]string{dir + "/absent.yaml"}, "absent.yaml"},
+		{[]string{"-o", "xml", bad}, `-o "xml"`},
+		{nil, "no PATH given"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := runTranslate(c.args, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error = %v, want it to contain %q", c.args, err, c.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%v: printed a document on error", c.args)
+		}
+	}
+}
