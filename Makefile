@@ -15,14 +15,17 @@ build:
 run: build
 	$(BIN) serve --dir examples/quickstart
 
-# Everything the project can test on one machine. Envoy first: the unit
-# tests include the option-name matrix checked against the real binary.
-test: envoy test-unit e2e e2e-kube
+# Everything the project can test on one machine. Envoy first: without
+# -short the unit tests include the option-name matrix run against Envoy.
+test: envoy
+	$(MAKE) test-unit UNIT_FLAGS=
+	$(MAKE) e2e e2e-kube
 
-# Fast: no Envoy, no API server.
+# Fast: no Envoy, no API server (-short skips the Envoy option matrix).
+UNIT_FLAGS ?= -short
 test-unit:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $(UNIT_FLAGS) ./...
 
 golden:
 	$(GO) test ./translator -run TestGolden -update
