@@ -58,7 +58,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.controllerName, "controller-name", string(translator.DefaultControllerName), "controllerName written into the policy status entries this control plane owns")
 	fs.StringVar(&cfg.systemCABundle, "system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy hosts, trusted by wellKnownCACertificates: System")
 	fs.BoolVar(&cfg.allowInsecureSkipVerify, "allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option; without this flag such a policy is Invalid")
-	fs.Func("fleet-namespaces", "restrict fleets (Envoy node cluster) to namespaces: `FLEET=NS,NS;FLEET=NS`, e.g. edge=shop,pay;internal=ops; unlisted fleets get every namespace", func(v string) error {
+	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed gets every namespace", func(v string) error {
 		fleets, err := parseFleetNamespaces(v)
 		cfg.fleetNamespaces = fleets
 		return err
@@ -70,7 +70,23 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: serve takes only flags (tlsplane serve -h)", fs.Arg(0))
 	}
+	if err := cfg.checkOneSource(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// checkOneSource: exactly one of --dir and Kubernetes mode, checked before
+// any port is bound.
+func (cfg *serveConfig) checkOneSource() error {
+	kube := cfg.kube != nil && cfg.kube.enabled()
+	switch {
+	case cfg.dir != "" && kube:
+		return errors.New("--dir and the Kubernetes flags both select a source: give exactly one")
+	case cfg.dir == "" && !kube:
+		return errors.New("no source: give --dir DIR, or the Kubernetes flags (tlsplane serve -h)")
+	}
+	return nil
 }
 
 // parseFleetNamespaces reads `edge=shop,pay;internal=ops`.
@@ -119,6 +135,8 @@ func runServe(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// After the first signal, a second one kills at once, as people expect.
+	go func() { <-ctx.Done(); stop() }()
 
 	xdsLis, err := net.Listen("tcp", cfg.xdsAddress)
 	if err != nil {
@@ -227,14 +245,11 @@ func serve(ctx context.Context, cfg *serveConfig, logger *slog.Logger, xdsLis, a
 
 // buildSource picks exactly one source; the sink is nil in dir mode.
 func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer) (pipeline.Source, pipeline.StatusSink, error) {
-	kube := cfg.kube != nil && cfg.kube.enabled()
-	switch {
-	case cfg.dir != "" && kube:
-		return nil, nil, errors.New("--dir and the Kubernetes flags both select a source: give exactly one")
-	case kube:
+	if err := cfg.checkOneSource(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.dir == "" {
 		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName))
-	case cfg.dir == "":
-		return nil, nil, errors.New("no source: give --dir DIR, or the Kubernetes flags (tlsplane serve -h)")
 	}
 	info, err := os.Stat(cfg.dir)
 	if err != nil {

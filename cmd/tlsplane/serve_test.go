@@ -51,7 +51,10 @@ func TestParseFleetNamespaces(t *testing.T) {
 }
 
 func TestServeFlagsAndSourceErrors(t *testing.T) {
-	cfg, err := parseServeFlags(nil, io.Discard)
+	if _, err := parseServeFlags(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "no source") {
+		t.Errorf("no source: %v", err)
+	}
+	cfg, err := parseServeFlags([]string{"--dir", t.TempDir()}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +62,6 @@ func TestServeFlagsAndSourceErrors(t *testing.T) {
 		t.Errorf("default addresses = %s, %s", cfg.xdsAddress, cfg.adminAddress)
 	}
 	log := slog.New(slog.DiscardHandler)
-	if _, _, err := buildSource(context.Background(), cfg, log, nil); err == nil || !strings.Contains(err.Error(), "no source") {
-		t.Errorf("no source: %v", err)
-	}
 	file := filepath.Join(t.TempDir(), "a.yaml")
 	os.WriteFile(file, nil, 0o644)
 	for _, dir := range []string{file, filepath.Join(t.TempDir(), "absent")} {
@@ -70,10 +70,10 @@ func TestServeFlagsAndSourceErrors(t *testing.T) {
 			t.Errorf("--dir %s: %v, want an error naming it", dir, err)
 		}
 	}
-	if _, err := parseServeFlags([]string{"--fleet-namespaces", "edge"}, io.Discard); err == nil {
+	if _, err := parseServeFlags([]string{"--dir", ".", "--fleet-namespaces", "edge"}, io.Discard); err == nil {
 		t.Error("a bad --fleet-namespaces was accepted")
 	}
-	if _, err := parseServeFlags([]string{"stray"}, io.Discard); err == nil {
+	if _, err := parseServeFlags([]string{"--dir", ".", "stray"}, io.Discard); err == nil {
 		t.Error("a positional argument was accepted")
 	}
 }
