@@ -7,8 +7,10 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/tlsplane/tlsplane/pipeline"
@@ -102,4 +104,15 @@ func (s *Source) Inputs() translator.Inputs {
 		ConfigMaps:     s.view.configMaps(r.configMaps),
 		Secrets:        s.view.secrets(r.secrets),
 	}
+}
+
+// Policy returns the cached BackendTLSPolicy namespace/name, for the status
+// writer's compare before writing.
+func (s *Source) Policy(nn types.NamespacedName) (*gwv1.BackendTLSPolicy, bool) {
+	sc := s.view.scopeOf(nn.Namespace)
+	if sc == nil {
+		return nil, false
+	}
+	p, err := sc.policies.BackendTLSPolicies(nn.Namespace).Get(nn.Name)
+	return p, err == nil
 }
