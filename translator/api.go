@@ -45,7 +45,8 @@ const DefaultSystemCABundlePath = "/etc/ssl/certs/ca-certificates.crt"
 type PreviousStatus map[types.NamespacedName]gwv1.PolicyStatus
 
 // Output is one translation's result. Every slice is sorted by resource name
-// and every resource has passed ValidateAll().
+// and every resource has passed ValidateAll(). It is read-only: clusters
+// governed by one policy share its packed TLS config.
 type Output struct {
 	Clusters  []*clusterv3.Cluster
 	Endpoints []*endpointv3.ClusterLoadAssignment
