@@ -74,9 +74,14 @@ type running struct {
 // start runs a source over dir until the test ends.
 func start(t *testing.T, dir string) *running {
 	t.Helper()
+	return startWithResync(t, dir, 0)
+}
+
+func startWithResync(t *testing.T, dir string, resync time.Duration) *running {
+	t.Helper()
 	r := &running{changes: make(chan struct{}, 64), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	src, err := New(Options{
-		Dir: dir, Parse: parseConfigMaps, Registerer: r.reg,
+		Dir: dir, Parse: parseConfigMaps, Registerer: r.reg, Resync: resync,
 		Logger: slog.New(slog.NewTextHandler(r.logs, nil)),
 	})
 	if err != nil {
@@ -333,4 +338,30 @@ func TestSourceReadsTheQuickstart(t *testing.T) {
 		t.Fatalf("quickstart: %d policies, %d services, %d slices, %d configmaps, %d secrets; want 1, 2, 2, 1, 0",
 			len(in.Policies), len(in.Services), len(in.EndpointSlices), len(in.ConfigMaps), len(in.Secrets))
 	}
+}
+
+func TestSourceKeepsObjectsWhileTheDirectoryIsGoneAndWatchesItAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "manifests")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "a.yaml"), configMap("a"))
+	r := startWithResync(t, dir, 100*time.Millisecond)
+	r.waitNames(t, "a")
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // several resyncs with the directory gone
+	if got := r.names(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("with the directory gone: %v, want the last good [a]", got)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "b.yaml"), configMap("b"))
+	r.waitNames(t, "b")
+	// Later edits are followed too.
+	write(t, filepath.Join(dir, "c.yaml"), configMap("c"))
+	r.waitNames(t, "b", "c")
 }

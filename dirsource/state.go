@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -34,6 +35,7 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
+	s.rewatchRoot(watcher)
 	list, err := listManifests(root)
 	if err != nil {
 		return false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
@@ -115,6 +117,19 @@ func (s *Source) countFiles() {
 	}
 	s.metrics.files.Set(float64(len(s.files)))
 	s.metrics.failingFiles.Set(float64(failing))
+}
+
+// rewatchRoot watches the directory again after it was deleted and
+// re-created (a deleted directory's watch ends); the resync finds it.
+func (s *Source) rewatchRoot(watcher *fsnotify.Watcher) {
+	if watcher == nil || slices.Contains(watcher.WatchList(), s.opts.Dir) {
+		return
+	}
+	if err := watcher.Add(s.opts.Dir); err != nil {
+		s.log.Warn("cannot watch the directory again; it is re-read every resync", "error", err)
+		return
+	}
+	s.log.Info("watching the directory again")
 }
 
 // watchDirs adds a watch for every directory not yet watched; inotify is
