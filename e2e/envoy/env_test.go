@@ -112,6 +112,8 @@ func (e *env) tryRequest(cluster, path string) (response, error) {
 		return response{}, err
 	}
 	req.Header.Set(clusterHeader, cluster)
+	// Every request handshakes anew, so it proves the TLS configured now.
+	req.Header.Set("X-Echo-Close", "1")
 	resp, err := envoyClient.Do(req)
 	if err != nil {
 		return response{}, err

@@ -81,10 +81,14 @@ func TestFileMode(t *testing.T) {
 	})
 }
 
-// Envoy's words for a certificate it refused and for a failed handshake.
+// Envoy's per-cluster TLS failure counters: a chain that does not verify, a
+// certificate whose SANs do not match, a pin that does not match, and a
+// handshake that failed before any certificate check.
 const (
-	verifyFailed = "CERTIFICATE_VERIFY_FAILED"
-	tlsError     = "TLS_error"
+	failChain = "ssl.fail_verify_error"
+	failSAN   = "ssl.fail_verify_san"
+	failPin   = "ssl.fail_verify_cert_hash"
+	failTLS   = "ssl.connection_error"
 )
 
 func cm(name string, pemData []byte) []object { return []object{caConfigMap(name, pemData)} }
@@ -102,10 +106,10 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			want:     outcome{ok: true, sni: hostOther}},
 		{name: "hostname-not-in-certificate", be: b.main, cas: cm("ca-wronghost", p.ca.pem),
 			policies: []policy{{name: "wronghost", caRefs: ref("ca-wronghost"), hostname: "wrong.example.com"}},
-			want:     outcome{sni: "wrong.example.com", reason: verifyFailed}},
+			want:     outcome{sni: "wrong.example.com", failStat: failSAN}},
 		{name: "wrong-ca", be: b.main, cas: cm("ca-unrelated", p.otherCA.pem),
 			policies: []policy{{name: "wrongca", caRefs: ref("ca-unrelated"), hostname: hostAbc}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failChain}},
 
 		// Fail closed: never plaintext, nothing reaches the backend.
 		{name: "missing-configmap", be: b.sentinel, failClosed: true,
@@ -139,23 +143,23 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			want:     outcome{ok: true, sni: "sni-only.example.com"}},
 		{name: "san-dns-mismatch-hostname-alone-does-not-authenticate", be: b.main, cas: cm("ca-san2", p.ca.pem),
 			policies: []policy{{name: "san", caRefs: ref("ca-san2"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}}}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failSAN}},
 		{name: "san-uri-match", be: b.main, cas: cm("ca-san3", p.ca.pem),
 			policies: []policy{{name: "san", caRefs: ref("ca-san3"), hostname: "uri-only.example.com", sans: []san{{uri: spiffeID}}}},
 			want:     outcome{ok: true, sni: "uri-only.example.com"}},
 		{name: "san-uri-mismatch", be: b.main, cas: cm("ca-san4", p.ca.pem),
 			policies: []policy{{name: "san", caRefs: ref("ca-san4"), hostname: hostAbc, sans: []san{{uri: "spiffe://abc.example.com/someone-else"}}}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failSAN}},
 		{name: "san-multiple-one-matches", be: b.main, cas: cm("ca-san5", p.ca.pem),
 			policies: []policy{{name: "san", caRefs: ref("ca-san5"), hostname: "multi.example.com", sans: []san{{dns: "nothere.example.com"}, {uri: spiffeID}}}},
 			want:     outcome{ok: true, sni: "multi.example.com"}},
 		{name: "san-multiple-none-matches", be: b.main, cas: cm("ca-san6", p.ca.pem),
 			policies: []policy{{name: "san", caRefs: ref("ca-san6"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}, {uri: "spiffe://abc.example.com/someone-else"}}}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failSAN}},
 
 		{name: "system-ca-does-not-trust-test-ca", be: b.main,
 			policies: []policy{{name: "system", wellKnown: "System", hostname: hostAbc}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failChain}},
 
 		// Options.
 		{name: "tls12-backend-default-versions", be: b.tls12, cas: cm("ca-v12", p.ca.pem),
@@ -163,10 +167,10 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.2"}},
 		{name: "minimum-version-tls13-vs-tls12-backend", be: b.tls12, cas: cm("ca-v13", p.ca.pem),
 			policies: []policy{{name: "v13", caRefs: ref("ca-v13"), hostname: hostAbc, options: map[string]string{"minimumVersion": "TLSv1_3"}}},
-			want:     outcome{sni: hostAbc, reason: tlsError}},
+			want:     outcome{sni: hostAbc, failStat: failTLS}},
 		{name: "ecdh-curves-without-p384-vs-p384-backend", be: b.p384, cas: cm("ca-curve1", p.ca.pem),
 			policies: []policy{{name: "curves", caRefs: ref("ca-curve1"), hostname: hostAbc, options: map[string]string{"ecdhCurves": "X25519,P-256"}}},
-			want:     outcome{sni: hostAbc, reason: tlsError}},
+			want:     outcome{sni: hostAbc, failStat: failTLS}},
 		{name: "ecdh-curves-with-p384", be: b.p384, cas: cm("ca-curve2", p.ca.pem),
 			policies: []policy{{name: "curves", caRefs: ref("ca-curve2"), hostname: hostAbc, options: map[string]string{"ecdhCurves": "P-384"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
@@ -175,22 +179,22 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.2"}},
 		{name: "ciphers-none-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher2", p.ca.pem),
 			policies: []policy{{name: "ciphers", caRefs: ref("ca-cipher2"), hostname: hostAbc, options: map[string]string{"ciphers": "ECDHE-RSA-AES128-GCM-SHA256"}}},
-			want:     outcome{sni: hostAbc, reason: tlsError}},
+			want:     outcome{sni: hostAbc, failStat: failTLS}},
 		{name: "signature-algorithms-ecdsa", be: b.main, cas: cm("ca-sig1", p.ca.pem),
 			policies: []policy{{name: "sig", caRefs: ref("ca-sig1"), hostname: hostAbc, options: map[string]string{"signatureAlgorithms": "ecdsa_secp256r1_sha256"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
 		{name: "signature-algorithms-rsa-only-vs-ecdsa-backend", be: b.main, cas: cm("ca-sig2", p.ca.pem),
 			policies: []policy{{name: "sig", caRefs: ref("ca-sig2"), hostname: hostAbc, options: map[string]string{"signatureAlgorithms": "rsa_pss_rsae_sha256,rsa_pkcs1_sha256"}}},
-			want:     outcome{sni: hostAbc, reason: tlsError}},
+			want:     outcome{sni: hostAbc, failStat: failTLS}},
 		{name: "verify-certificate-hash-right", be: b.selfSigned, cas: cm("ca-pin1", p.selfSigned.certPEM),
 			policies: []policy{{name: "pin", caRefs: ref("ca-pin1"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": "# the backend's leaf\n" + colonPairs(p.selfSigned.fingerprint()) + "\n"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
 		{name: "verify-certificate-hash-wrong", be: b.selfSigned, cas: cm("ca-pin2", p.selfSigned.certPEM),
 			policies: []policy{{name: "pin", caRefs: ref("ca-pin2"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": p.main.fingerprint()}}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failPin}},
 		{name: "expired-certificate-refused", be: b.expired, cas: cm("ca-exp1", p.ca.pem),
 			policies: []policy{{name: "exp", caRefs: ref("ca-exp1"), hostname: hostAbc}},
-			want:     outcome{sni: hostAbc, reason: verifyFailed}},
+			want:     outcome{sni: hostAbc, failStat: failChain}},
 		{name: "allow-expired-certificate", be: b.expired, cas: cm("ca-exp2", p.ca.pem),
 			policies: []policy{{name: "exp", caRefs: ref("ca-exp2"), hostname: hostAbc, options: map[string]string{"allowExpiredCertificate": "true"}}},
 			want:     outcome{ok: true, sni: hostAbc}},

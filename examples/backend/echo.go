@@ -13,6 +13,10 @@ import (
 // CountPath answers with the counters instead of an echo; it is not counted.
 const CountPath = "/_count"
 
+// CloseHeader, on a request, makes the backend close the connection after
+// answering (HTTP/2: GOAWAY), so the client's next request handshakes again.
+const CloseHeader = "X-Echo-Close"
+
 // counters let a test assert that a backend received nothing.
 type counters struct {
 	requests   atomic.Int64 // requests answered with an echo
@@ -52,6 +56,10 @@ func echoHandler(name string, counts *counters) http.Handler {
 				Handshakes: counts.handshakes.Load(),
 			})
 			return
+		}
+		// A test asks for a fresh handshake on its next request this way.
+		if r.Header.Get(CloseHeader) != "" {
+			w.Header().Set("Connection", "close")
 		}
 		n := counts.requests.Add(1)
 		e := Echo{Name: name, Proto: r.Proto, Method: r.Method, Host: r.Host, Path: r.URL.Path, Headers: r.Header}
