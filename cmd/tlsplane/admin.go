@@ -25,6 +25,13 @@ type statusView interface {
 func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Which build a fleet's control plane runs, for dashboards and rollouts.
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tlsplane_build_info", Help: "Always 1; the version label is the tlsplane build.",
+		ConstLabels: prometheus.Labels{"version": version},
+	})
+	buildInfo.Set(1)
+	reg.MustRegister(buildInfo)
 	return reg
 }
 
