@@ -27,13 +27,14 @@ func newSnapshot(res fleetResources) (*cache.Snapshot, error) {
 		resource.EndpointType: asResources(res.endpoints),
 		resource.SecretType:   asResources(res.secrets),
 	}
-	snap := &cache.Snapshot{}
+	v, err := versionsOf(res)
+	if err != nil {
+		return nil, err
+	}
+	// A VersionMap set here is kept by ConstructVersionMap: delta gets ours.
+	snap := &cache.Snapshot{VersionMap: v.byResource}
 	for _, typeURL := range servedTypes {
-		version, err := typeVersion(byType[typeURL])
-		if err != nil {
-			return nil, err
-		}
-		snap.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(version, byType[typeURL])
+		snap.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(v.byType[typeURL], byType[typeURL])
 	}
 	if err := checkConsistent(snap); err != nil {
 		return nil, err

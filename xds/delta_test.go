@@ -121,6 +121,7 @@ func TestDeltaNACKIsNotAnsweredWithALoop(t *testing.T) {
 	rejected := s.next(t)
 	names, _ := deltaNames(rejected)
 	wantNames(t, "CDS update", names, "shop/payments/8443")
+	s.expectWarmingEDS(t, "shop/payments/8443")
 	s.send(t, &discoveryv3.DeltaDiscoveryRequest{
 		TypeUrl: resource.ClusterType, ResponseNonce: rejected.GetNonce(),
 		ErrorDetail: &rpcstatus.Status{Code: 3, Message: "Error adding/updating cluster(s) shop/payments/8443: bad SNI"},
@@ -142,6 +143,7 @@ func TestDeltaNACKIsNotAnsweredWithALoop(t *testing.T) {
 	names, _ = deltaNames(next)
 	wantNames(t, "CDS after fix", names, "shop/payments/8443")
 	s.ack(t, next)
+	s.expectWarmingEDS(t, "shop/payments/8443")
 	s.none(t)
 	if got := counterValue(t, h.metrics.nacks.WithLabelValues(resource.ClusterType)); got != 1 {
 		t.Errorf("NACK counter = %v, want 1", got)
@@ -171,4 +173,16 @@ func TestDeltaFleetNamespacesAndIdenticalVersions(t *testing.T) {
 			t.Errorf("fleet shop-edge got %s %v", pair[0].GetTypeUrl(), na)
 		}
 	}
+}
+
+// expectWarmingEDS checks that an updated cluster's load assignment (and
+// only it) is sent again: Envoy keeps the cluster warming until it is.
+func (s *deltaStream) expectWarmingEDS(t *testing.T, cluster string) {
+	t.Helper()
+	resp := s.next(t)
+	names, _ := deltaNames(resp)
+	if resp.GetTypeUrl() != resource.EndpointType || !slices.Equal(names, []string{cluster}) {
+		t.Fatalf("after a cluster update: %s %v, want EDS [%s]", resp.GetTypeUrl(), names, cluster)
+	}
+	s.ack(t, resp)
 }

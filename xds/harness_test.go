@@ -37,6 +37,7 @@ type harness struct {
 	server  *Server
 	metrics *metrics
 	conn    *grpc.ClientConn
+	addr    string
 	nacks   chan NACK
 }
 
@@ -60,7 +61,7 @@ func start(t *testing.T, opts snapshots.Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.conn = conn
+	h.conn, h.addr = conn, lis.Addr().String()
 	t.Cleanup(func() {
 		conn.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -141,6 +141,15 @@ func TestSotwInitialFetchUpdateAndUnchanged(t *testing.T) {
 	wantNames(t, "SDS after CA rotation", sds.fetch(t), "bank/ledger/443/ca", "shop/payments/8443/ca")
 	cds.none(t)
 	eds.none(t)
+
+	// A cluster edit re-sends EDS as well: Envoy warms an updated cluster
+	// until its load assignment comes again.
+	resni := rotated
+	resni.SNI = "payments.internal"
+	h.publish(t, st.Output(resni, ledger), true)
+	cds.fetch(t)
+	wantNames(t, "EDS after a cluster edit", eds.fetch(t), "bank/ledger/443", "shop/payments/8443")
+	sds.none(t)
 }
 
 func TestSotwNACKIsNotAnsweredWithALoop(t *testing.T) {
