@@ -2,7 +2,9 @@ package envoy
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -100,6 +102,19 @@ func (b *backend) counts(t *testing.T) backendCounts {
 		t.Fatalf("backend %s counts: %v", b.name, err)
 	}
 	return c
+}
+
+// verifiesWith checks, from the test itself, that the backend now serves a
+// certificate chaining to ca for hostAbc.
+func (b *backend) verifiesWith(ca *authority) error {
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", "127.0.0.1:"+strconv.Itoa(b.port),
+		&tls.Config{RootCAs: roots, ServerName: hostAbc})
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 func (b *backend) tryCounts() (backendCounts, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,6 +17,7 @@ import (
 // env is one tlsplane and one Envoy shared by every scenario; scenarios
 // edit files in manifestDir and use their own Services.
 type env struct {
+	apiType                           string // Envoy's ADS flavour
 	root, logDir, manifestDir, pkiDir string
 	backendBin, tlsplaneBin, envoyBin string
 
@@ -27,14 +29,14 @@ type env struct {
 // applyTimeout bounds how long a scenario waits for Envoy to apply an edit.
 const applyTimeout = 20 * time.Second
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, apiType string) *env {
 	t.Helper()
-	e := &env{tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
+	e := &env{apiType: apiType, tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
 	if e.tlsplaneBin == "" || e.envoyBin == "" {
 		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
 	}
 	// Kept after the run, git-ignored, for reading logs of a failure.
-	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e"))
+	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", strings.ToLower(apiType)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,8 @@ type envoyProxy struct {
 
 // bootstrap is Envoy's whole static configuration: ADS to tlsplane, one
 // listener routing by header, admin on loopback.
-func bootstrap(xdsPort, adminPort, listenerPort int) object {
+// apiType is "GRPC" (state of the world) or "DELTA_GRPC" (incremental).
+func bootstrap(apiType string, xdsPort, adminPort, listenerPort int) object {
 	addr := func(port int) object {
 		return object{"socket_address": object{"address": "127.0.0.1", "port_value": port}}
 	}
@@ -70,7 +71,7 @@ func bootstrap(xdsPort, adminPort, listenerPort int) object {
 		"admin": object{"address": addr(adminPort)},
 		"dynamic_resources": object{
 			"ads_config": object{
-				"api_type":              "GRPC",
+				"api_type":              apiType,
 				"transport_api_version": "V3",
 				"grpc_services": []object{{"envoy_grpc": object{
 					"cluster_name": "tlsplane",
@@ -114,7 +115,7 @@ func bootstrap(xdsPort, adminPort, listenerPort int) object {
 func startEnvoy(t *testing.T, e *env) *envoyProxy {
 	t.Helper()
 	p := &envoyProxy{adminPort: freePort(t), listenerPort: freePort(t)}
-	b, err := json.MarshalIndent(bootstrap(e.xdsPort, p.adminPort, p.listenerPort), "", "  ")
+	b, err := json.MarshalIndent(bootstrap(e.apiType, e.xdsPort, p.adminPort, p.listenerPort), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +160,7 @@ type clusterView struct {
 	active, warming bool
 	hasTLS          bool
 	sni             string
+	caSecret        string // the SDS secret holding the CA bundle, if any
 	hostPorts       []int  // endpoint ports /clusters lists
 	raw             string // the cluster as config_dump shows it
 }
@@ -188,7 +190,14 @@ func (p *envoyProxy) cluster(name string) (clusterView, error) {
 				Name            string `json:"name"`
 				TransportSocket *struct {
 					TypedConfig struct {
-						SNI string `json:"sni"`
+						SNI    string `json:"sni"`
+						Common struct {
+							Combined struct {
+								SDS struct {
+									Name string `json:"name"`
+								} `json:"validation_context_sds_secret_config"`
+							} `json:"combined_validation_context"`
+						} `json:"common_tls_context"`
 					} `json:"typed_config"`
 				} `json:"transport_socket"`
 			}
@@ -204,6 +213,7 @@ func (p *envoyProxy) cluster(name string) (clusterView, error) {
 			if cl.TransportSocket != nil {
 				v.hasTLS = true
 				v.sni = cl.TransportSocket.TypedConfig.SNI
+				v.caSecret = cl.TransportSocket.TypedConfig.Common.Combined.SDS.Name
 			}
 		}
 	}
@@ -234,4 +244,49 @@ func (p *envoyProxy) cluster(name string) (clusterView, error) {
 		}
 	}
 	return v, nil
+}
+
+// resourceVersions maps every dynamic resource Envoy holds ("cds/NAME",
+// "eds/NAME", "sds/NAME") to the version it was last sent with.
+func (p *envoyProxy) resourceVersions() (map[string]string, error) {
+	body, err := httpGet(p.adminURL("/config_dump?include_eds"))
+	if err != nil {
+		return nil, err
+	}
+	var dump struct {
+		Configs []struct {
+			Clusters []struct {
+				VersionInfo string `json:"version_info"`
+				Cluster     struct {
+					Name string `json:"name"`
+				} `json:"cluster"`
+			} `json:"dynamic_active_clusters"`
+			Secrets []struct {
+				Name        string `json:"name"`
+				VersionInfo string `json:"version_info"`
+			} `json:"dynamic_active_secrets"`
+			Endpoints []struct {
+				VersionInfo    string `json:"version_info"`
+				EndpointConfig struct {
+					ClusterName string `json:"cluster_name"`
+				} `json:"endpoint_config"`
+			} `json:"dynamic_endpoint_configs"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal(body, &dump); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, c := range dump.Configs {
+		for _, r := range c.Clusters {
+			out["cds/"+r.Cluster.Name] = r.VersionInfo
+		}
+		for _, r := range c.Secrets {
+			out["sds/"+r.Name] = r.VersionInfo
+		}
+		for _, r := range c.Endpoints {
+			out["eds/"+r.EndpointConfig.ClusterName] = r.VersionInfo
+		}
+	}
+	return out, nil
 }

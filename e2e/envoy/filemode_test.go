@@ -47,12 +47,19 @@ func startBackends(t *testing.T, e *env, p *pki) *backends {
 }
 
 // TestFileMode runs every scenario against one `tlsplane serve --dir` and
-// one Envoy, editing the directory between scenarios.
+// one Envoy, editing the directory between scenarios: once with Envoy on
+// state-of-the-world ADS, once on incremental (delta) ADS.
 func TestFileMode(t *testing.T) {
-	e := newEnv(t)
+	for _, apiType := range []string{"GRPC", "DELTA_GRPC"} {
+		t.Run(apiType, func(t *testing.T) { fileMode(t, apiType) })
+	}
+}
+
+func fileMode(t *testing.T, apiType string) {
+	e := newEnv(t, apiType)
 	p := newPKI(t, e.pkiDir)
 	b := startBackends(t, e, p)
-	s := &summary{}
+	s := &summary{title: "file mode, Envoy ADS " + apiType}
 	t.Cleanup(func() { t.Log(s.String() + "logs and manifests: " + e.root) })
 
 	cases := trafficCases(p, b)
@@ -61,6 +68,7 @@ func TestFileMode(t *testing.T) {
 	}
 	writeManifests(t, e.manifestDir, "two-ports", twoPortsObjects(p, b)...)
 	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(p.ca, b.rotating)...)
+	writeManifests(t, e.manifestDir, brokenSvc, brokenFileObjects(p, b)...)
 
 	e.startTLSPlane(t)
 	e.envoy = startEnvoy(t, e)
@@ -71,6 +79,7 @@ func TestFileMode(t *testing.T) {
 	s.run(t, "two-ports-section-name", func(t *testing.T) { twoPorts(t, e, b, s) })
 	s.run(t, "ca-rotation", func(t *testing.T) { caRotation(t, e, p, b, s) })
 	s.run(t, "configmap-deleted-fails-closed", func(t *testing.T) { configMapDeleted(t, e, p, b, s) })
+	s.run(t, "broken-file-keeps-last-good-state", func(t *testing.T) { brokenFile(t, e, p, b, s) })
 	s.run(t, "tlsplane-restart", func(t *testing.T) { restart(t, e, b, s) })
 	s.run(t, "no-plaintext-to-tls-backends", func(t *testing.T) {
 		for _, be := range []*backend{b.main, b.tls12, b.expired, b.selfSigned, b.p384, b.sentinel, b.rotating} {
@@ -120,6 +129,8 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			policies: []policy{{name: "kind", caRefs: []caRef{{group: "example.com", kind: "ConfigMap", name: "ca-kind"}}, hostname: hostAbc}}},
 		{name: "garbage-ca-pem", be: b.sentinel, failClosed: true, cas: cm("ca-garbage", []byte("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")),
 			policies: []policy{{name: "garbage", caRefs: ref("ca-garbage"), hostname: hostAbc}}},
+		{name: "insecure-skip-verify-without-opt-in-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-insecure", p.ca.pem),
+			policies: []policy{{name: "insecure", caRefs: ref("ca-insecure"), hostname: hostAbc, options: map[string]string{"insecureSkipVerify": "true"}}}},
 		{name: "invalid-option-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-badopt", p.ca.pem),
 			policies: []policy{{name: "badopt", caRefs: ref("ca-badopt"), hostname: hostAbc, options: map[string]string{"minimumVersion": "TLSv9"}}}},
 

@@ -2,7 +2,6 @@ package envoy
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -15,17 +14,6 @@ func rotationObjects(ca *authority, be *backend) []object {
 	pol := policy{name: "rotation", caRefs: []caRef{{name: "ca-rotation"}}, hostname: hostAbc}
 	pol.targets = []target{{svc: rotationSvc}}
 	return append(objs, pol.object())
-}
-
-// sumStats adds every stat named prefix…suffix.
-func sumStats(stats map[string]int64, prefix, suffix string) int64 {
-	var n int64
-	for k, v := range stats {
-		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, suffix) {
-			n += v
-		}
-	}
-	return n
 }
 
 // caRotation: the ConfigMap moves to a new CA while the backend moves to a
@@ -43,17 +31,25 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 
 	newCA := newAuthority(t, "rotated CA")
 	newCA.issue(t, e.pkiDir, "rotated", leafSpec{}).writeFiles(t, p.rotating.certFile, p.rotating.keyFile)
+	if err := b.rotating.verifiesWith(newCA); err != nil {
+		t.Fatalf("the backend does not serve the rotated certificate: %v", err)
+	}
 	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(newCA, b.rotating)...)
 
-	// First the SDS update reaches Envoy, then traffic must recover.
-	sdsBefore := sumStats(before, "sds.", ".update_success")
+	// First the SDS update of this cluster's CA reaches Envoy, then traffic
+	// must recover.
+	if view.caSecret == "" {
+		t.Fatalf("cluster %s has no SDS validation secret: %s", cluster, view.raw)
+	}
+	sdsStat := "sds." + view.caSecret + ".update_success"
+	sdsBefore := before[sdsStat]
 	err = eventually(applyTimeout, 100*time.Millisecond, func() error {
 		st, err := e.envoy.stats()
 		if err != nil {
 			return err
 		}
-		if n := sumStats(st, "sds.", ".update_success"); n <= sdsBefore {
-			return fmt.Errorf("sds.*.update_success still %d", n)
+		if n := st[sdsStat]; n <= sdsBefore {
+			return fmt.Errorf("%s still %d", sdsStat, n)
 		}
 		return nil
 	})
@@ -81,8 +77,8 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.note("ca-rotation", "recovered %s after the SDS update, %d failed requests before; sds updates %d -> %d; %s",
-		time.Since(start).Round(time.Millisecond), failures, sdsBefore, sumStats(after, "sds.", ".update_success"), last)
+	s.note("ca-rotation", "recovered %s after the SDS update, %d failed requests before; %s %d -> %d; %s",
+		time.Since(start).Round(time.Millisecond), failures, sdsStat, sdsBefore, after[sdsStat], last)
 
 	if d := after["cluster_manager.cluster_modified"] - before["cluster_manager.cluster_modified"]; d != 0 {
 		t.Errorf("Envoy rebuilt clusters during the rotation: cluster_manager.cluster_modified moved by %d", d)

@@ -10,6 +10,7 @@ import (
 // summary collects one line per scenario, printed when the run ends so a
 // reader sees the whole matrix at once.
 type summary struct {
+	title string
 	mu    sync.Mutex
 	lines []string
 	pass  int
@@ -54,7 +55,7 @@ func (s *summary) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
-	b.WriteString("\n=== e2e/envoy file mode: per-scenario summary\n")
+	b.WriteString("\n=== e2e/envoy " + s.title + ": per-scenario summary\n")
 	for _, l := range s.lines {
 		b.WriteString(l + "\n")
 	}
