@@ -26,6 +26,7 @@ type streamKey struct {
 
 // streamState is what one ADS stream has asked for and been sent.
 type streamState struct {
+	peer  peerIdentity
 	node  *corev3.Node // nil until the first request
 	types map[string]bool
 	sent  map[string][]sentResponse
@@ -43,6 +44,9 @@ type callbacks struct {
 	log     *slog.Logger
 	metrics *metrics
 	nacks   *nackReporter
+	// fleetIdentity, when set, refuses a stream whose peer may not read
+	// its node's fleet.
+	fleetIdentity *FleetIdentity
 
 	mu      sync.Mutex
 	streams map[streamKey]*streamState
@@ -50,8 +54,8 @@ type callbacks struct {
 
 var _ serverv3.Callbacks = (*callbacks)(nil)
 
-func (c *callbacks) OnStreamOpen(_ context.Context, id int64, _ string) error {
-	c.open(streamKey{id: id})
+func (c *callbacks) OnStreamOpen(ctx context.Context, id int64, _ string) error {
+	c.open(streamKey{id: id}, identityOf(ctx))
 	return nil
 }
 
@@ -61,6 +65,9 @@ func (c *callbacks) OnStreamClosed(id int64, _ *corev3.Node) { c.close(streamKey
 // request can still be changed.
 func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
+	if err := c.authorize(key, req.GetNode()); err != nil {
+		return err
+	}
 	node := c.request(key, req.GetNode(), req.GetTypeUrl())
 	if req.GetErrorDetail() == nil {
 		return nil
@@ -89,8 +96,8 @@ func (c *callbacks) OnStreamResponse(_ context.Context, id int64, req *discovery
 	c.sent(streamKey{id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), resources: names})
 }
 
-func (c *callbacks) OnDeltaStreamOpen(_ context.Context, id int64, _ string) error {
-	c.open(streamKey{delta: true, id: id})
+func (c *callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) error {
+	c.open(streamKey{delta: true, id: id}, identityOf(ctx))
 	return nil
 }
 
@@ -102,6 +109,9 @@ func (c *callbacks) OnDeltaStreamClosed(id int64, _ *corev3.Node) {
 // it sent per resource and does not re-send a rejected version by itself.
 func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	key := streamKey{delta: true, id: id}
+	if err := c.authorize(key, req.GetNode()); err != nil {
+		return err
+	}
 	node := c.request(key, req.GetNode(), req.GetTypeUrl())
 	if req.GetErrorDetail() == nil {
 		return nil
@@ -128,10 +138,39 @@ func (c *callbacks) OnFetchRequest(context.Context, *discoveryv3.DiscoveryReques
 func (c *callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.DiscoveryResponse) {
 }
 
-func (c *callbacks) open(key streamKey) {
+func (c *callbacks) open(key streamKey, peer peerIdentity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.streams[key] = &streamState{types: map[string]bool{}, sent: map[string][]sentResponse{}}
+	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, sent: map[string][]sentResponse{}}
+}
+
+// authorize checks every request, not only the first: go-control-plane
+// watches with whatever node a later request names, so a stream could
+// otherwise switch to another fleet after passing the check once. A
+// request without a node keeps the stream's node, already checked.
+func (c *callbacks) authorize(key streamKey, node *corev3.Node) error {
+	if c.fleetIdentity == nil {
+		return nil
+	}
+	c.mu.Lock()
+	st := c.streams[key]
+	var peer peerIdentity
+	if st != nil {
+		peer = st.peer
+		if node == nil {
+			node = st.node
+		}
+	}
+	c.mu.Unlock()
+	if node == nil {
+		node = &corev3.Node{}
+	}
+	err := c.fleetIdentity.authorize(peer, node)
+	if err != nil {
+		c.metrics.refused.Inc()
+		c.log.Warn("xDS stream refused", "node", node.GetId(), "fleet", snapshots.Fleet(node), "error", err)
+	}
+	return err
 }
 
 // request notes the stream's node and types; it returns the stream's node,

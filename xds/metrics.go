@@ -7,6 +7,7 @@ type metrics struct {
 	streams   *prometheus.GaugeVec
 	responses *prometheus.CounterVec
 	nacks     *prometheus.CounterVec
+	refused   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -23,9 +24,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_xds_nacks_total",
 			Help: "Responses Envoy rejected (requests carrying error_detail), by type URL.",
 		}, []string{"type_url"}),
+		// No fleet label: the fleet is what the refused client claimed.
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlsplane_xds_streams_refused_total",
+			Help: "ADS streams refused (PermissionDenied) because the client certificate does not carry the identity of the fleet its node names.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.streams, m.responses, m.nacks)
+		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused)
 	}
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -41,6 +42,9 @@ type Options struct {
 	// OnNACK is called once per (node, type, version) rejected, on the
 	// stream's goroutine: it must return quickly.
 	OnNACK func(NACK)
+	// Security is the channel's TLS and fleet authorization; the zero
+	// value serves plaintext to anyone who can connect.
+	Security Security
 }
 
 // Server serves a Publisher's snapshots over ADS, SotW and delta.
@@ -60,7 +64,7 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	}
 	m := newMetrics(opts.Registerer)
 	cb := &callbacks{
-		pub: pub, log: logger, metrics: m, streams: map[streamKey]*streamState{},
+		pub: pub, log: logger, metrics: m, streams: map[streamKey]*streamState{}, fleetIdentity: opts.Security.Fleet,
 		nacks: &nackReporter{
 			log: logger, metrics: m, onNACK: opts.OnNACK, seen: map[nackKey]bool{},
 			origins: func(names []string) []types.NamespacedName { return pub.Origins(names) },
@@ -70,13 +74,17 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	// long-lived ADS streams.
 	ctx, cancel := context.WithCancel(context.Background())
 	xds := serverv3.NewServer(ctx, pub.Cache(), cb, sotwv3.WithLogger(snapshots.NewCacheLogger(logger)))
-	g := grpc.NewServer(
+	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(MaxSendMsgSize),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout}),
-	)
+	}
+	if opts.Security.TLS != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(opts.Security.TLS)))
+	}
+	g := grpc.NewServer(grpcOpts...)
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(g, xds)
 	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m}
 }

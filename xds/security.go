@@ -1,0 +1,141 @@
+package xds
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/tlsplane/tlsplane/snapshots"
+)
+
+// ClusterPlaceholder is replaced by a node's cluster (its fleet) in a
+// FleetIdentity template.
+const ClusterPlaceholder = "{cluster}"
+
+// DefaultFleetIdentity is the SPIFFE ID a fleet's Envoys present by default.
+const DefaultFleetIdentity = "spiffe://cluster.local/fleet/" + ClusterPlaceholder
+
+// Security is how the server authenticates and authorizes Envoys. The zero
+// value is plaintext with no identity check: only for loopback or an
+// operator's explicit choice.
+type Security struct {
+	// TLS is the server's TLS configuration; nil serves plaintext.
+	TLS *tls.Config
+	// Fleet, when set, is checked on every request that names a node: the
+	// peer's verified client certificate must carry the identity the rule
+	// gives for the node's cluster.
+	Fleet *FleetIdentity
+}
+
+// FleetIdentity is the rule binding a client certificate to the one fleet
+// it may read: a template with exactly one {cluster}, compared for
+// equality with each URI SAN and (case-insensitively) each DNS SAN.
+type FleetIdentity struct {
+	prefix, suffix string
+}
+
+// ParseFleetIdentity checks a template such as
+// "spiffe://example.org/fleet/{cluster}" or "{cluster}.fleet.example.org".
+func ParseFleetIdentity(template string) (*FleetIdentity, error) {
+	if strings.Count(template, ClusterPlaceholder) != 1 {
+		return nil, fmt.Errorf("fleet identity %q: want exactly one %s", template, ClusterPlaceholder)
+	}
+	prefix, suffix, _ := strings.Cut(template, ClusterPlaceholder)
+	return &FleetIdentity{prefix: prefix, suffix: suffix}, nil
+}
+
+// For is the identity a fleet's certificates must carry.
+func (f *FleetIdentity) For(fleet string) string { return f.prefix + fleet + f.suffix }
+
+func (f *FleetIdentity) String() string { return f.For(ClusterPlaceholder) }
+
+// peerIdentity is what a stream's client proved in its TLS handshake.
+type peerIdentity struct {
+	tls  bool
+	uris []string
+	dns  []string
+}
+
+// identityOf reads the verified leaf certificate of a stream's peer; gRPC
+// put it in the context after the handshake verified the chain.
+func identityOf(ctx context.Context) peerIdentity {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return peerIdentity{}
+	}
+	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok {
+		return peerIdentity{}
+	}
+	id := peerIdentity{tls: true}
+	leaf := verifiedLeaf(info.State)
+	if leaf == nil {
+		return id
+	}
+	for _, u := range leaf.URIs {
+		id.uris = append(id.uris, u.String())
+	}
+	id.dns = append(id.dns, leaf.DNSNames...)
+	return id
+}
+
+// authorize refuses a node its peer may not read. The error is a gRPC
+// status, which go-control-plane returns as the stream's status before it
+// creates a watch, so nothing has been sent.
+func (f *FleetIdentity) authorize(id peerIdentity, node *corev3.Node) error {
+	fleet := snapshots.Fleet(node)
+	if fleet == "" {
+		return status.Error(codes.PermissionDenied, "node.cluster is empty: mutual TLS binds a certificate to a fleet, so the node must name one (--service-cluster)")
+	}
+	want := f.For(fleet)
+	if !id.tls {
+		return status.Errorf(codes.PermissionDenied, "fleet %q: no TLS client certificate", fleet)
+	}
+	for _, u := range id.uris {
+		if u == want {
+			return nil
+		}
+	}
+	for _, d := range id.dns {
+		if strings.EqualFold(d, want) {
+			return nil
+		}
+	}
+	return status.Errorf(codes.PermissionDenied, "fleet %q: the client certificate does not carry the identity %q (its URI SANs %q, DNS SANs %q)", fleet, want, id.uris, id.dns)
+}
+
+// MutualTLS is Security requiring client certificates issued by the CA in
+// clientCAFile and bound to their fleet by identityTemplate. The files are
+// read now (an error here stops startup) and re-read when they change.
+func MutualTLS(certFile, keyFile, clientCAFile, identityTemplate string, onReloadError func(error)) (Security, error) {
+	if certFile == "" || keyFile == "" || clientCAFile == "" {
+		return Security{}, errors.New("mutual TLS needs a certificate, its key and a client CA bundle")
+	}
+	fleet, err := ParseFleetIdentity(identityTemplate)
+	if err != nil {
+		return Security{}, err
+	}
+	files := &tlsFiles{cert: certFile, key: keyFile, clientCA: clientCAFile, onError: onReloadError}
+	if _, err := files.load(); err != nil {
+		return Security{}, err
+	}
+	return Security{TLS: files.serverConfig(), Fleet: fleet}, nil
+}
+
+// verifiedLeaf is the leaf of the first verified chain, nil when the peer
+// sent no certificate.
+func verifiedLeaf(state tls.ConnectionState) *x509.Certificate {
+	if len(state.VerifiedChains) == 0 || len(state.VerifiedChains[0]) == 0 {
+		return nil
+	}
+	return state.VerifiedChains[0][0]
+}
