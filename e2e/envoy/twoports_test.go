@@ -1,6 +1,8 @@
 package envoy
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,6 +28,8 @@ func twoPortsObjects(p *pki, b *backends) []object {
 }
 
 func twoPorts(t *testing.T, e *env, b *backends, s *summary) {
+	var seen []string
+	defer func() { s.note("two-ports-section-name", "%s", strings.Join(seen, "; ")) }()
 	for _, c := range []struct {
 		port int
 		be   *backend
@@ -34,6 +38,7 @@ func twoPorts(t *testing.T, e *env, b *backends, s *summary) {
 		cluster := clusterName(twoPortsSvc, c.port)
 		e.waitCluster(t, cluster, activeTLS("", c.be.port))
 		r := e.request(t, cluster, "/two-ports")
+		seen = append(seen, fmt.Sprintf("port %d: backend %s sni=%q", c.port, r.echo.Name, r.echo.SNI))
 		t.Logf("%s: %s", cluster, r)
 		if r.status != 200 {
 			t.Errorf("%s: want 200, got %s", cluster, r)
@@ -43,5 +48,4 @@ func twoPorts(t *testing.T, e *env, b *backends, s *summary) {
 			t.Errorf("%s: backend %s saw SNI %q, want backend %s and SNI %q", cluster, r.echo.Name, r.echo.SNI, c.be.name, c.sni)
 		}
 	}
-	s.note("two-ports-section-name", "443 -> %s, 8443 -> %s expected", hostAbc, hostOther)
 }
