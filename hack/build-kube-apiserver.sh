@@ -12,7 +12,7 @@ go="${GO:-go}"
 mkdir -p "$bin"
 
 # The stamp covers everything that changes the binaries.
-stamp="$( { cat "$mod/go.mod" "$mod/go.sum" "$mod/etcd/main.go"; "$go" version; } | sha256sum | cut -d' ' -f1)"
+stamp="$( { cat "$mod/go.mod" "$mod/go.sum" "$mod/etcd/main.go" "$0"; "$go" version; } | sha256sum | cut -d' ' -f1)"
 kube_version="$(awk '$1 == "k8s.io/kubernetes" {print $2; exit}' "$mod/go.mod")"
 if [[ -z "$kube_version" ]]; then
   kube_version="$(grep -oE 'k8s.io/kubernetes v[0-9.]+' "$mod/go.mod" | head -1 | cut -d' ' -f2)"
@@ -26,8 +26,11 @@ fi
 rm -f "$bin/stamp"
 cd "$mod"
 # Same flags as Kubernetes' own release build: no debug info, version stamped
-# so /version reports what was built.
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1"
+# so /version reports what was built. All three are needed: pod security
+# admission parses gitMinor and panics on an empty one.
+minor="$(echo "$kube_version" | cut -d. -f2)"
+v=k8s.io/component-base/version
+ldflags="-s -w -X $v.gitVersion=$kube_version -X $v.gitMajor=1 -X $v.gitMinor=$minor"
 echo "building etcd (embedded, go.etcd.io/etcd/server/v3) into $bin"
 "$go" build -trimpath -ldflags "-s -w" -o "$bin/etcd" ./etcd
 echo "building kube-apiserver $kube_version into $bin (about 8 minutes on 2 cores the first time)"

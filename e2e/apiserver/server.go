@@ -47,7 +47,7 @@ func BinDir() string {
 // Start runs etcd and kube-apiserver on loopback, waits until the API server
 // is ready, installs the Gateway API standard CRDs and waits until they are
 // established. On error everything started is stopped again.
-func Start(ctx context.Context) (s *Server, err error) {
+func Start(ctx context.Context) (_ *Server, err error) {
 	began := time.Now()
 	bin := BinDir()
 	for _, name := range []string{"etcd", "kube-apiserver"} {
@@ -59,7 +59,7 @@ func Start(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &Server{Dir: dir}
+	s := &Server{Dir: dir}
 	defer func() {
 		if err != nil {
 			s.Stop()
