@@ -59,8 +59,7 @@ func fileMode(t *testing.T, apiType string) {
 	e := newEnv(t, apiType)
 	p := newPKI(t, e.pkiDir)
 	b := startBackends(t, e, p)
-	s := &summary{title: "file mode, Envoy ADS " + apiType}
-	t.Cleanup(func() { t.Log(s.String() + "logs and manifests: " + e.root) })
+	s := newSummary("file mode, Envoy ADS "+apiType, e.root)
 
 	cases := trafficCases(p, b)
 	for _, c := range cases {

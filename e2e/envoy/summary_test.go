@@ -2,20 +2,46 @@ package envoy
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// summary collects one line per scenario, printed when the run ends so a
-// reader sees the whole matrix at once.
+// summaries are printed by TestMain after every test, so the matrix is the
+// last thing a reader of `make e2e` sees.
+var (
+	summariesMu sync.Mutex
+	summaries   []*summary
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	summariesMu.Lock()
+	for _, s := range summaries {
+		fmt.Print(s.String())
+	}
+	summariesMu.Unlock()
+	os.Exit(code)
+}
+
+// summary collects one line per scenario of one run.
 type summary struct {
 	title string
+	logs  string // where the run's logs, manifests and certificates stay
 	mu    sync.Mutex
 	lines []string
 	pass  int
 	fail  int
 	notes map[string]string
+}
+
+func newSummary(title, logs string) *summary {
+	s := &summary{title: title, logs: logs}
+	summariesMu.Lock()
+	summaries = append(summaries, s)
+	summariesMu.Unlock()
+	return s
 }
 
 // run runs one scenario as a subtest and records its outcome.
@@ -59,6 +85,7 @@ func (s *summary) String() string {
 	for _, l := range s.lines {
 		b.WriteString(l + "\n")
 	}
+	fmt.Fprintf(&b, "logs, manifests and certificates: %s\n", s.logs)
 	fmt.Fprintf(&b, "%d passed, %d failed\n", s.pass, s.fail)
 	return b.String()
 }

@@ -83,6 +83,9 @@ func (c trafficCase) run(t *testing.T, e *env, s *summary) {
 		t.Fatal(err)
 	}
 	s.note(c.name, "%s", shorten(r.String()))
+	if r.status != 200 {
+		s.note(c.name, "%d from Envoy; cluster TLS counters: %s", r.status, sslDelta(statsBefore, statsAfter, cluster))
+	}
 	t.Logf("cluster %s: %s; response: %s", cluster, view, r)
 	c.check(t, r)
 	if w := c.want.failStat; w != "" {
@@ -143,6 +146,22 @@ func shorten(s string) string {
 		return s[:160] + "…"
 	}
 	return s
+}
+
+// sslDelta lists a cluster's TLS counters that one request moved.
+func sslDelta(before, after map[string]int64, cluster string) string {
+	prefix := "cluster." + cluster + ".ssl."
+	var out []string
+	for k, v := range after {
+		if strings.HasPrefix(k, prefix) && v != before[k] {
+			out = append(out, fmt.Sprintf("%s +%d", strings.TrimPrefix(k, prefix), v-before[k]))
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "none moved"
+	}
+	return strings.Join(out, ", ")
 }
 
 // sslStats lists a cluster's non-zero TLS counters, for failure messages.
