@@ -222,10 +222,15 @@ func serve(ctx context.Context, cfg *serveConfig, logger *slog.Logger, xdsLis, a
 	pending := 3
 	select {
 	case <-ctx.Done():
+		logger.Info("shutting down: signal received")
 	case first = <-done:
 		pending--
+		if first == nil {
+			// Each part only returns on its own when it failed.
+			first = errors.New("a server stopped without an error before shutdown")
+		}
+		logger.Error("shutting down", "error", first)
 	}
-	logger.Info("shutting down", "error", first)
 	cancel()
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer stopCancel()
