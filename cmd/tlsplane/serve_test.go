@@ -260,3 +260,17 @@ func TestServeDirectoryThroughADS(t *testing.T) {
 	}
 	p.waitAdmin(t, "/metrics", 200, "tlsplane_translation_duration_seconds_count")
 }
+
+// TestServeTwoInstancesServeIdenticalVersions: an Envoy that reconnects to
+// another replica, fed the same directory, must see no change.
+func TestServeTwoInstancesServeIdenticalVersions(t *testing.T) {
+	dir := copyQuickstart(t)
+	a, b := startServe(t, dir), startServe(t, dir)
+	a.waitAdmin(t, "/readyz", 200, "ready")
+	b.waitAdmin(t, "/readyz", 200, "ready")
+	dumpA := a.waitAdmin(t, "/debug/snapshot?node=quickstart", 200, "versionInfo")
+	dumpB := b.waitAdmin(t, "/debug/snapshot?node=quickstart", 200, "versionInfo")
+	if dumpA != dumpB {
+		t.Fatalf("two instances on one directory serve different snapshots:\n%s\n---\n%s", dumpA, dumpB)
+	}
+}
