@@ -78,6 +78,9 @@ func fileMode(t *testing.T, apiType string) {
 	s.run(t, "two-ports-section-name", func(t *testing.T) { twoPorts(t, e, b, s) })
 	s.run(t, "ca-rotation", func(t *testing.T) { caRotation(t, e, p, b, s) })
 	s.run(t, "configmap-deleted-fails-closed", func(t *testing.T) { configMapDeleted(t, e, p, b, s) })
+	s.run(t, "endpoints-move-without-cluster-rebuild", func(t *testing.T) { endpointsMove(t, e, p, b, s) })
+	s.run(t, "policy-edit-changes-sni", func(t *testing.T) { policyEdit(t, e, p, b, s) })
+	s.run(t, "unready-endpoint-gets-no-traffic", func(t *testing.T) { unreadyEndpoint(t, e, p, b, s) })
 	s.run(t, "broken-file-keeps-last-good-state", func(t *testing.T) { brokenFile(t, e, p, b, s) })
 	s.run(t, "tlsplane-restart", func(t *testing.T) { restart(t, e, b, s) })
 	s.run(t, "no-plaintext-to-tls-backends", func(t *testing.T) {
