@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,7 +32,7 @@ func expectServedCA(t *testing.T, cp *controlPlane, ns, cn string) served {
 		case cn == "" && len(names) > 0:
 			return fmt.Errorf("serves CAs %v, want none", names)
 		case cn != "" && !slices.Equal(names, []string{cn}):
-			return fmt.Errorf("serves CAs %v, want [%s]", names, cn)
+			return fmt.Errorf("serves CAs %v, want [%s]; secrets in the dump:\n%s", names, cn, secretsPart(body))
 		}
 		return nil
 	})
@@ -64,4 +65,13 @@ func sameFor(t *testing.T, period time.Duration, what string, f func() string) {
 			t.Fatalf("%s changed from %q to %q", what, first, got)
 		}
 	}
+}
+
+// secretsPart is the SDS part of a config dump, for failure messages.
+func secretsPart(body []byte) string {
+	s := string(body)
+	if i := strings.Index(s, "SecretsConfigDump"); i >= 0 {
+		s = s[i:]
+	}
+	return tail(s, 3000)
 }

@@ -145,7 +145,8 @@ func parseSnapshot(body []byte) (served, error) {
 				Secret      struct {
 					ValidationContext struct {
 						TrustedCA struct {
-							InlineBytes string `json:"inlineBytes"`
+							InlineString string `json:"inlineString"`
+							InlineBytes  string `json:"inlineBytes"`
 						} `json:"trustedCa"`
 					} `json:"validationContext"`
 				} `json:"secret"`
@@ -166,11 +167,16 @@ func parseSnapshot(body []byte) (served, error) {
 		case strings.HasSuffix(c.Type, "SecretsConfigDump"):
 			for _, sec := range c.DynamicActiveSecrets {
 				s.secretVersion = sec.VersionInfo
-				pem, err := base64.StdEncoding.DecodeString(sec.Secret.ValidationContext.TrustedCA.InlineBytes)
-				if err != nil {
-					return served{}, fmt.Errorf("secret %s: trustedCa: %w", sec.Name, err)
+				ca := sec.Secret.ValidationContext.TrustedCA
+				pem := ca.InlineString
+				if ca.InlineBytes != "" {
+					b, err := base64.StdEncoding.DecodeString(ca.InlineBytes)
+					if err != nil {
+						return served{}, fmt.Errorf("secret %s: trustedCa: %w", sec.Name, err)
+					}
+					pem = string(b)
 				}
-				s.caBundles[sec.Name] = string(pem)
+				s.caBundles[sec.Name] = pem
 			}
 		}
 	}
