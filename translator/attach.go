@@ -2,7 +2,6 @@ package translator
 
 import (
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,24 +33,31 @@ type attachment struct {
 // winning policy of each target.
 func attach(verdicts []*policyVerdict, ix *objectIndex) (map[*policyVerdict][]*attachment, map[target]*policyVerdict) {
 	byPolicy := make(map[*policyVerdict][]*attachment, len(verdicts))
-	contenders := map[target][]*attachment{}
+	winners := make(map[target]*policyVerdict, len(verdicts))
 	for _, v := range verdicts {
-		for _, ref := range v.policy.Spec.TargetRefs {
-			a := &attachment{verdict: v, ref: ref}
+		refs := v.policy.Spec.TargetRefs
+		as := make([]attachment, len(refs))
+		ptrs := make([]*attachment, len(refs))
+		for i, ref := range refs {
+			a := &as[i]
+			a.verdict, a.ref = v, ref
 			a.target, a.notFound = resolveTarget(v.name.Namespace, ref, ix)
-			byPolicy[v] = append(byPolicy[v], a)
-			if a.notFound == "" {
-				contenders[a.target] = append(contenders[a.target], a)
+			ptrs[i] = a
+			if a.notFound != "" {
+				continue
+			}
+			// The first of equals stays: the order is total but for a
+			// policy naming the same target twice.
+			if w, ok := winners[a.target]; !ok || precedes(v, w) {
+				winners[a.target] = v
 			}
 		}
+		byPolicy[v] = ptrs
 	}
-	winners := make(map[target]*policyVerdict, len(contenders))
-	for t, as := range contenders {
-		sort.SliceStable(as, func(i, j int) bool { return precedes(as[i].verdict, as[j].verdict) })
-		winners[t] = as[0].verdict
-		for _, a := range as[1:] {
-			if a.verdict != as[0].verdict {
-				a.winner = as[0].verdict
+	for _, as := range byPolicy {
+		for _, a := range as {
+			if a.notFound == "" && winners[a.target] != a.verdict {
+				a.winner = winners[a.target]
 			}
 		}
 	}

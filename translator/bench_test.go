@@ -12,8 +12,30 @@ import (
 )
 
 // BenchmarkTranslate: n policy-targeted Services, each with its own CA
-// ConfigMap, SANs, a few options and one EndpointSlice.
+// ConfigMap, SANs, a few options and one EndpointSlice, translated again by
+// a Translator that translated them before (warm), with the previous status
+// being the last computed one, as the pipeline passes it.
 func BenchmarkTranslate(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		in := benchInputs(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			t := New()
+			out := t.Translate(in, nil, now, Options{})
+			for b.Loop() {
+				out = t.Translate(in, PreviousStatus(out.Statuses), now, Options{})
+				if len(out.Clusters) != n || len(out.Secrets) != n {
+					b.Fatalf("got %d clusters and %d secrets, want %d", len(out.Clusters), len(out.Secrets), n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTranslateCold is the same with nothing remembered: every CA is
+// parsed and every resource built.
+func BenchmarkTranslateCold(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 10000} {
 		in := benchInputs(n)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
@@ -27,6 +49,37 @@ func BenchmarkTranslate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRetranslate: among n Services, one CA ConfigMap changes (a new
+// object at a new resourceVersion) between translations.
+func BenchmarkRetranslate(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		in := benchInputs(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			t := New()
+			out := t.Translate(in, nil, now, Options{})
+			i := 0
+			for b.Loop() {
+				i++
+				in.ConfigMaps[n/2] = withResourceVersion(in.ConfigMaps[n/2], i)
+				out = t.Translate(in, PreviousStatus(out.Statuses), now, Options{})
+				if len(out.Clusters) != n {
+					b.Fatalf("got %d clusters, want %d", len(out.Clusters), n)
+				}
+			}
+		})
+	}
+}
+
+// withResourceVersion is a copy of cm as the API server would send it after
+// an update: a new object, a new resourceVersion.
+func withResourceVersion(cm *corev1.ConfigMap, rv int) *corev1.ConfigMap {
+	c := cm.DeepCopy()
+	c.ResourceVersion = fmt.Sprint(rv)
+	return c
 }
 
 func benchInputs(n int) Inputs {

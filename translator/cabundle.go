@@ -41,7 +41,7 @@ type trust struct {
 // resolveTrust turns spec.validation into a CA bundle, collecting why each
 // ref is unusable. The secret is named after every ref (valid or not), so a
 // ref becoming valid or invalid changes only the secret, never the cluster.
-func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objectIndex, systemPath string) trust {
+func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objectIndex, systemPath string, cas *caCache) trust {
 	hasWellKnown := v.WellKnownCACertificates != nil && *v.WellKnownCACertificates != ""
 	switch {
 	case hasWellKnown && len(v.CACertificateRefs) > 0:
@@ -66,7 +66,7 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 	for i, ref := range v.CACertificateRefs {
 		key := caRefKey(namespace, ref)
 		keys[key] = true
-		pem, problem := resolveCARef(namespace, ref, ix)
+		pem, problem := resolveCARef(namespace, ref, ix, cas)
 		if problem != nil {
 			problem.message = fmt.Sprintf("caCertificateRefs[%d]: %s", i, problem.message)
 			t.problems = append(t.problems, *problem)
@@ -92,27 +92,33 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 }
 
 // resolveCARef returns the normalised PEM of one ref, or why it is invalid.
-func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex) ([]byte, *refProblem) {
+// cas may be nil (no cache).
+func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex, cas *caCache) ([]byte, *refProblem) {
 	nn := nameOf(namespace, string(ref.Name))
 	var (
-		data   []byte
-		exists bool
-		found  bool
+		exists, found bool
+		parse         func() ([]byte, error)
 	)
 	switch {
 	case ref.Group == "" && ref.Kind == "ConfigMap":
 		if cm, ok := ix.configMaps[nn]; ok {
 			exists = true
+			key := caKey{uid: cm.UID, kind: "ConfigMap", name: nn}
 			if s, ok := cm.Data[caCertificateKey]; ok {
-				data, found = []byte(s), true
+				found = true
+				parse = func() ([]byte, error) { return parseCA(cas, key, cm.ResourceVersion, s) }
 			} else if b, ok := cm.BinaryData[caCertificateKey]; ok {
-				data, found = b, true
+				found = true
+				parse = func() ([]byte, error) { return parseCA(cas, key, cm.ResourceVersion, b) }
 			}
 		}
 	case ref.Group == "" && ref.Kind == "Secret":
 		if s, ok := ix.secrets[nn]; ok {
 			exists = true
-			data, found = s.Data[caCertificateKey]
+			var b []byte
+			b, found = s.Data[caCertificateKey]
+			key := caKey{uid: s.UID, kind: "Secret", name: nn}
+			parse = func() ([]byte, error) { return parseCA(cas, key, s.ResourceVersion, b) }
 		}
 	default:
 		return nil, &refProblem{
@@ -120,11 +126,10 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 			message: fmt.Sprintf("group %q kind %q is not supported, only core ConfigMap and Secret", ref.Group, ref.Kind),
 		}
 	}
-	object := fmt.Sprintf("%s %s", ref.Kind, nn)
 	invalid := func(format string, a ...any) *refProblem {
 		return &refProblem{
 			reason:  gwv1.BackendTLSPolicyReasonInvalidCACertificateRef,
-			message: object + " " + fmt.Sprintf(format, a...),
+			message: fmt.Sprintf("%s %s", ref.Kind, nn) + " " + fmt.Sprintf(format, a...),
 		}
 	}
 	switch {
@@ -133,7 +138,7 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 	case !found:
 		return nil, invalid("has no key %q", caCertificateKey)
 	}
-	pem, err := caCertificatesPEM(data)
+	pem, err := parse()
 	if err != nil {
 		return nil, invalid("key %q %v", caCertificateKey, err)
 	}

@@ -3,6 +3,8 @@ package translator
 import (
 	"fmt"
 
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
 	"google.golang.org/protobuf/types/known/anypb"
 	"strings"
 
@@ -21,6 +23,10 @@ type policyVerdict struct {
 	// transport and httpOptions are the packed cluster settings of an
 	// accepted policy, shared by every port it governs.
 	transport, httpOptions *anypb.Any
+	// secret is the CA secret of an accepted policy that validates
+	// certificates, and secretErr why Envoy would reject it.
+	secret    *tlsv3.Secret
+	secretErr error
 
 	// rejectReason and rejectMessage are set when the policy is not
 	// accepted on any target (Invalid or NoValidCACertificate).
@@ -42,11 +48,12 @@ func (v *policyVerdict) reject(reason gwv1.PolicyConditionReason, message string
 	v.rejectMessage = message
 }
 
-// judgePolicy parses a policy's options and resolves its trust.
-func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options) *policyVerdict {
+// judgePolicy parses a policy's options and resolves its trust; cas may be
+// nil (no cache).
+func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, cas *caCache) *policyVerdict {
 	nn := nameOf(p.Namespace, p.Name)
 	v := &policyVerdict{policy: p, name: nn}
-	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts))
+	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts), cas)
 	if v.trust.invalid != "" {
 		v.reject(gwv1.PolicyReasonInvalid, v.trust.invalid)
 	}
@@ -82,6 +89,11 @@ func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options) *polic
 	v.transport, v.httpOptions, err = packedTLS(upstreamTLSContext(v.tls))
 	if err != nil {
 		v.reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
+		return v
+	}
+	if !v.tls.params.InsecureSkipVerify {
+		v.secret = caSecret(v.trust.bundle)
+		v.secretErr = v.secret.ValidateAll()
 	}
 	return v
 }

@@ -2,7 +2,9 @@ package translator
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -20,32 +22,39 @@ import (
 //
 // A policy missing from previous is taken to carry the status its object
 // holds. Only TCP Service ports get clusters: TLS needs a stream.
+//
+// It remembers nothing between calls; a Translator gives the same result
+// faster when called again with mostly the same objects.
 func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
+	return New().Translate(in, previous, now, opts)
+}
+
+// translate is Translate with the caches of t.
+func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
 	if opts.ControllerName == "" {
 		opts.ControllerName = DefaultControllerName
 	}
+	t.begin(opts)
+	defer t.done()
 	ix := newObjectIndex(in)
-	policies := uniquePolicies(in.Policies)
+	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*policyVerdict, 0, len(policies))
 	for _, p := range policies {
-		verdicts = append(verdicts, judgePolicy(p, ix, opts))
+		verdicts = append(verdicts, t.judge(p, ix, opts))
 	}
 	byPolicy, winners := attach(verdicts, ix)
 
-	b := newOutputBuilder()
-	failClosed, _, err := packedTLS(failClosedTLSContext())
-	if err != nil {
-		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
-	}
-	b.failClosed = failClosed
-	for _, nn := range sortedKeys(ix.services) {
+	b := newOutputBuilder(len(ix.services))
+	b.failClosed = t.failClosed
+	var governors []*policyVerdict
+	t.serviceOrder = sameKeysSorted(ix.services, t.serviceOrder)
+	for _, nn := range t.serviceOrder {
 		svc := ix.services[nn]
+		governors = governors[:0]
 		for _, port := range svc.Spec.Ports {
-			if protocolOrTCP(port.Protocol) != corev1.ProtocolTCP {
-				continue
-			}
-			b.addPort(svc, nn, port, governing(winners, nn, port), ix)
+			governors = append(governors, governing(winners, nn, port))
 		}
+		t.addService(b, svc, nn, governors, ix)
 	}
 
 	out := b.output()
@@ -56,8 +65,7 @@ func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) 
 		if !ok {
 			prev = v.policy.Status
 		}
-		ours := ancestorStatuses(v, byPolicy[v], opts.ControllerName)
-		out.Statuses[v.name] = mergeStatus(prev, ours, opts.ControllerName, v.policy.Generation, stamp)
+		out.Statuses[v.name] = t.status(v, byPolicy[v], prev, opts.ControllerName, stamp)
 	}
 	return out
 }
@@ -67,20 +75,36 @@ type outputBuilder struct {
 	clusters  []*clusterv3.Cluster
 	endpoints []*endpointv3.ClusterLoadAssignment
 	secrets   map[string]*tlsv3.Secret
-	origins   map[string]map[types.NamespacedName]bool
-	warnings  []string
+	// origins lists, per resource, the policies that produced it, unique.
+	origins  map[string][]types.NamespacedName
+	warnings []string
 	// failClosed is the packed TLS of ports whose policy is not accepted.
 	failClosed *anypb.Any
 }
 
-func newOutputBuilder() *outputBuilder {
-	return &outputBuilder{secrets: map[string]*tlsv3.Secret{}, origins: map[string]map[types.NamespacedName]bool{}}
+func newOutputBuilder(services int) *outputBuilder {
+	return &outputBuilder{
+		clusters:  make([]*clusterv3.Cluster, 0, services),
+		endpoints: make([]*endpointv3.ClusterLoadAssignment, 0, services),
+		secrets:   make(map[string]*tlsv3.Secret, services),
+		origins:   make(map[string][]types.NamespacedName, 2*services),
+	}
 }
 
-// addPort makes one Service port's cluster (and its endpoints): plaintext
-// without a policy, the policy's TLS when it is accepted, and a TLS that
-// fails every handshake when it is not.
-func (b *outputBuilder) addPort(svc *corev1.Service, nn types.NamespacedName, port corev1.ServicePort, policy *policyVerdict, ix *objectIndex) {
+// portOutput is what one Service port contributed to the output.
+type portOutput struct {
+	cluster  *clusterv3.Cluster
+	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
+	secret   *tlsv3.Secret                     // nil without a CA secret
+	policy   *policyVerdict                    // nil without a policy
+	warning  string
+}
+
+// translatePort makes one Service port's cluster (and its endpoints):
+// plaintext without a policy, the policy's TLS when it is accepted, and a
+// TLS that fails every handshake when it is not. Without a cluster, only
+// the warning is set.
+func translatePort(svc *corev1.Service, nn types.NamespacedName, port corev1.ServicePort, policy *policyVerdict, failClosed *anypb.Any, ix *objectIndex) portOutput {
 	spec := clusterSpec{name: ClusterName(nn, port.Port)}
 	external := svc.Spec.Type == corev1.ServiceTypeExternalName
 	if external {
@@ -88,53 +112,63 @@ func (b *outputBuilder) addPort(svc *corev1.Service, nn types.NamespacedName, po
 	}
 	var secret *tlsv3.Secret
 	if policy != nil {
-		spec.transport = b.failClosed
+		spec.transport = failClosed
 		if policy.accepted() {
 			spec.transport, spec.httpOptions = policy.transport, policy.httpOptions
-			if !policy.tls.params.InsecureSkipVerify {
-				secret = caSecret(policy.trust.bundle)
-			}
+			secret = policy.secret
 		}
 	}
 	c, err := envoyCluster(spec)
 	if err != nil {
-		b.warnings = append(b.warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))
-		return
+		return portOutput{warning: fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err)}
 	}
-	if secret != nil && b.secrets[secret.Name] != nil {
-		secret = b.secrets[secret.Name]
-	} else if secret != nil {
-		if err := secret.ValidateAll(); err != nil {
-			b.warnings = append(b.warnings, fmt.Sprintf("Service %s port %d: no cluster: secret %s: %v", nn, port.Port, secret.Name, err))
-			return
-		}
-		b.secrets[secret.Name] = secret
+	if secret != nil && policy.secretErr != nil {
+		return portOutput{warning: fmt.Sprintf("Service %s port %d: no cluster: secret %s: %v", nn, port.Port, secret.Name, policy.secretErr)}
 	}
-	b.clusters = append(b.clusters, c)
-	if policy != nil {
-		b.origin(c.Name, policy.name)
-		if secret != nil {
-			b.origin(secret.Name, policy.name)
-		}
-	}
+	out := portOutput{cluster: c, secret: secret, policy: policy}
 	if external {
-		return
+		return out
 	}
 	cla, err := loadAssignment(c.Name, readyEndpoints(port, ix.slicesByService[nn]))
 	if err != nil {
 		// An EDS cluster without its assignment would never warm; serve it
 		// empty rather than not at all.
-		b.warnings = append(b.warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err))
+		out.warning = fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err)
 		cla = &endpointv3.ClusterLoadAssignment{ClusterName: c.Name}
 	}
-	b.endpoints = append(b.endpoints, cla)
+	out.endpoint = cla
+	return out
+}
+
+// add puts one port's output into the result; a secret already there (same
+// name, so same refs and content) is kept.
+func (b *outputBuilder) add(p *portOutput) {
+	if p.warning != "" {
+		b.warnings = append(b.warnings, p.warning)
+	}
+	if p.cluster == nil {
+		return
+	}
+	b.clusters = append(b.clusters, p.cluster)
+	if p.endpoint != nil {
+		b.endpoints = append(b.endpoints, p.endpoint)
+	}
+	if p.secret != nil && b.secrets[p.secret.Name] == nil {
+		b.secrets[p.secret.Name] = p.secret
+	}
+	if p.policy != nil {
+		b.origin(p.cluster.Name, p.policy.name)
+		if p.secret != nil {
+			b.origin(p.secret.Name, p.policy.name)
+		}
+	}
 }
 
 func (b *outputBuilder) origin(resource string, policy types.NamespacedName) {
-	if b.origins[resource] == nil {
-		b.origins[resource] = map[types.NamespacedName]bool{}
+	if slices.Contains(b.origins[resource], policy) {
+		return
 	}
-	b.origins[resource][policy] = true
+	b.origins[resource] = append(b.origins[resource], policy)
 }
 
 // output sorts everything by name.
@@ -143,21 +177,21 @@ func (b *outputBuilder) output() Output {
 		Clusters:  b.clusters,
 		Endpoints: b.endpoints,
 		Secrets:   make([]*tlsv3.Secret, 0, len(b.secrets)),
-		Origins:   make(map[string][]types.NamespacedName, len(b.origins)),
+		Origins:   b.origins,
 		Warnings:  b.warnings,
 	}
-	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].Name < out.Clusters[j].Name })
-	sort.Slice(out.Endpoints, func(i, j int) bool { return out.Endpoints[i].ClusterName < out.Endpoints[j].ClusterName })
+	// Names are unique, so any sort gives the same order.
+	slices.SortFunc(out.Clusters, func(x, y *clusterv3.Cluster) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(out.Endpoints, func(x, y *endpointv3.ClusterLoadAssignment) int {
+		return strings.Compare(x.ClusterName, y.ClusterName)
+	})
 	for _, name := range sortedNames(b.secrets) {
 		out.Secrets = append(out.Secrets, b.secrets[name])
 	}
-	for resource, set := range b.origins {
-		policies := make([]types.NamespacedName, 0, len(set))
-		for p := range set {
-			policies = append(policies, p)
+	for _, policies := range out.Origins {
+		if len(policies) > 1 {
+			sort.Slice(policies, func(i, j int) bool { return policies[i].String() < policies[j].String() })
 		}
-		sort.Slice(policies, func(i, j int) bool { return policies[i].String() < policies[j].String() })
-		out.Origins[resource] = policies
 	}
 	sort.Strings(out.Warnings)
 	return out
@@ -176,17 +210,49 @@ func uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	return out
 }
 
+// uniquePolicies is uniquePolicies remembering the last order.
+func (t *Translator) uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
+	byName := make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(in))
+	for _, p := range in {
+		byName[nameOf(p.Namespace, p.Name)] = p
+	}
+	t.policyOrder = sameKeysSorted(byName, t.policyOrder)
+	out := make([]*gwv1.BackendTLSPolicy, 0, len(byName))
+	for _, nn := range t.policyOrder {
+		out = append(out, byName[nn])
+	}
+	return out
+}
+
+// sameKeysSorted is sortedKeys(m), returning last when it holds exactly
+// m's keys: checking that costs one lookup per key, sorting far more.
+func sameKeysSorted[V any](m map[types.NamespacedName]V, last []types.NamespacedName) []types.NamespacedName {
+	if len(last) == len(m) {
+		same := true
+		for _, k := range last {
+			if _, ok := m[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			return last
+		}
+	}
+	return sortedKeys(m)
+}
+
 // sortedKeys returns a map's namespace/name keys by namespace, then name.
 func sortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
 	keys := make([]types.NamespacedName, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Namespace != keys[j].Namespace {
-			return keys[i].Namespace < keys[j].Namespace
+	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
 		}
-		return keys[i].Name < keys[j].Name
+		return strings.Compare(a.Name, b.Name)
 	})
 	return keys
 }
@@ -197,6 +263,6 @@ func sortedNames[V any](m map[string]V) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
