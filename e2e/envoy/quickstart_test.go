@@ -1,0 +1,116 @@
+package envoy
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuickstart runs e2e/docker-compose.yaml without Docker: the same
+// commands, the same mounted quickstart files and the same check scripts,
+// as local processes sharing loopback the way the containers share
+// tlsplane's network namespace. So the compose setup cannot drift from what
+// `make e2e` proves, although no Docker engine runs here.
+func TestQuickstart(t *testing.T) {
+	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
+	if tlsplaneBin == "" || envoyBin == "" {
+		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the compose check scripts need curl")
+	}
+	compose, err := readCompose(filepath.Join("..", "docker-compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range []string{"tlsplane", "payments", "payments-p384-only", "catalog", "envoy"} {
+		if len(compose.commands[svc]) == 0 {
+			t.Fatalf("docker-compose.yaml: no command for service %s", svc)
+		}
+	}
+	for _, check := range []string{"check-happy", "check-failure"} {
+		if compose.scripts[check] == "" {
+			t.Fatalf("docker-compose.yaml: no script for %s", check)
+		}
+	}
+	requireFreePorts(t, compose)
+
+	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newSummary("quickstart: e2e/docker-compose.yaml run without Docker", root)
+	backendBin := buildBackend(t, root)
+	run := func(svc, bin string) *process {
+		return start(t, root, svc, bin, compose.localArgs(compose.commands[svc])...)
+	}
+	run("tlsplane", tlsplaneBin)
+	payments := run("payments", backendBin)
+	run("catalog", backendBin)
+	run("envoy", envoyBin)
+
+	s.run(t, "happy-path", func(t *testing.T) { runCheck(t, root, compose, "check-happy", s, "happy-path") })
+	s.run(t, "failure-case", func(t *testing.T) {
+		payments.stop(10 * time.Second)
+		run("payments-p384-only", backendBin)
+		runCheck(t, root, compose, "check-failure", s, "failure-case")
+	})
+}
+
+// runCheck runs one compose check script with sh, bounded in time.
+func runCheck(t *testing.T, dir string, c *composeFile, check string, s *summary, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", c.scripts[check])
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	last := strings.TrimSpace(string(out))
+	if i := strings.LastIndex(last, "\n"); i >= 0 {
+		last = last[i+1:]
+	}
+	s.note(name, "%s", shorten(last))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", check, err, out)
+	}
+}
+
+// requireFreePorts skips the test when a fixed quickstart port is taken,
+// e.g. by a `make run` on this machine.
+func requireFreePorts(t *testing.T, c *composeFile) {
+	t.Helper()
+	envoyYAML, err := os.ReadFile(c.mounts["/etc/envoy/envoy.yaml"])
+	if err != nil {
+		t.Fatalf("examples/envoy.yaml through the compose mount: %v", err)
+	}
+	var text strings.Builder
+	text.Write(envoyYAML)
+	for _, args := range c.commands {
+		text.WriteString(strings.Join(args, " ") + "\n")
+	}
+	addrs := map[string]bool{}
+	for _, m := range regexp.MustCompile(`127\.0\.0\.1:(\d+)`).FindAllStringSubmatch(text.String(), -1) {
+		addrs["127.0.0.1:"+m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`port_value: (\d+)`).FindAllStringSubmatch(string(envoyYAML), -1) {
+		addrs["127.0.0.1:"+m[1]] = true
+	}
+	for addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Skipf("quickstart port %s is in use (%v); stop whatever holds it to run this test", addr, err)
+		}
+		ln.Close()
+	}
+}
