@@ -43,6 +43,7 @@ type serveConfig struct {
 	allowInsecureSkipVerify bool
 	fleetNamespaces         map[string][]string
 	kube                    *kubeFlags
+	xdsAuth                 *xdsAuthFlags
 }
 
 // parseServeFlags parses args with a FlagSet of its own.
@@ -64,6 +65,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 		return err
 	})
 	cfg.kube = registerKubeFlags(fs)
+	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -138,6 +140,10 @@ func runServe(args []string) error {
 	// After the first signal, a second one kills at once, as people expect.
 	go func() { <-ctx.Done(); stop() }()
 
+	security, err := cfg.xdsAuth.serverOptions(cfg.xdsAddress, logger)
+	if err != nil {
+		return err
+	}
 	xdsLis, err := net.Listen("tcp", cfg.xdsAddress)
 	if err != nil {
 		return fmt.Errorf("--xds-address %q: %w", cfg.xdsAddress, err)
@@ -147,12 +153,13 @@ func runServe(args []string) error {
 		xdsLis.Close()
 		return fmt.Errorf("--admin-address %q: %w", cfg.adminAddress, err)
 	}
-	return serve(ctx, cfg, logger, xdsLis, adminLis)
+	return serve(ctx, cfg, security, logger, xdsLis, adminLis)
 }
 
-// serve wires source, pipeline, snapshots, xDS and admin, and runs them
-// until ctx ends or one of them fails. It owns and closes both listeners.
-func serve(ctx context.Context, cfg *serveConfig, logger *slog.Logger, xdsLis, adminLis net.Listener) error {
+// serve wires source, pipeline, snapshots, xDS (with security, checked
+// against the address by the caller) and admin, and runs them until ctx
+// ends or one of them fails. It owns and closes both listeners.
+func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger *slog.Logger, xdsLis, adminLis net.Listener) error {
 	defer xdsLis.Close()
 	defer adminLis.Close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -193,6 +200,7 @@ func serve(ctx context.Context, cfg *serveConfig, logger *slog.Logger, xdsLis, a
 	xdsServer := xds.NewServer(pub, xds.Options{
 		Logger:     logger.With("stage", "xds"),
 		Registerer: reg,
+		Security:   security,
 		OnNACK: func(n xds.NACK) {
 			pl.RecordNACK(pipeline.Rejection{Node: n.NodeID, Fleet: n.Fleet, TypeURL: n.TypeURL,
 				Version: n.Version, Message: n.Message, Resources: n.Resources, Policies: n.Policies})

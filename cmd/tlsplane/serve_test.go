@@ -20,6 +20,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/tlsplane/tlsplane/xds"
 )
 
 func TestParseFleetNamespaces(t *testing.T) {
@@ -101,7 +103,7 @@ func startServe(t *testing.T, dir string) *servingPlane {
 	p := &servingPlane{dir: dir, xds: xdsLis.Addr().String(), admin: adminLis.Addr().String(), done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	go func() { p.done <- serve(ctx, cfg, logger, xdsLis, adminLis) }()
+	go func() { p.done <- serve(ctx, cfg, xds.Security{}, logger, xdsLis, adminLis) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
