@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"hash/fnv"
 	"log/slog"
 	"sync"
 
@@ -30,11 +31,31 @@ type streamState struct {
 	node  *corev3.Node // nil until the first request
 	types map[string]bool
 	sent  map[string][]sentResponse
+	// acked is, per type, the last response Envoy accepted.
+	acked map[string]sentResponse
 }
 
 type sentResponse struct {
 	nonce, version string
 	resources      []string
+	// digests of each resource's bytes, to tell which ones a rejected
+	// response changed (SotW only: a delta response holds only changes).
+	digests map[string]uint64
+}
+
+// changedSince lists the resources of r that are new or different from
+// acked; all of them when nothing was accepted before.
+func (r sentResponse) changedSince(acked sentResponse, ackedFound bool) []string {
+	if !ackedFound || r.digests == nil {
+		return r.resources
+	}
+	var changed []string
+	for _, name := range r.resources {
+		if d, ok := acked.digests[name]; !ok || d != r.digests[name] {
+			changed = append(changed, name)
+		}
+	}
+	return changed
 }
 
 // callbacks watch every stream: they register its node with the publisher
@@ -69,14 +90,18 @@ func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest)
 		return err
 	}
 	node := c.request(key, req.GetNode(), req.GetTypeUrl())
+	sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
 	if req.GetErrorDetail() == nil {
+		if found {
+			c.ack(key, req.GetTypeUrl(), sent)
+		}
 		return nil
 	}
-	sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
+	acked, ackedFound := c.lastAcked(key, req.GetTypeUrl())
 	c.nacks.report(NACK{
 		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
 		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
-		Resources: sent.resources,
+		Resources: sent.resources, changed: sent.changedSince(acked, ackedFound),
 	})
 	if found {
 		// A NACK carries the last accepted version, and go-control-plane
@@ -90,10 +115,15 @@ func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest)
 
 func (c *callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
 	names := make([]string, 0, len(resp.GetResources()))
+	digests := make(map[string]uint64, len(resp.GetResources()))
 	for _, r := range resp.GetResources() {
-		names = append(names, resourceName(r.GetValue()))
+		name := resourceName(r.GetValue())
+		names = append(names, name)
+		h := fnv.New64a()
+		h.Write(r.GetValue())
+		digests[name] = h.Sum64()
 	}
-	c.sent(streamKey{id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), resources: names})
+	c.sent(streamKey{id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), resources: names, digests: digests})
 }
 
 func (c *callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) error {
@@ -141,7 +171,25 @@ func (c *callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.
 func (c *callbacks) open(key streamKey, peer peerIdentity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, sent: map[string][]sentResponse{}}
+	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, sent: map[string][]sentResponse{}, acked: map[string]sentResponse{}}
+}
+
+func (c *callbacks) ack(key streamKey, typeURL string, resp sentResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.streams[key]; st != nil {
+		st.acked[typeURL] = resp
+	}
+}
+
+func (c *callbacks) lastAcked(key streamKey, typeURL string) (sentResponse, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.streams[key]; st != nil {
+		r, ok := st.acked[typeURL]
+		return r, ok
+	}
+	return sentResponse{}, false
 }
 
 // authorize checks every request, not only the first: go-control-plane

@@ -16,6 +16,11 @@ type NACK struct {
 	Resources []string
 	// Policies produced Resources (the publisher's origins).
 	Policies []types.NamespacedName
+
+	// changed are the resources the rejected response added or changed
+	// since the last one accepted, when known: the suspects when the
+	// message names none (Envoy's EDS and SDS errors rarely do).
+	changed []string
 }
 
 // maxRememberedNACKs bounds the once-per-(node, type, version) memory.
@@ -50,7 +55,7 @@ func (r *nackReporter) report(n NACK) {
 	r.seen[key] = true
 	r.mu.Unlock()
 
-	n.Resources = implicated(n.Resources, n.Message)
+	n.Resources = implicated(n.Resources, n.changed, n.Message)
 	n.Policies = r.origins(n.Resources)
 	r.log.Warn("Envoy rejected an xDS response",
 		"node", n.NodeID, "fleet", n.Fleet, "type_url", n.TypeURL, "version", n.Version,
@@ -62,18 +67,21 @@ func (r *nackReporter) report(n NACK) {
 
 // implicated narrows a rejected response to the resources Envoy's message
 // names ("Error adding/updating cluster(s) shop/pay/443: ..."); a message
-// naming none implicates them all.
-func implicated(resources []string, message string) []string {
+// naming none implicates the changed ones, or else all of them.
+func implicated(resources, changed []string, message string) []string {
 	var named []string
 	for _, name := range resources {
 		if mentions(message, name) {
 			named = append(named, name)
 		}
 	}
-	if len(named) == 0 {
-		return resources
+	switch {
+	case len(named) > 0:
+		return named
+	case len(changed) > 0:
+		return changed
 	}
-	return named
+	return resources
 }
 
 // mentions finds name as a whole word, so "shop/pay/80" is not found in

@@ -4,7 +4,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlsplane/tlsplane/snapshots"
+	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
 )
 
 func TestImplicatedNarrowsToNamedResources(t *testing.T) {
@@ -15,9 +19,40 @@ func TestImplicatedNarrowsToNamedResources(t *testing.T) {
 		"Proto constraint validation failed (ClusterValidationError...)": resources,
 		"shop/pay/80/extra is not ours":                                  resources,
 	} {
-		if got := implicated(resources, message); !slices.Equal(got, want) {
+		if got := implicated(resources, nil, message); !slices.Equal(got, want) {
 			t.Errorf("%q: got %v, want %v", message, got, want)
 		}
+	}
+	// A message naming none implicates what changed since the last ACK.
+	changed := []string{"bank/ledger/443"}
+	if got := implicated(resources, changed, "malformed IP address: 999.0.0.1"); !slices.Equal(got, changed) {
+		t.Errorf("unnamed, with changes: got %v, want %v", got, changed)
+	}
+	if got := implicated(resources, changed, "cluster shop/pay/80 rejected"); !slices.Equal(got, []string{"shop/pay/80"}) {
+		t.Errorf("named: got %v, want the named one", got)
+	}
+}
+
+// Envoy's EDS and SDS errors name no resource: the NACK implicates the
+// resources changed since the version Envoy last accepted.
+func TestSotwNACKImplicatesChangedResources(t *testing.T) {
+	h := start(t, snapshots.Options{})
+	h.publish(t, st.Output(payments, ledger), true)
+	eds := connectSotw(t, h, node("envoy-1", "edge"), resource.EndpointType)
+	eds.fetch(t)
+	eds.ack(t)
+
+	moved := ledger
+	moved.Address = "999.0.0.1"
+	h.publish(t, st.Output(payments, moved), true)
+	wantNames(t, "EDS", eds.fetch(t), "bank/ledger/443", "shop/payments/8443")
+	if err := eds.client.Nack("malformed IP address: 999.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	nack := h.expectNACK(t)
+	wantNames(t, "rejected resources", nack.Resources, "bank/ledger/443")
+	if len(nack.Policies) != 1 || nack.Policies[0] != ledger.Policy() {
+		t.Errorf("policies = %v, want [%v]", nack.Policies, ledger.Policy())
 	}
 }
 
