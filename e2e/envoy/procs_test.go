@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,19 +37,33 @@ func start(t *testing.T, logDir, name string, bin string, args ...string) *proce
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: if the test binary dies (a -timeout panic skips every
+	// Cleanup), the kernel still stops the child.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("starting %s: %v", name, err)
 	}
 	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	liveProcesses.Store(p, true)
 	go func() {
 		_ = cmd.Wait()
 		logFile.Close()
+		liveProcesses.Delete(p)
 		close(p.done)
 	}()
 	t.Cleanup(func() { p.stop(10 * time.Second) })
 	return p
+}
+
+// liveProcesses are the children not yet exited; TestMain stops any left.
+var liveProcesses sync.Map
+
+func stopLiveProcesses() {
+	liveProcesses.Range(func(k, _ any) bool {
+		k.(*process).stop(5 * time.Second)
+		return true
+	})
 }
 
 // stop sends SIGTERM to the group, and SIGKILL if it has not exited in grace.

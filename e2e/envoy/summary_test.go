@@ -17,6 +17,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopLiveProcesses()
 	summariesMu.Lock()
 	for _, s := range summaries {
 		fmt.Print(s.String())
