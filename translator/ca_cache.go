@@ -17,7 +17,7 @@ type caKey struct {
 type caEntry struct {
 	resourceVersion string
 	data            string
-	pem             []byte
+	pem             string
 	err             error
 }
 
@@ -32,11 +32,12 @@ func newCACache() *caCache {
 	return &caCache{last: map[caKey]*caEntry{}, next: map[caKey]*caEntry{}}
 }
 
-// parse returns the normalised PEM of data, read from the object key at
-// resourceVersion. A ConfigMap's string is compared and kept without a copy.
-func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, data T) ([]byte, error) {
+// parseCA returns the normalised PEM of data, read from the object key at
+// resourceVersion; c may be nil (no cache). The result is data itself when
+// data is already canonical, so the common case copies nothing.
+func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, data T) (string, error) {
 	if c == nil {
-		return caCertificatesPEM([]byte(data))
+		return normalisedPEM(data)
 	}
 	if e := c.next[key]; e != nil && e.resourceVersion == resourceVersion && e.data == string(data) {
 		return e.pem, e.err
@@ -45,9 +46,22 @@ func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, d
 		c.next[key] = e
 		return e.pem, e.err
 	}
+	e := &caEntry{resourceVersion: resourceVersion, data: string(data)}
+	e.pem, e.err = normalisedPEM(e.data)
+	c.next[key] = e
+	return e.pem, e.err
+}
+
+// normalisedPEM is caCertificatesPEM as a string.
+func normalisedPEM[T string | []byte](data T) (string, error) {
 	pem, err := caCertificatesPEM([]byte(data))
-	c.next[key] = &caEntry{resourceVersion: resourceVersion, data: string(data), pem: pem, err: err}
-	return pem, err
+	if err != nil {
+		return "", err
+	}
+	if s, ok := any(data).(string); ok && s == string(pem) {
+		return s, nil
+	}
+	return string(pem), nil
 }
 
 // done ends a translation: what it used is what the next one may reuse.

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,7 +20,7 @@ const SystemCASecretName = "ca/system"
 // one SDS secret.
 type caBundle struct {
 	secretName string
-	pem        []byte // the valid refs' certificates; nil for the system bundle
+	pem        string // the valid refs' certificates; "" for the system bundle
 	systemPath string // set only for the system bundle
 }
 
@@ -56,7 +55,7 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 
 	type resolved struct {
 		key string
-		pem []byte
+		pem string
 	}
 	var (
 		t     trust
@@ -79,25 +78,29 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 	}
 	// Sorted by key, like the name, so equal ref sets give one secret.
 	sort.SliceStable(valid, func(i, j int) bool { return valid[i].key < valid[j].key })
-	var content bytes.Buffer
-	seen := map[string]bool{}
+	var content strings.Builder
+	seen := make(map[string]bool, len(valid))
 	for _, r := range valid {
 		if !seen[r.key] {
 			seen[r.key] = true
-			content.Write(r.pem)
+			content.WriteString(r.pem)
 		}
 	}
-	t.bundle = &caBundle{secretName: caSecretName(keys), pem: content.Bytes()}
+	pem := content.String()
+	if len(valid) == 1 {
+		pem = valid[0].pem // the same string, without a copy
+	}
+	t.bundle = &caBundle{secretName: caSecretName(keys), pem: pem}
 	return t
 }
 
 // resolveCARef returns the normalised PEM of one ref, or why it is invalid.
 // cas may be nil (no cache).
-func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex, cas *caCache) ([]byte, *refProblem) {
+func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex, cas *caCache) (string, *refProblem) {
 	nn := nameOf(namespace, string(ref.Name))
 	var (
 		exists, found bool
-		parse         func() ([]byte, error)
+		parse         func() (string, error)
 	)
 	switch {
 	case ref.Group == "" && ref.Kind == "ConfigMap":
@@ -106,10 +109,10 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 			key := caKey{uid: cm.UID, kind: "ConfigMap", name: nn}
 			if s, ok := cm.Data[caCertificateKey]; ok {
 				found = true
-				parse = func() ([]byte, error) { return parseCA(cas, key, cm.ResourceVersion, s) }
+				parse = func() (string, error) { return parseCA(cas, key, cm.ResourceVersion, s) }
 			} else if b, ok := cm.BinaryData[caCertificateKey]; ok {
 				found = true
-				parse = func() ([]byte, error) { return parseCA(cas, key, cm.ResourceVersion, b) }
+				parse = func() (string, error) { return parseCA(cas, key, cm.ResourceVersion, b) }
 			}
 		}
 	case ref.Group == "" && ref.Kind == "Secret":
@@ -118,10 +121,10 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 			var b []byte
 			b, found = s.Data[caCertificateKey]
 			key := caKey{uid: s.UID, kind: "Secret", name: nn}
-			parse = func() ([]byte, error) { return parseCA(cas, key, s.ResourceVersion, b) }
+			parse = func() (string, error) { return parseCA(cas, key, s.ResourceVersion, b) }
 		}
 	default:
-		return nil, &refProblem{
+		return "", &refProblem{
 			reason:  gwv1.BackendTLSPolicyReasonInvalidKind,
 			message: fmt.Sprintf("group %q kind %q is not supported, only core ConfigMap and Secret", ref.Group, ref.Kind),
 		}
@@ -134,13 +137,13 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 	}
 	switch {
 	case !exists:
-		return nil, invalid("does not exist")
+		return "", invalid("does not exist")
 	case !found:
-		return nil, invalid("has no key %q", caCertificateKey)
+		return "", invalid("has no key %q", caCertificateKey)
 	}
 	pem, err := parse()
 	if err != nil {
-		return nil, invalid("key %q %v", caCertificateKey, err)
+		return "", invalid("key %q %v", caCertificateKey, err)
 	}
 	return pem, nil
 }

@@ -21,11 +21,44 @@ type clusterSpec struct {
 	// otherwise the cluster's endpoints come over EDS.
 	externalName string
 	port         uint32
-	// transport is the packed transport socket config (nil: plaintext),
-	// and httpOptions the packed upstream HTTP options (nil: Envoy's
-	// default). Both are packed once per policy and shared read-only.
-	transport   *anypb.Any
-	httpOptions *anypb.Any
+	tls          clusterTLS
+	eds          *edsParts
+}
+
+// clusterTLS is the TLS part of a cluster, built once per policy and shared
+// read-only by every cluster it governs.
+type clusterTLS struct {
+	socket          *corev3.TransportSocket // nil: plaintext
+	protocolOptions map[string]*anypb.Any   // nil: Envoy's default
+}
+
+// newClusterTLS wraps the packed transport socket config and upstream HTTP
+// options (both may be nil).
+func newClusterTLS(transport, httpOptions *anypb.Any) clusterTLS {
+	var t clusterTLS
+	if transport != nil {
+		t.socket = &corev3.TransportSocket{
+			Name:       tlsTransportSocketName,
+			ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: transport},
+		}
+	}
+	if httpOptions != nil {
+		t.protocolOptions = map[string]*anypb.Any{httpProtocolOptionsName: httpOptions}
+	}
+	return t
+}
+
+// edsParts are what every EDS cluster says alike, shared read-only.
+type edsParts struct {
+	discovery *clusterv3.Cluster_Type
+	config    *clusterv3.Cluster_EdsClusterConfig
+}
+
+func newEDSParts() *edsParts {
+	return &edsParts{
+		discovery: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
+		config:    &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsConfigSource()},
+	}
 }
 
 // envoyCluster builds and validates a cluster. The packed TLS context was
@@ -41,18 +74,11 @@ func envoyCluster(spec clusterSpec) (*clusterv3.Cluster, error) {
 			}},
 		}
 	} else {
-		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
-		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsConfigSource()}
+		c.ClusterDiscoveryType = spec.eds.discovery
+		c.EdsClusterConfig = spec.eds.config
 	}
-	if spec.transport != nil {
-		c.TransportSocket = &corev3.TransportSocket{
-			Name:       tlsTransportSocketName,
-			ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: spec.transport},
-		}
-	}
-	if spec.httpOptions != nil {
-		c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptionsName: spec.httpOptions}
-	}
+	c.TransportSocket = spec.tls.socket
+	c.TypedExtensionProtocolOptions = spec.tls.protocolOptions
 	if err := c.ValidateAll(); err != nil {
 		return nil, err
 	}
@@ -61,23 +87,54 @@ func envoyCluster(spec clusterSpec) (*clusterv3.Cluster, error) {
 
 // packedTLS validates an UpstreamTlsContext (ValidateAll does not look
 // inside an Any, so this is its only check) and packs it with the HTTP
-// options its ALPN list needs.
-func packedTLS(ctx *tlsv3.UpstreamTlsContext) (transport, httpOptions *anypb.Any, err error) {
+// options its ALPN list needs; memo (may be nil) keeps those packed once.
+func packedTLS(ctx *tlsv3.UpstreamTlsContext, memo *httpOptionsMemo) (transport, httpOptions *anypb.Any, err error) {
 	if err := ctx.ValidateAll(); err != nil {
 		return nil, nil, err
 	}
 	if transport, err = anypb.New(ctx); err != nil {
 		return nil, nil, err
 	}
-	if opts := httpOptionsForALPN(ctx.GetCommonTlsContext().GetAlpnProtocols()); opts != nil {
-		if err := opts.ValidateAll(); err != nil {
-			return nil, nil, err
-		}
-		if httpOptions, err = anypb.New(opts); err != nil {
-			return nil, nil, err
-		}
+	httpOptions, err = memo.packed(ctx.GetCommonTlsContext().GetAlpnProtocols())
+	if err != nil {
+		return nil, nil, err
 	}
 	return transport, httpOptions, nil
+}
+
+// httpOptionsMemo holds the packed HTTP options of each ALPN outcome: there
+// are only a few, and every policy offering the same protocols shares one.
+type httpOptionsMemo struct {
+	byOffer map[alpnOffer]*anypb.Any
+}
+
+// alpnOffer is what an ALPN list means for the upstream protocol.
+type alpnOffer struct{ h2, h1 bool }
+
+func (m *httpOptionsMemo) packed(alpn []string) (*anypb.Any, error) {
+	offer := alpnOffer{h2: slices.Contains(alpn, "h2"), h1: slices.Contains(alpn, "http/1.1")}
+	if m != nil {
+		if a, ok := m.byOffer[offer]; ok {
+			return a, nil
+		}
+	}
+	var packed *anypb.Any
+	if opts := httpOptionsForALPN(alpn); opts != nil {
+		if err := opts.ValidateAll(); err != nil {
+			return nil, err
+		}
+		var err error
+		if packed, err = anypb.New(opts); err != nil {
+			return nil, err
+		}
+	}
+	if m != nil {
+		if m.byOffer == nil {
+			m.byOffer = map[alpnOffer]*anypb.Any{}
+		}
+		m.byOffer[offer] = packed
+	}
+	return packed, nil
 }
 
 // httpOptionsForALPN makes the cluster speak what ALPN offers: offering h2

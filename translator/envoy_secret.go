@@ -8,8 +8,8 @@ import (
 // caSecret is the SDS secret of a CA bundle: inline PEM for refs, the host's
 // file for the system bundle (the translator reads no files).
 func caSecret(b *caBundle) *tlsv3.Secret {
-	source := &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: string(b.pem)}}
-	if b.pem == nil {
+	source := &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: b.pem}}
+	if b.pem == "" {
 		source = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: b.systemPath}}
 	}
 	return &tlsv3.Secret{

@@ -93,7 +93,7 @@ func ParseOptions(options map[gwv1.AnnotationKey]gwv1.AnnotationValue, allowInse
 		if !strings.Contains(key, "/") {
 			return TLSOptions{}, fmt.Errorf("option %s: un-prefixed keys are reserved by Gateway API; tlsplane's options are under %s", quoteValue(key), OptionPrefix)
 		}
-		if len(key) > maxOptionKeyBytes || !optionKeyPattern.MatchString(key) {
+		if len(key) > maxOptionKeyBytes || !isOptionName(key) && !optionKeyPattern.MatchString(key) {
 			return TLSOptions{}, fmt.Errorf("option %s: not a valid key: Gateway API keys are a DNS subdomain, /, and a name", quoteValue(key))
 		}
 		if !strings.HasPrefix(key, OptionPrefix) {
@@ -115,6 +115,17 @@ func ParseOptions(options map[gwv1.AnnotationKey]gwv1.AnnotationValue, allowInse
 		return TLSOptions{}, err
 	}
 	return o, nil
+}
+
+// isOptionName: one of tlsplane's own keys, all valid keys, so the pattern
+// need not be run on the keys nearly every policy uses.
+func isOptionName(key string) bool {
+	switch key {
+	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
+		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify:
+		return true
+	}
+	return false
 }
 
 // set parses one tlsplane.io/ option's value into o.

@@ -5,7 +5,6 @@ import (
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
-	"google.golang.org/protobuf/types/known/anypb"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -20,9 +19,9 @@ type policyVerdict struct {
 
 	tls   upstreamTLS // meaningful only when accepted
 	trust trust
-	// transport and httpOptions are the packed cluster settings of an
-	// accepted policy, shared by every port it governs.
-	transport, httpOptions *anypb.Any
+	// cluster is the packed TLS of an accepted policy, shared by every
+	// port it governs.
+	cluster clusterTLS
 	// secret is the CA secret of an accepted policy that validates
 	// certificates, and secretErr why Envoy would reject it.
 	secret    *tlsv3.Secret
@@ -48,9 +47,9 @@ func (v *policyVerdict) reject(reason gwv1.PolicyConditionReason, message string
 	v.rejectMessage = message
 }
 
-// judgePolicy parses a policy's options and resolves its trust; cas may be
-// nil (no cache).
-func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, cas *caCache) *policyVerdict {
+// judgePolicy parses a policy's options and resolves its trust; cas and
+// memo may be nil (nothing remembered).
+func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, cas *caCache, memo *httpOptionsMemo) *policyVerdict {
 	nn := nameOf(p.Namespace, p.Name)
 	v := &policyVerdict{policy: p, name: nn}
 	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts), cas)
@@ -86,11 +85,12 @@ func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, cas *c
 	}
 	// Options are checked against Envoy by ParseOptions; this catches what
 	// slipped through, before Envoy would NACK it.
-	v.transport, v.httpOptions, err = packedTLS(upstreamTLSContext(v.tls))
+	transport, httpOptions, err := packedTLS(upstreamTLSContext(v.tls), memo)
 	if err != nil {
 		v.reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
 		return v
 	}
+	v.cluster = newClusterTLS(transport, httpOptions)
 	if !v.tls.params.InsecureSkipVerify {
 		v.secret = caSecret(v.trust.bundle)
 		v.secretErr = v.secret.ValidateAll()

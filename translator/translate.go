@@ -10,7 +10,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	"google.golang.org/protobuf/types/known/anypb"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +44,6 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	byPolicy, winners := attach(verdicts, ix)
 
 	b := newOutputBuilder(len(ix.services))
-	b.failClosed = t.failClosed
 	var governors []*policyVerdict
 	t.serviceOrder = sameKeysSorted(ix.services, t.serviceOrder)
 	for _, nn := range t.serviceOrder {
@@ -78,8 +76,6 @@ type outputBuilder struct {
 	// origins lists, per resource, the policies that produced it, unique.
 	origins  map[string][]types.NamespacedName
 	warnings []string
-	// failClosed is the packed TLS of ports whose policy is not accepted.
-	failClosed *anypb.Any
 }
 
 func newOutputBuilder(services int) *outputBuilder {
@@ -104,17 +100,17 @@ type portOutput struct {
 // plaintext without a policy, the policy's TLS when it is accepted, and a
 // TLS that fails every handshake when it is not. Without a cluster, only
 // the warning is set.
-func translatePort(svc *corev1.Service, nn types.NamespacedName, port corev1.ServicePort, policy *policyVerdict, failClosed *anypb.Any, ix *objectIndex) portOutput {
-	spec := clusterSpec{name: ClusterName(nn, port.Port)}
+func translatePort(svc *corev1.Service, nn types.NamespacedName, port corev1.ServicePort, policy *policyVerdict, shared *sharedParts, ix *objectIndex) portOutput {
+	spec := clusterSpec{name: ClusterName(nn, port.Port), eds: shared.eds}
 	external := svc.Spec.Type == corev1.ServiceTypeExternalName
 	if external {
 		spec.externalName, spec.port = svc.Spec.ExternalName, uint32(port.Port)
 	}
 	var secret *tlsv3.Secret
 	if policy != nil {
-		spec.transport = failClosed
+		spec.tls = shared.failClosed
 		if policy.accepted() {
-			spec.transport, spec.httpOptions = policy.transport, policy.httpOptions
+			spec.tls = policy.cluster
 			secret = policy.secret
 		}
 	}

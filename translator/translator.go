@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/types/known/anypb"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,8 +27,8 @@ type Translator struct {
 	mu   sync.Mutex
 	opts Options // of the last call; other options start afresh
 
-	// failClosed is the packed TLS of ports whose policy is not accepted.
-	failClosed *anypb.Any
+	shared      *sharedParts
+	httpOptions *httpOptionsMemo
 
 	// serviceOrder and policyOrder are the last call's sorted names.
 	serviceOrder, policyOrder []types.NamespacedName
@@ -42,11 +41,22 @@ type Translator struct {
 
 // New returns a Translator with nothing remembered.
 func New() *Translator {
-	failClosed, _, err := packedTLS(failClosedTLSContext())
+	failClosed, _, err := packedTLS(failClosedTLSContext(), nil)
 	if err != nil {
 		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
 	}
-	return &Translator{failClosed: failClosed, cas: newCACache()}
+	return &Translator{
+		shared:      &sharedParts{failClosed: newClusterTLS(failClosed, nil), eds: newEDSParts()},
+		httpOptions: &httpOptionsMemo{},
+		cas:         newCACache(),
+	}
+}
+
+// sharedParts are the cluster pieces that do not depend on any input.
+type sharedParts struct {
+	// failClosed is the TLS of ports whose policy is not accepted.
+	failClosed clusterTLS
+	eds        *edsParts
 }
 
 // Translate is Translate (the function) reusing earlier results.
@@ -142,7 +152,7 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Optio
 			return e.verdict
 		}
 	}
-	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), verdict: judgePolicy(p, ix, opts, t.cas)}
+	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), verdict: judgePolicy(p, ix, opts, t.cas, t.httpOptions)}
 	for i, ref := range refs {
 		e.cas[i] = caObject(nn.Namespace, ref, ix)
 	}
@@ -194,7 +204,7 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 		if protocolOrTCP(port.Protocol) != corev1.ProtocolTCP {
 			continue
 		}
-		e.ports = append(e.ports, translatePort(svc, nn, port, governors[i], b.failClosed, ix))
+		e.ports = append(e.ports, translatePort(svc, nn, port, governors[i], t.shared, ix))
 	}
 	t.services.keep(nn, e)
 	for i := range e.ports {
