@@ -11,7 +11,7 @@ import (
 type pki struct {
 	ca, otherCA                               *authority
 	main, expired, selfSigned, p384, sentinel *leaf
-	tls12, rotating                           *leaf
+	tls12, rotating, overlap                  *leaf
 }
 
 func newPKI(t *testing.T, dir string) *pki {
@@ -24,12 +24,13 @@ func newPKI(t *testing.T, dir string) *pki {
 	p.p384 = ca.issue(t, dir, "p384", leafSpec{curve: elliptic.P384()})
 	p.sentinel = ca.issue(t, dir, "sentinel", leafSpec{})
 	p.rotating = ca.issue(t, dir, "rotating", leafSpec{})
+	p.overlap = ca.issue(t, dir, "overlap", leafSpec{})
 	return p
 }
 
 // backends are the echo servers, one per kind of TLS listener.
 type backends struct {
-	main, tls12, expired, selfSigned, p384, plain, sentinel, rotating *backend
+	main, tls12, expired, selfSigned, p384, plain, sentinel, rotating, overlap *backend
 }
 
 func startBackends(t *testing.T, e *env, p *pki) *backends {
@@ -43,6 +44,7 @@ func startBackends(t *testing.T, e *env, p *pki) *backends {
 		// sentinel is where only fail-closed scenarios send: it must stay at zero.
 		sentinel: startBackend(t, e, "sentinel", backendOpts{leaf: p.sentinel}),
 		rotating: startBackend(t, e, "rotating", backendOpts{leaf: p.rotating}),
+		overlap:  startBackend(t, e, "overlap", backendOpts{leaf: p.overlap}),
 	}
 }
 
@@ -67,6 +69,7 @@ func fileMode(t *testing.T, apiType string) {
 	}
 	writeManifests(t, e.manifestDir, "two-ports", twoPortsObjects(p, b)...)
 	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(p.ca, b.rotating)...)
+	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(p.ca.pem, b.overlap)...)
 	writeManifests(t, e.manifestDir, brokenSvc, brokenFileObjects(p, b)...)
 
 	e.startTLSPlane(t)
@@ -77,6 +80,7 @@ func fileMode(t *testing.T, apiType string) {
 	}
 	s.run(t, "two-ports-section-name", func(t *testing.T) { twoPorts(t, e, b, s) })
 	s.run(t, "ca-rotation", func(t *testing.T) { caRotation(t, e, p, b, s) })
+	s.run(t, "ca-rotation-with-overlap-zero-failures", func(t *testing.T) { caRotationOverlap(t, e, p, b, s) })
 	s.run(t, "configmap-deleted-fails-closed", func(t *testing.T) { configMapDeleted(t, e, p, b, s) })
 	s.run(t, "endpoints-move-without-cluster-rebuild", func(t *testing.T) { endpointsMove(t, e, p, b, s) })
 	s.run(t, "policy-edit-changes-sni", func(t *testing.T) { policyEdit(t, e, p, b, s) })
@@ -84,7 +88,7 @@ func fileMode(t *testing.T, apiType string) {
 	s.run(t, "broken-file-keeps-last-good-state", func(t *testing.T) { brokenFile(t, e, p, b, s) })
 	s.run(t, "tlsplane-restart", func(t *testing.T) { restart(t, e, b, s) })
 	s.run(t, "no-plaintext-to-tls-backends", func(t *testing.T) {
-		for _, be := range []*backend{b.main, b.tls12, b.expired, b.selfSigned, b.p384, b.sentinel, b.rotating} {
+		for _, be := range []*backend{b.main, b.tls12, b.expired, b.selfSigned, b.p384, b.sentinel, b.rotating, b.overlap} {
 			if c := be.counts(t); c.Plaintext != 0 {
 				t.Errorf("backend %s received %d plaintext requests", be.name, c.Plaintext)
 			}

@@ -21,13 +21,13 @@ type trafficLoop struct {
 	failures []string
 }
 
-func startTrafficLoop(e *env, cluster string, interval, max time.Duration) *trafficLoop {
+func startTrafficLoop(e *env, cluster, path string, interval, max time.Duration) *trafficLoop {
 	l := &trafficLoop{stopc: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		deadline := time.Now().Add(max)
 		for time.Now().Before(deadline) {
-			r, err := e.tryRequest(cluster, "/restart")
+			r, err := e.tryRequest(cluster, path)
 			l.mu.Lock()
 			l.sent++
 			if err != nil {
@@ -113,7 +113,7 @@ func restart(t *testing.T, e *env, b *backends, s *summary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop := startTrafficLoop(e, cluster, 50*time.Millisecond, 90*time.Second)
+	loop := startTrafficLoop(e, cluster, "/restart", 50*time.Millisecond, 90*time.Second)
 	defer loop.stop() // a Fatal below must not leave it running
 
 	time.Sleep(500 * time.Millisecond)

@@ -43,17 +43,7 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}
 	sdsStat := "sds." + view.caSecret + ".update_success"
 	sdsBefore := before[sdsStat]
-	err = eventually(applyTimeout, 100*time.Millisecond, func() error {
-		st, err := e.envoy.stats()
-		if err != nil {
-			return err
-		}
-		if n := st[sdsStat]; n <= sdsBefore {
-			return fmt.Errorf("%s still %d", sdsStat, n)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := waitSDSUpdate(e, view.caSecret, sdsBefore); err != nil {
 		t.Errorf("no SDS update reached Envoy after the ConfigMap changed: %v", err)
 	}
 	start, failures := time.Now(), 0
@@ -126,5 +116,78 @@ func configMapDeleted(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}
 	if after.Requests != before.Requests || after.Plaintext != before.Plaintext {
 		t.Errorf("backend received traffic after its CA was deleted: before %+v, after %+v", before, after)
+	}
+}
+
+// waitSDSUpdate waits until Envoy applied an update of secret beyond count.
+func waitSDSUpdate(e *env, secret string, count int64) error {
+	stat := "sds." + secret + ".update_success"
+	return eventually(applyTimeout, 100*time.Millisecond, func() error {
+		st, err := e.envoy.stats()
+		if err != nil {
+			return err
+		}
+		if n := st[stat]; n <= count {
+			return fmt.Errorf("%s still %d", stat, n)
+		}
+		return nil
+	})
+}
+
+const overlapSvc = "ca-rotation-overlap"
+
+func overlapObjects(bundle []byte, be *backend) []object {
+	objs := serviceWithEndpoints(overlapSvc, svcPort{name: "https", port: svcPortNumber, backendPort: be.port})
+	pol := policy{name: overlapSvc, targets: []target{{svc: overlapSvc}}, caRefs: []caRef{{name: "ca-" + overlapSvc}}, hostname: hostAbc}
+	return append(objs, caConfigMap("ca-"+overlapSvc, bundle), pol.object())
+}
+
+// caRotationOverlap is the rotation an operator runs for zero downtime: add
+// the new CA to the bundle, switch the backend, drop the old CA. Traffic
+// flows the whole time and not one request may fail.
+func caRotationOverlap(t *testing.T, e *env, p *pki, b *backends, s *summary) {
+	cluster := clusterName(overlapSvc, svcPortNumber)
+	view := e.waitCluster(t, cluster, activeTLS(hostAbc, b.overlap.port))
+	if view.caSecret == "" {
+		t.Fatalf("cluster %s has no SDS validation secret: %s", cluster, view.raw)
+	}
+	stat := "sds." + view.caSecret + ".update_success"
+	updates := func() int64 {
+		st, err := e.envoy.stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st[stat]
+	}
+	loop := startTrafficLoop(e, cluster, "/overlap", 50*time.Millisecond, 60*time.Second)
+	defer loop.stop()
+
+	newCA := newAuthority(t, "overlap CA")
+	n := updates()
+	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(append(append([]byte{}, p.ca.pem...), newCA.pem...), b.overlap)...)
+	if err := waitSDSUpdate(e, view.caSecret, n); err != nil {
+		t.Fatalf("step 1, both CAs: %v", err)
+	}
+	newCA.issue(t, e.pkiDir, "overlap-new", leafSpec{}).writeFiles(t, p.overlap.certFile, p.overlap.keyFile)
+	if err := b.overlap.verifiesWith(newCA); err != nil {
+		t.Fatalf("step 2, the backend does not serve the new certificate: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	n = updates()
+	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(newCA.pem, b.overlap)...)
+	if err := waitSDSUpdate(e, view.caSecret, n); err != nil {
+		t.Fatalf("step 3, new CA only: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sent, failures := loop.stop()
+	s.note("ca-rotation-with-overlap-zero-failures", "%d requests through three steps, %d failed", sent, len(failures))
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed during the rotation, first: %s", len(failures), sent, failures[0])
+	}
+	if sent < 10 {
+		t.Errorf("only %d requests were sent during the rotation", sent)
+	}
+	if now, err := e.envoy.cluster(cluster); err != nil || now.raw != view.raw {
+		t.Errorf("cluster %s changed during the rotation (err %v)", cluster, err)
 	}
 }
