@@ -55,3 +55,11 @@ kube-apiserver:
 
 e2e-kube: build kube-apiserver
 	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./kube/...
+
+# Faults with a real Envoy: kill -9 of tlsplane under traffic, a burst of
+# 1,000 edits, endpoints Envoy rejects, an unreadable or full --dir (mounts
+# a small tmpfs when allowed, else skips that case). Logs of the last run
+# stay in e2e/.cache/faults-e2e.
+.PHONY: e2e-faults
+e2e-faults: build envoy
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m -v ./faults/...
