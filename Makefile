@@ -44,10 +44,10 @@ COMPOSE := docker compose -f e2e/docker-compose.yaml
 .PHONY: e2e-compose
 e2e-compose:
 	$(COMPOSE) up -d --build tlsplane payments catalog envoy
-	$(COMPOSE) run --rm check-happy || { $(COMPOSE) logs; $(COMPOSE) down -v; exit 1; }
+	$(COMPOSE) run --rm check-happy || { $(COMPOSE) --profile failure logs; $(COMPOSE) --profile failure down -v; exit 1; }
 	$(COMPOSE) stop payments
 	$(COMPOSE) --profile failure up -d payments-p384-only
-	$(COMPOSE) run --rm check-failure || { $(COMPOSE) logs; $(COMPOSE) down -v; exit 1; }
+	$(COMPOSE) run --rm check-failure || { $(COMPOSE) --profile failure logs; $(COMPOSE) --profile failure down -v; exit 1; }
 	$(COMPOSE) --profile failure down -v
 
 kube-apiserver:
