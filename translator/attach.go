@@ -29,20 +29,26 @@ type attachment struct {
 
 // attach resolves every targetRef of every policy and applies the spec's
 // precedence among policies selecting the same target and sectionName. It
-// returns the attachments of each policy, in targetRef order, and the
-// winning policy of each target.
-func attach(verdicts []*policyVerdict, ix *objectIndex) (map[*policyVerdict][]*attachment, map[target]*policyVerdict) {
-	byPolicy := make(map[*policyVerdict][]*attachment, len(verdicts))
-	winners := make(map[target]*policyVerdict, len(verdicts))
+// returns the attachments of each policy (indexed like verdicts), in
+// targetRef order, and the winning policy of each target.
+func attach(verdicts []*policyVerdict, ix *objectIndex) ([][]*attachment, map[target]*policyVerdict) {
+	total := 0
 	for _, v := range verdicts {
+		total += len(v.policy.Spec.TargetRefs)
+	}
+	all, ptrs := make([]attachment, total), make([]*attachment, total)
+	byPolicy := make([][]*attachment, len(verdicts))
+	winners := make(map[target]*policyVerdict, len(verdicts))
+	n := 0
+	for i, v := range verdicts {
 		refs := v.policy.Spec.TargetRefs
-		as := make([]attachment, len(refs))
-		ptrs := make([]*attachment, len(refs))
-		for i, ref := range refs {
-			a := &as[i]
+		byPolicy[i] = ptrs[n : n+len(refs) : n+len(refs)]
+		for _, ref := range refs {
+			a := &all[n]
+			ptrs[n] = a
+			n++
 			a.verdict, a.ref = v, ref
 			a.target, a.notFound = resolveTarget(v.name.Namespace, ref, ix)
-			ptrs[i] = a
 			if a.notFound != "" {
 				continue
 			}
@@ -52,13 +58,14 @@ func attach(verdicts []*policyVerdict, ix *objectIndex) (map[*policyVerdict][]*a
 				winners[a.target] = v
 			}
 		}
-		byPolicy[v] = ptrs
 	}
-	for _, as := range byPolicy {
-		for _, a := range as {
-			if a.notFound == "" && winners[a.target] != a.verdict {
-				a.winner = winners[a.target]
-			}
+	for i := range all {
+		a := &all[i]
+		if a.notFound != "" {
+			continue
+		}
+		if w := winners[a.target]; w != a.verdict {
+			a.winner = w
 		}
 	}
 	return byPolicy, winners

@@ -55,15 +55,16 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		t.addService(b, svc, nn, governors, ix)
 	}
 
-	out := b.output()
+	out := b.output(t.secretOrder)
+	t.secretOrder = b.secretOrder
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
 	out.Statuses = make(map[types.NamespacedName]gwv1.PolicyStatus, len(verdicts))
-	for _, v := range verdicts {
+	for i, v := range verdicts {
 		prev, ok := previous[v.name]
 		if !ok {
 			prev = v.policy.Status
 		}
-		out.Statuses[v.name] = t.status(v, byPolicy[v], prev, opts.ControllerName, stamp)
+		out.Statuses[v.name] = t.status(v, byPolicy[i], prev, opts.ControllerName, stamp)
 	}
 	return out
 }
@@ -76,6 +77,8 @@ type outputBuilder struct {
 	// origins lists, per resource, the policies that produced it, unique.
 	origins  map[string][]types.NamespacedName
 	warnings []string
+	// secretOrder is the sorted names of secrets, set by output.
+	secretOrder []string
 }
 
 func newOutputBuilder(services int) *outputBuilder {
@@ -167,8 +170,10 @@ func (b *outputBuilder) origin(resource string, policy types.NamespacedName) {
 	b.origins[resource] = append(b.origins[resource], policy)
 }
 
-// output sorts everything by name.
-func (b *outputBuilder) output() Output {
+// output sorts everything by name; secretOrder, when it holds exactly the
+// secrets' names, is their order.
+func (b *outputBuilder) output(secretOrder []string) Output {
+	b.secretOrder = sameNamesSorted(b.secrets, secretOrder)
 	out := Output{
 		Clusters:  b.clusters,
 		Endpoints: b.endpoints,
@@ -181,7 +186,7 @@ func (b *outputBuilder) output() Output {
 	slices.SortFunc(out.Endpoints, func(x, y *endpointv3.ClusterLoadAssignment) int {
 		return strings.Compare(x.ClusterName, y.ClusterName)
 	})
-	for _, name := range sortedNames(b.secrets) {
+	for _, name := range b.secretOrder {
 		out.Secrets = append(out.Secrets, b.secrets[name])
 	}
 	for _, policies := range out.Origins {
@@ -236,6 +241,24 @@ func sameKeysSorted[V any](m map[types.NamespacedName]V, last []types.Namespaced
 		}
 	}
 	return sortedKeys(m)
+}
+
+// sameNamesSorted is sortedNames(m), returning last when it holds exactly
+// m's keys.
+func sameNamesSorted[V any](m map[string]V, last []string) []string {
+	if len(last) == len(m) {
+		same := true
+		for _, k := range last {
+			if _, ok := m[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			return last
+		}
+	}
+	return sortedNames(m)
 }
 
 // sortedKeys returns a map's namespace/name keys by namespace, then name.

@@ -32,6 +32,7 @@ type Translator struct {
 
 	// serviceOrder and policyOrder are the last call's sorted names.
 	serviceOrder, policyOrder []types.NamespacedName
+	secretOrder               []string
 
 	cas      *caCache
 	verdicts generations[types.NamespacedName, *verdictEntry]
@@ -98,17 +99,19 @@ type stamped[V any] struct {
 	value V
 }
 
+// get returns k's entry, marked used by this call.
 func (g *generations[K, V]) get(k K) (V, bool) {
 	e, ok := g.entries[k]
 	if !ok {
 		var zero V
 		return zero, false
 	}
+	e.call = g.call
 	return e.value, true
 }
 
-// keep marks k's entry used by this call, storing v.
-func (g *generations[K, V]) keep(k K, v V) {
+// put stores v as k's entry, used by this call.
+func (g *generations[K, V]) put(k K, v V) {
 	if e, ok := g.entries[k]; ok {
 		e.call, e.value = g.call, v
 		return
@@ -148,7 +151,6 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Optio
 			}
 		}
 		if same {
-			t.verdicts.keep(nn, e)
 			return e.verdict
 		}
 	}
@@ -156,7 +158,7 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Optio
 	for i, ref := range refs {
 		e.cas[i] = caObject(nn.Namespace, ref, ix)
 	}
-	t.verdicts.keep(nn, e)
+	t.verdicts.put(nn, e)
 	return e.verdict
 }
 
@@ -193,7 +195,6 @@ type serviceEntry struct {
 func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.NamespacedName, governors []*policyVerdict, ix *objectIndex) {
 	slices := ix.slicesByService[nn]
 	if e, ok := t.services.get(nn); ok && sameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
-		t.services.keep(nn, e)
 		for i := range e.ports {
 			b.add(&e.ports[i])
 		}
@@ -206,7 +207,7 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 		}
 		e.ports = append(e.ports, translatePort(svc, nn, port, governors[i], t.shared, ix))
 	}
-	t.services.keep(nn, e)
+	t.services.put(nn, e)
 	for i := range e.ports {
 		b.add(&e.ports[i])
 	}
@@ -250,7 +251,6 @@ type statusEntry struct {
 // status computed last time: merging again would give it back unchanged.
 func (t *Translator) status(v *policyVerdict, as []*attachment, previous gwv1.PolicyStatus, controller gwv1.GatewayController, now metav1.Time) gwv1.PolicyStatus {
 	if e, ok := t.statuses.get(v.name); ok && e.verdict == v && sameAncestors(e.status.Ancestors, previous.Ancestors) && sameAttachments(e, as) {
-		t.statuses.keep(v.name, e)
 		return e.status
 	}
 	e := &statusEntry{
@@ -262,7 +262,7 @@ func (t *Translator) status(v *policyVerdict, as []*attachment, previous gwv1.Po
 	for i, a := range as {
 		e.notFound[i], e.winners[i] = a.notFound, a.winner
 	}
-	t.statuses.keep(v.name, e)
+	t.statuses.put(v.name, e)
 	return e.status
 }
 
