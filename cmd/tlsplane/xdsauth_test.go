@@ -45,3 +45,12 @@ func TestXDSAuthAddressRule(t *testing.T) {
 		}
 	}
 }
+
+// The whole command refuses a public plaintext xDS address before it binds
+// any port, with the reason.
+func TestServeRefusesPublicPlaintextXDS(t *testing.T) {
+	err := runServe([]string{"--dir", t.TempDir(), "--xds-address", "0.0.0.0:0", "--admin-address", "127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), "not a loopback address") || !strings.Contains(err.Error(), "--insecure-xds") {
+		t.Fatalf("serve --xds-address 0.0.0.0:0: %v; want the loopback refusal", err)
+	}
+}
