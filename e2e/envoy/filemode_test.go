@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"crypto/elliptic"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,23 @@ func fileMode(t *testing.T, apiType string) {
 	s.run(t, "unready-endpoint-gets-no-traffic", func(t *testing.T) { unreadyEndpoint(t, e, p, b, s) })
 	s.run(t, "broken-file-keeps-last-good-state", func(t *testing.T) { brokenFile(t, e, p, b, s) })
 	s.run(t, "tlsplane-restart", func(t *testing.T) { restart(t, e, b, s) })
+	s.run(t, "envoy-rejected-nothing", func(t *testing.T) {
+		st, err := e.envoy.stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		subscriptions := filterSuffix(st, ".update_rejected")
+		var rejected []string
+		for k, v := range subscriptions {
+			if v != 0 {
+				rejected = append(rejected, fmt.Sprintf("%s=%d", k, v))
+			}
+		}
+		s.note("envoy-rejected-nothing", "%d xDS subscriptions checked", len(subscriptions))
+		if len(rejected) > 0 {
+			t.Errorf("Envoy rejected configuration from tlsplane: %s", strings.Join(rejected, ", "))
+		}
+	})
 	s.run(t, "no-plaintext-to-tls-backends", func(t *testing.T) {
 		for _, be := range []*backend{b.main, b.tls12, b.expired, b.selfSigned, b.p384, b.sentinel, b.rotating, b.overlap} {
 			if c := be.counts(t); c.Plaintext != 0 {
@@ -231,4 +249,15 @@ func colonPairs(hex string) string {
 		pairs = append(pairs, strings.ToUpper(hex[i:i+2]))
 	}
 	return strings.Join(pairs, ":")
+}
+
+// filterSuffix keeps the stats whose name ends in suffix.
+func filterSuffix(stats map[string]int64, suffix string) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range stats {
+		if strings.HasSuffix(k, suffix) {
+			out[k] = v
+		}
+	}
+	return out
 }
