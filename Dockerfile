@@ -17,10 +17,14 @@ COPY --from=build /out/backend /backend
 USER 65532:65532
 ENTRYPOINT ["/backend"]
 
-# Last stage: what `docker build .` produces.
+# Last stage: what `docker build .` produces. The default command serves
+# /config on loopback, for an Envoy sharing the container's network (as in
+# e2e/docker-compose.yaml); to serve the network, pass arguments such as
+#   serve --xds-address 0.0.0.0:18000 --xds-tls-cert ... --xds-tls-key ... --xds-client-ca ...
+# (plaintext xDS off loopback needs --insecure-xds).
 FROM scratch AS tlsplane
 COPY --from=build /out/tlsplane /tlsplane
 USER 65532:65532
 EXPOSE 18000 19000
 ENTRYPOINT ["/tlsplane"]
-CMD ["serve", "--dir", "/config", "--xds-address", "0.0.0.0:18000", "--admin-address", "0.0.0.0:19000"]
+CMD ["serve", "--dir", "/config"]
