@@ -33,6 +33,22 @@ type env struct {
 	xdsPort, adminPort              int
 	envoyAdminPort, envoyListenPort int
 	tlsplane, envoy                 *process
+	// tlsplaneArgs are added to `tlsplane serve`.
+	tlsplaneArgs []string
+}
+
+// envoyOpts make one Envoy differ: its fleet and its xDS client TLS.
+type envoyOpts struct {
+	name      string // log and bootstrap file name
+	fleet     string
+	xdsTLS    *envoyXDSTLS
+	waitReady bool
+}
+
+// envoyXDSTLS is the client side of mutual TLS on the ADS cluster, as
+// docs/security.md shows it.
+type envoyXDSTLS struct {
+	certFile, keyFile, caFile string
 }
 
 var (
@@ -107,10 +123,11 @@ func (e *env) startBackend(t *testing.T, name string) int {
 // startTLSPlane starts (or restarts, on the same ports) tlsplane serve.
 func (e *env) startTLSPlane(t *testing.T) {
 	t.Helper()
-	e.tlsplane = start(t, e.logDir, "tlsplane", e.tlsplaneBin, "serve",
+	args := append([]string{"serve",
 		"--dir", e.manifestDir,
-		"--xds-address", "127.0.0.1:"+strconv.Itoa(e.xdsPort),
-		"--admin-address", "127.0.0.1:"+strconv.Itoa(e.adminPort))
+		"--xds-address", "127.0.0.1:" + strconv.Itoa(e.xdsPort),
+		"--admin-address", "127.0.0.1:" + strconv.Itoa(e.adminPort)}, e.tlsplaneArgs...)
+	e.tlsplane = start(t, e.logDir, "tlsplane", e.tlsplaneBin, args...)
 	waitProbe(t, e.tlsplane, 30*time.Second, func() error { _, err := httpGet(e.tlsplaneURL("/readyz")); return err })
 }
 
@@ -118,15 +135,18 @@ func (e *env) tlsplaneURL(path string) string {
 	return "http://127.0.0.1:" + strconv.Itoa(e.adminPort) + path
 }
 
-func (e *env) envoyURL(path string) string {
-	return "http://127.0.0.1:" + strconv.Itoa(e.envoyAdminPort) + path
-}
-
 // startEnvoy runs Envoy with SotW ADS to tlsplane and one listener that
 // routes by clusterHeader.
 func (e *env) startEnvoy(t *testing.T) {
 	t.Helper()
-	e.envoyAdminPort, e.envoyListenPort = freePort(t), freePort(t)
+	e.envoy, e.envoyAdminPort, e.envoyListenPort = e.startEnvoyWith(t, envoyOpts{name: "envoy", fleet: "faults", waitReady: true})
+}
+
+// startEnvoyWith starts one Envoy; it waits for /ready only if asked (an
+// Envoy that never gets its clusters is not ready).
+func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) (p *process, adminPort, listenPort int) {
+	t.Helper()
+	adminPort, listenPort = freePort(t), freePort(t)
 	addr := func(port int) object {
 		return object{"socket_address": object{"address": "127.0.0.1", "port_value": port}}
 	}
@@ -141,8 +161,8 @@ func (e *env) startEnvoy(t *testing.T) {
 			"typed_config": object{"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}},
 	}
 	boot := object{
-		"node":  object{"id": "faults-envoy", "cluster": "faults"},
-		"admin": object{"address": addr(e.envoyAdminPort)},
+		"node":  object{"id": "faults-" + o.name, "cluster": o.fleet},
+		"admin": object{"address": addr(adminPort)},
 		"dynamic_resources": object{
 			"ads_config": object{
 				"api_type": "GRPC", "transport_api_version": "V3", "set_node_on_first_message_only": true,
@@ -152,7 +172,7 @@ func (e *env) startEnvoy(t *testing.T) {
 			"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
 		},
 		"static_resources": object{
-			"listeners": []object{{"name": "faults", "address": addr(e.envoyListenPort),
+			"listeners": []object{{"name": "faults", "address": addr(listenPort),
 				"filter_chains": []object{{"filters": []object{{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}}}}}},
 			"clusters": []object{{
 				"name": "tlsplane", "type": "STATIC", "connect_timeout": "1s",
@@ -164,17 +184,51 @@ func (e *env) startEnvoy(t *testing.T) {
 			}},
 		},
 	}
+	if o.xdsTLS != nil {
+		xdsCluster := boot["static_resources"].(object)["clusters"].([]object)[0]
+		xdsCluster["transport_socket"] = object{
+			"name": "envoy.transport_sockets.tls",
+			"typed_config": object{
+				"@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+				"sni":   xdsServerName,
+				"common_tls_context": object{
+					"alpn_protocols": []string{"h2"},
+					"tls_params":     object{"tls_minimum_protocol_version": "TLSv1_2"},
+					"validation_context": object{
+						"trusted_ca": object{"filename": o.xdsTLS.caFile},
+						"match_typed_subject_alt_names": []object{{
+							"san_type": "DNS", "matcher": object{"exact": xdsServerName},
+						}},
+					},
+				},
+			},
+		}
+		if o.xdsTLS.certFile != "" {
+			common := xdsCluster["transport_socket"].(object)["typed_config"].(object)["common_tls_context"].(object)
+			common["tls_certificates"] = []object{{
+				"certificate_chain": object{"filename": o.xdsTLS.certFile},
+				"private_key":       object{"filename": o.xdsTLS.keyFile},
+			}}
+		}
+	}
 	b, err := json.Marshal(boot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(e.logDir, "envoy-bootstrap.json")
+	path := filepath.Join(e.logDir, o.name+"-bootstrap.json")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.envoy = start(t, e.logDir, "envoy", e.envoyBin, "-c", path, "--disable-hot-restart",
+	// --base-id keeps two Envoys' shared memory apart.
+	p = start(t, e.logDir, o.name, e.envoyBin, "-c", path, "--disable-hot-restart", "--base-id", strconv.Itoa(listenPort),
 		"--concurrency", "1", "-l", "info", "--drain-time-s", "1")
-	waitProbe(t, e.envoy, 60*time.Second, func() error { _, err := httpGet(e.envoyURL("/ready")); return err })
+	if o.waitReady {
+		waitProbe(t, p, 60*time.Second, func() error {
+			_, err := httpGet("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/ready")
+			return err
+		})
+	}
+	return p, adminPort, listenPort
 }
 
 // echo is what examples/backend answers.
@@ -237,7 +291,12 @@ func (e *env) waitServed(t *testing.T, cluster, name, sni string) {
 // envoyStats reads Envoy's counters and gauges.
 func (e *env) envoyStats(t *testing.T) map[string]int64 {
 	t.Helper()
-	body, err := httpGet(e.envoyURL("/stats"))
+	return envoyStatsAt(t, e.envoyAdminPort)
+}
+
+func envoyStatsAt(t *testing.T, adminPort int) map[string]int64 {
+	t.Helper()
+	body, err := httpGet("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/stats")
 	if err != nil {
 		t.Fatal(err)
 	}

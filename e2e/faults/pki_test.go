@@ -8,6 +8,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -75,3 +77,75 @@ func mustKey(t *testing.T) *ecdsa.PrivateKey {
 	}
 	return key
 }
+
+// xdsPKI is the xDS channel's CA and the files tlsplane and Envoys use.
+type xdsPKI struct {
+	ca     *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	dir    string
+	caFile string
+}
+
+func newXDSPKI(t *testing.T, dir string) *xdsPKI {
+	t.Helper()
+	key := mustKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(100), Subject: pkix.Name{CommonName: "tlsplane faults xDS CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(der)
+	p := &xdsPKI{ca: ca, caKey: key, dir: dir, caFile: filepath.Join(dir, "xds-ca.crt")}
+	if err := os.WriteFile(p.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// issue writes name.crt and name.key: a server certificate for 127.0.0.1
+// when server, else a client certificate with the URI SAN uri.
+func (p *xdsPKI) issue(t *testing.T, name string, serial int64, server bool, uri string) (certFile, keyFile string) {
+	t.Helper()
+	key := mustKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+		tmpl.DNSNames = []string{xdsServerName}
+	}
+	if uri != "" {
+		u, err := url.Parse(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl.URIs = []*url.URL{u}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// xdsServerName is the name tlsplane's xDS certificate carries.
+const xdsServerName = "tlsplane-xds.faults.example"
