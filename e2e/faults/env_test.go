@@ -70,6 +70,9 @@ func newEnv(t *testing.T, manifestDir string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A run killed before its cleanup may have left dir_test's tmpfs
+	// mounted here; unmounting nothing is harmless.
+	_ = exec.Command("umount", filepath.Join(root, "tmpfs")).Run()
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
