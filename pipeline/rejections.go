@@ -41,6 +41,19 @@ func (l *rejectionLog) record(r Rejection) {
 	l.latest[rejectionKey{r.Fleet, r.TypeURL}] = r
 }
 
+// accepted drops fleet's rejection of typeURL when version is another
+// one: the fleet moved past the rejected version. It reports a removal.
+func (l *rejectionLog) accepted(fleet, typeURL, version string) bool {
+	key := rejectionKey{fleet, typeURL}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.latest[key]; !ok || r.Version == version {
+		return false
+	}
+	delete(l.latest, key)
+	return true
+}
+
 // list returns the rejections sorted by fleet and type.
 func (l *rejectionLog) list() []Rejection {
 	l.mu.RLock()
@@ -55,10 +68,24 @@ func (l *rejectionLog) list() []Rejection {
 	return out
 }
 
-// RecordNACK keeps an Envoy rejection, so a later stage can report it on
-// the policies' status; the xDS server has logged and counted it already.
+// RecordNACK keeps an Envoy rejection and schedules a pass that reports
+// it on the policies' status (ConditionDataPlaneAccepted), even when no
+// input changed; the xDS server has logged and counted it already. Safe
+// from any goroutine.
+func (p *Pipeline) RecordNACK(r Rejection) {
+	p.rejections.record(r)
+	p.changed()
+}
+
+// RecordACK lifts fleet's rejection of typeURL once one of its Envoys
+// accepts another version of that type, and schedules a pass that removes
+// the condition. Called for every ACK: cheap when nothing was rejected.
 // Safe from any goroutine.
-func (p *Pipeline) RecordNACK(r Rejection) { p.rejections.record(r) }
+func (p *Pipeline) RecordACK(fleet, typeURL, version string) {
+	if p.rejections.accepted(fleet, typeURL, version) {
+		p.changed()
+	}
+}
 
 // Rejections returns the latest rejection per fleet and type.
 func (p *Pipeline) Rejections() []Rejection { return p.rejections.list() }

@@ -34,9 +34,10 @@ func (p *Pipeline) sync() {
 	} else {
 		p.log.Debug("translation equals what is served; nothing published")
 	}
-	p.computed = out.Statuses
-	p.metrics.countPolicies(out.Statuses, p.opts.Translator.ControllerName)
-	p.opts.Sink.Report(out.Statuses)
+	statuses := withRejections(out.Statuses, previous, p.rejections.list(), p.opts.Translator.ControllerName, p.opts.Now())
+	p.computed = statuses
+	p.metrics.countPolicies(statuses, p.opts.Translator.ControllerName)
+	p.opts.Sink.Report(statuses)
 }
 
 // translate runs the translator, turning a panic into an error: one bad

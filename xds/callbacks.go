@@ -68,6 +68,8 @@ type callbacks struct {
 	// fleetIdentity, when set, refuses a stream whose peer may not read
 	// its node's fleet.
 	fleetIdentity *FleetIdentity
+	// onACK, when set, hears every accepted response.
+	onACK func(ACK)
 
 	mu      sync.Mutex
 	streams map[streamKey]*streamState
@@ -94,6 +96,7 @@ func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest)
 	if req.GetErrorDetail() == nil {
 		if found {
 			c.ack(key, req.GetTypeUrl(), sent)
+			c.reportACK(node, req.GetTypeUrl(), sent.version)
 		}
 		return nil
 	}
@@ -144,6 +147,9 @@ func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscove
 	}
 	node := c.request(key, req.GetNode(), req.GetTypeUrl())
 	if req.GetErrorDetail() == nil {
+		if sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce()); found {
+			c.reportACK(node, req.GetTypeUrl(), sent.version)
+		}
 		return nil
 	}
 	sent, _ := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())

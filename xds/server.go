@@ -42,6 +42,10 @@ type Options struct {
 	// OnNACK is called once per (node, type, version) rejected, on the
 	// stream's goroutine: it must return quickly.
 	OnNACK func(NACK)
+	// OnACK is called for every response an Envoy accepted, on the
+	// stream's goroutine: it must return quickly. It lets a NACK's
+	// consequences be lifted once a newer version is accepted.
+	OnACK func(ACK)
 	// Security is the channel's TLS and fleet authorization; the zero
 	// value serves plaintext to anyone who can connect.
 	Security Security
@@ -65,6 +69,7 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	m := newMetrics(opts.Registerer)
 	cb := &callbacks{
 		pub: pub, log: logger, metrics: m, streams: map[streamKey]*streamState{}, fleetIdentity: opts.Security.Fleet,
+		onACK: opts.OnACK,
 		nacks: &nackReporter{
 			log: logger, metrics: m, onNACK: opts.OnNACK, seen: map[nackKey]bool{},
 			origins: func(names []string) []types.NamespacedName { return pub.Origins(names) },

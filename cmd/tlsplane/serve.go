@@ -205,6 +205,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			pl.RecordNACK(pipeline.Rejection{Node: n.NodeID, Fleet: n.Fleet, TypeURL: n.TypeURL,
 				Version: n.Version, Message: n.Message, Resources: n.Resources, Policies: n.Policies})
 		},
+		OnACK: func(a xds.ACK) { pl.RecordACK(a.Fleet, a.TypeURL, a.Version) },
 	})
 	store.ShowRejections(pl.Rejections)
 	admin := &http.Server{

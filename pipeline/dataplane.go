@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// ConditionDataPlaneAccepted is the implementation-specific condition a
+// policy's ancestor entries carry while an Envoy rejects (NACKs) resources
+// translated from the policy. It is present only as False: tlsplane cannot
+// know that every Envoy of every fleet accepted a policy, so it asserts
+// nothing until one rejects, and removes the condition once a newer
+// version of the rejected type is accepted by that fleet.
+const ConditionDataPlaneAccepted = "tlsplane.io/DataPlaneAccepted"
+
+// ReasonRejected is ConditionDataPlaneAccepted's reason.
+const ReasonRejected = "Rejected"
+
+// maxRejectionMessage bounds the condition message: Envoy's error_detail
+// can quote a whole resource, and the API allows 32 KiB per message.
+const maxRejectionMessage = 1024
+
+// withRejections returns statuses with ConditionDataPlaneAccepted set on
+// our entries of every policy a rejection implicates. Statuses is the
+// translator's read-only output: changed entries are deep copies in a new
+// map. previous supplies lastTransitionTime for a condition still False.
+func withRejections(statuses map[types.NamespacedName]gwv1.PolicyStatus, previous translator.PreviousStatus,
+	rejections []Rejection, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
+	if controller == "" {
+		controller = translator.DefaultControllerName
+	}
+	byPolicy := map[types.NamespacedName][]Rejection{}
+	for _, r := range rejections {
+		for _, key := range r.Policies {
+			if _, ok := statuses[key]; ok {
+				byPolicy[key] = append(byPolicy[key], r)
+			}
+		}
+	}
+	if len(byPolicy) == 0 {
+		return statuses
+	}
+	out := maps.Clone(statuses)
+	for key, rs := range byPolicy {
+		v := out[key]
+		st := *v.DeepCopy()
+		message := rejectionMessage(rs)
+		for i := range st.Ancestors {
+			a := &st.Ancestors[i]
+			if a.ControllerName != controller {
+				continue
+			}
+			c := metav1.Condition{
+				Type: ConditionDataPlaneAccepted, Status: metav1.ConditionFalse, Reason: ReasonRejected,
+				Message: message, LastTransitionTime: metav1.NewTime(now),
+			}
+			if len(a.Conditions) > 0 {
+				c.ObservedGeneration = a.Conditions[0].ObservedGeneration
+			}
+			if pc := previousCondition(previous[key], a.AncestorRef, controller); pc != nil && pc.Status == c.Status {
+				c.LastTransitionTime = pc.LastTransitionTime
+			}
+			a.Conditions = append(a.Conditions, c)
+		}
+		out[key] = st
+	}
+	return out
+}
+
+// previousCondition finds ConditionDataPlaneAccepted on our entry for ref.
+func previousCondition(prev gwv1.PolicyStatus, ref gwv1.ParentReference, controller gwv1.GatewayController) *metav1.Condition {
+	for _, a := range prev.Ancestors {
+		if a.ControllerName != controller || ancestorName(a.AncestorRef) != ancestorName(ref) {
+			continue
+		}
+		for i := range a.Conditions {
+			if a.Conditions[i].Type == ConditionDataPlaneAccepted {
+				return &a.Conditions[i]
+			}
+		}
+	}
+	return nil
+}
+
+// rejectionMessage names, per rejection, the fleet, node, type and version
+// with Envoy's words, sorted, truncated to maxRejectionMessage.
+func rejectionMessage(rs []Rejection) string {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b Rejection) int {
+		return cmp.Or(cmp.Compare(a.Fleet, b.Fleet), cmp.Compare(a.TypeURL, b.TypeURL))
+	})
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("Envoy node %q of fleet %q rejected %s version %s: %s",
+			r.Node, r.Fleet, typeName(r.TypeURL), r.Version, strings.TrimSpace(r.Message)))
+	}
+	return truncate(strings.Join(parts, "; "), maxRejectionMessage)
+}
+
+// typeName is the last part of a type URL: Cluster, ClusterLoadAssignment, Secret.
+func typeName(typeURL string) string {
+	return typeURL[strings.LastIndexByte(typeURL, '.')+1:]
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
