@@ -35,6 +35,8 @@ type env struct {
 	tlsplane, envoy                 *process
 	// tlsplaneArgs are added to `tlsplane serve`.
 	tlsplaneArgs []string
+	// apiType is Envoy's ADS flavour: "GRPC" (the default) or "DELTA_GRPC".
+	apiType string
 }
 
 // envoyOpts make one Envoy differ: its fleet and its xDS client TLS.
@@ -145,6 +147,13 @@ func (e *env) startEnvoy(t *testing.T) {
 	e.envoy, e.envoyAdminPort, e.envoyListenPort = e.startEnvoyWith(t, envoyOpts{name: "envoy", fleet: "faults", waitReady: true})
 }
 
+func (e *env) apiTypeOrDefault() string {
+	if e.apiType == "" {
+		return "GRPC"
+	}
+	return e.apiType
+}
+
 // startEnvoyWith starts one Envoy; it waits for /ready only if asked (an
 // Envoy that never gets its clusters is not ready).
 func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) (p *process, adminPort, listenPort int) {
@@ -168,7 +177,7 @@ func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) (p *process, adminPort, 
 		"admin": object{"address": addr(adminPort)},
 		"dynamic_resources": object{
 			"ads_config": object{
-				"api_type": "GRPC", "transport_api_version": "V3", "set_node_on_first_message_only": true,
+				"api_type": e.apiTypeOrDefault(), "transport_api_version": "V3", "set_node_on_first_message_only": true,
 				"grpc_services": []object{{"envoy_grpc": object{"cluster_name": "tlsplane",
 					"retry_policy": object{"retry_back_off": object{"base_interval": "0.25s", "max_interval": "1s"}}}}},
 			},

@@ -1,9 +1,11 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -67,11 +69,13 @@ func xdsStats(stats map[string]int64) map[string]int64 {
 	return out
 }
 
-// reconnectChanges lists what moved beyond one re-send of the same
-// versions: a new SotW stream has no memory of what Envoy holds, so
-// go-control-plane answers its first request with the current snapshot
-// once, which Envoy accepts (update_success + 1) without modifying
-// anything. Versions, rejections and cluster churn must not move at all.
+// reconnectChanges lists what moved beyond one response per subscription
+// on the new stream: with SotW go-control-plane answers a new stream's
+// first request with the current snapshot (same versions), and with delta
+// it answers the first wildcard request even when nothing changed (an
+// empty response); Envoy accepts either (update_success + 1) without
+// modifying anything. Versions, rejections and cluster churn must not
+// move, and resourceVersions checks each resource's own version.
 func reconnectChanges(before, after map[string]int64) []string {
 	var d []string
 	for k, v := range before {
@@ -95,7 +99,14 @@ func reconnectChanges(before, after map[string]int64) []string {
 // kill -9 of tlsplane while Envoy carries traffic: Envoy serves on its
 // last configuration, and the restarted tlsplane sends nothing new.
 func TestKill9WhileTrafficFlows(t *testing.T) {
+	for _, apiType := range []string{"GRPC", "DELTA_GRPC"} {
+		t.Run(apiType, func(t *testing.T) { kill9WhileTrafficFlows(t, apiType) })
+	}
+}
+
+func kill9WhileTrafficFlows(t *testing.T, apiType string) {
 	e := newEnv(t, "")
+	e.apiType = apiType
 	port := e.startBackend(t, "steady")
 	writeAtomic(t, filepath.Join(e.manifestDir, "steady.yaml"), manifest(t, backendObjects("steady", port, e.pki.caPEM, hostMain)))
 	e.startTLSPlane(t)
@@ -105,6 +116,10 @@ func TestKill9WhileTrafficFlows(t *testing.T) {
 	e.waitEnvoyStat(t, "control_plane.connected_state", 1)
 	time.Sleep(time.Second) // the SDS and EDS responses that follow CDS
 	before := xdsStats(e.envoyStats(t))
+	versionsBefore := e.resourceVersions(t)
+	if len(versionsBefore) < 3 {
+		t.Fatalf("Envoy holds %v, want the cluster, its endpoints and its CA", versionsBefore)
+	}
 	if before["cluster_manager.cds.update_success"] == 0 || sumStats(before, "sds.", ".update_success") == 0 {
 		t.Fatalf("no CDS or SDS update before the kill: %v", before)
 	}
@@ -130,7 +145,62 @@ func TestKill9WhileTrafficFlows(t *testing.T) {
 	if d := reconnectChanges(before, after); len(d) > 0 {
 		t.Errorf("Envoy's xDS stats moved after reconnecting to the restarted tlsplane:\n%s", strings.Join(d, "\n"))
 	}
+	versionsAfter := e.resourceVersions(t)
+	for name, v := range versionsBefore {
+		if versionsAfter[name] != v {
+			t.Errorf("%s: version %q before the kill, %q after", name, v, versionsAfter[name])
+		}
+	}
+	if len(versionsAfter) != len(versionsBefore) {
+		t.Errorf("Envoy holds %v after the restart, %v before", versionsAfter, versionsBefore)
+	}
 	t.Logf("%d requests, none failed; Envoy's versions, rejections and cluster churn unchanged (%d stats compared); re-sent: cds %d, sds %d",
 		sent, len(before), after["cluster_manager.cds.update_success"]-before["cluster_manager.cds.update_success"],
 		sumStats(after, "sds.", ".update_success")-sumStats(before, "sds.", ".update_success"))
+}
+
+// resourceVersions maps each dynamic resource Envoy holds ("cds/NAME",
+// "eds/NAME", "sds/NAME") to the version it came with.
+func (e *env) resourceVersions(t *testing.T) map[string]string {
+	t.Helper()
+	body, err := httpGet("http://127.0.0.1:" + strconv.Itoa(e.envoyAdminPort) + "/config_dump?include_eds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dump struct {
+		Configs []struct {
+			Clusters []struct {
+				VersionInfo string `json:"version_info"`
+				Cluster     struct {
+					Name string `json:"name"`
+				} `json:"cluster"`
+			} `json:"dynamic_active_clusters"`
+			Secrets []struct {
+				Name        string `json:"name"`
+				VersionInfo string `json:"version_info"`
+			} `json:"dynamic_active_secrets"`
+			Endpoints []struct {
+				VersionInfo    string `json:"version_info"`
+				EndpointConfig struct {
+					ClusterName string `json:"cluster_name"`
+				} `json:"endpoint_config"`
+			} `json:"dynamic_endpoint_configs"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal(body, &dump); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, c := range dump.Configs {
+		for _, r := range c.Clusters {
+			out["cds/"+r.Cluster.Name] = r.VersionInfo
+		}
+		for _, r := range c.Secrets {
+			out["sds/"+r.Name] = r.VersionInfo
+		}
+		for _, r := range c.Endpoints {
+			out["eds/"+r.EndpointConfig.ClusterName] = r.VersionInfo
+		}
+	}
+	return out
 }
