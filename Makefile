@@ -63,3 +63,15 @@ e2e-kube: build kube-apiserver
 .PHONY: e2e-faults
 e2e-faults: build envoy
 	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m -v ./faults/...
+
+# Fuzz targets (hack/fuzz.sh lists them), FUZZTIME each; failing inputs are
+# written to <package>/testdata/fuzz/. Without -fuzz, `go test` runs only
+# their seeds, so test-unit covers those.
+FUZZTIME ?= 2m
+.PHONY: fuzz-short
+fuzz:
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
+# A few seconds per target, for `make test`.
+fuzz-short:
+	FUZZTIME=5s FUZZMINIMIZETIME=1s hack/fuzz.sh
