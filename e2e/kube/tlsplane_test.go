@@ -21,6 +21,7 @@ import (
 type controlPlane struct {
 	name  string
 	admin string // http://127.0.0.1:PORT
+	xds   string // 127.0.0.1:PORT
 	cmd   *exec.Cmd
 	log   string
 	done  chan struct{}
@@ -50,7 +51,7 @@ func startTLSPlane(t *testing.T, name, kubeconfig string, flags ...string) *cont
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", tlsplaneBin, err)
 	}
-	cp := &controlPlane{name: name, admin: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), cmd: cmd, log: logPath, done: make(chan struct{})}
+	cp := &controlPlane{name: name, admin: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), xds: fmt.Sprintf("127.0.0.1:%d", ports[0]), cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logFile.Close(); close(cp.done) }()
 	t.Cleanup(func() {
 		cp.stop(syscall.SIGTERM)
