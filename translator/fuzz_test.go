@@ -119,6 +119,16 @@ func knownBug(in translator.Inputs) string {
 		if s.Spec.Type == corev1.ServiceTypeExternalName && s.Spec.ExternalName == "" {
 			return "an ExternalName Service without spec.externalName gets an EDS cluster without a load assignment"
 		}
+		numbers := map[int32]bool{}
+		for _, p := range s.Spec.Ports {
+			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+				continue
+			}
+			if numbers[p.Port] {
+				return "a Service with two TCP ports of one number gets two clusters of one name, one of them plaintext when only the other port is targeted"
+			}
+			numbers[p.Port] = true
+		}
 	}
 	return ""
 }
@@ -130,6 +140,9 @@ func knownBugSeeds(tb testing.TB) []fuzzCase {
 		service: "pay|ExternalName|\nhttps|443|",
 	}, {
 		service: "plain|ExternalName|\nhttp|80|", flags: flagNoPolicy,
+	}, {
+		caData: fuzzGoldenCA(tb), hostname: "pay.shop.example", targets: "pay|https", caRefs: "pay-ca",
+		service: "pay||\nhttps|443|\nplain|443|",
 	}}
 }
 
