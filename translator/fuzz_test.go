@@ -65,6 +65,7 @@ const (
 	flagOlder                      // the fuzzed policy is older than the manifest's
 	flagNoSliceLabel               // the slice has no kubernetes.io/service-name
 	flagOtherStatus                // the fuzzed policy carries another controller's status
+	flagUIDs                       // the fuzzed objects have a UID and resourceVersion, as from the API server
 )
 
 // fuzzNow is the clock of every fuzzed translation.
@@ -80,6 +81,7 @@ var fuzzNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // Translator that remembers the last call, give equal output.
 func FuzzTranslate(f *testing.F) {
 	seeds := fuzzSeeds(f)
+	fuzzCA = fuzzGoldenCA(f)
 	if strictKnownBugs {
 		seeds = append(seeds, knownBugSeeds(f)...)
 	}
@@ -102,10 +104,64 @@ func FuzzTranslate(f *testing.F) {
 		for i := uint64(0); i < 2; i++ {
 			again := tr.Translate(fuzzShuffled(in, flags>>32+i), nil, fuzzNow, opts)
 			if diff := fuzzOutputDifference(out, again); diff != "" {
-				t.Fatalf("translation %d of the fuzzShuffled inputs differs: %s", i+2, diff)
+				t.Fatalf("translation %d of the shuffled inputs differs: %s", i+2, diff)
+			}
+		}
+
+		// A Translator that saw other objects before: the CA edited, then
+		// the first policy deleted. Each result must be a fresh one's.
+		edited, deleted := c.editedCA(in), in
+		if len(in.Policies) > 0 {
+			deleted.Policies = in.Policies[1:]
+		}
+		tr = translator.New()
+		for i, step := range []translator.Inputs{edited, in, deleted, in} {
+			got := tr.Translate(step, nil, fuzzNow, opts)
+			if diff := fuzzOutputDifference(translator.Translate(step, nil, fuzzNow, opts), got); diff != "" {
+				t.Fatalf("step %d after other objects: a Translator's output differs from Translate's: %s", i+1, diff)
 			}
 		}
 	})
+}
+
+// fuzzCA is the golden CA certificate, set before fuzzing starts.
+var fuzzCA []byte
+
+// editedCA is in with the fuzzed CA object replaced by one with other
+// content (a new resourceVersion when it has a UID): valid becomes empty,
+// anything else the golden CA.
+func (c fuzzCase) editedCA(in translator.Inputs) translator.Inputs {
+	data := fuzzCA
+	if len(c.caData) > 0 {
+		data = nil
+	}
+	out := in
+	out.ConfigMaps = slices.Clone(in.ConfigMaps)
+	for i, cm := range out.ConfigMaps {
+		if cm.Annotations["fuzz"] == "ca" {
+			cm = cm.DeepCopy()
+			for k := range cm.Data {
+				cm.Data[k] = string(data)
+			}
+			for k := range cm.BinaryData {
+				cm.BinaryData[k] = data
+			}
+			cm.ResourceVersion += "0"
+			out.ConfigMaps[i] = cm
+		}
+	}
+	out.Secrets = slices.Clone(in.Secrets)
+	for i, s := range out.Secrets {
+		if s.Annotations["fuzz"] == "ca" {
+			s = s.DeepCopy()
+			for k := range s.Data {
+				s.Data[k] = data
+			}
+			s.ResourceVersion += "0"
+			out.Secrets[i] = s
+		}
+	}
+	return out
 }
 
 // strictKnownBugs (TLSPLANE_KNOWN_BUGS=fail) makes the bugs reported and
@@ -175,6 +231,28 @@ func (c fuzzCase) inputs() translator.Inputs {
 	}
 	c.addCA(&extra, ns)
 	c.addSlice(&extra, ns, svcName)
+	if c.flags&flagUIDs != 0 {
+		var objects []metav1.Object
+		for _, o := range extra.Policies {
+			objects = append(objects, o)
+		}
+		for _, o := range extra.Services {
+			objects = append(objects, o)
+		}
+		for _, o := range extra.EndpointSlices {
+			objects = append(objects, o)
+		}
+		for _, o := range extra.ConfigMaps {
+			objects = append(objects, o)
+		}
+		for _, o := range extra.Secrets {
+			objects = append(objects, o)
+		}
+		for i, o := range objects {
+			o.SetUID(types.UID("fuzz-" + strconv.Itoa(i)))
+			o.SetResourceVersion("1")
+		}
+	}
 	return manifests.Merge([]manifests.Part{{Source: "fuzz", Inputs: extra}, {Source: "fuzz.yaml", Inputs: parsed}}, nil)
 }
 
@@ -272,7 +350,7 @@ func (c fuzzCase) addCA(in *translator.Inputs, ns string) {
 	if c.flags&flagOtherKey != 0 {
 		key = "ca.pem"
 	}
-	meta := metav1.ObjectMeta{Name: name, Namespace: ns}
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{"fuzz": "ca"}}
 	switch {
 	case c.flags&flagCAInSecret != 0:
 		in.Secrets = append(in.Secrets, &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{key: c.caData}})
@@ -708,6 +786,8 @@ func fuzzSeeds(tb testing.TB) []fuzzCase {
 		with(func(c *fuzzCase) { c.slice = "IPv4\np|https|0|\np|https|-5|\ne||t|" }),
 		with(func(c *fuzzCase) { c.flags = flagNoSliceLabel | flagDefaultNS }),
 		with(func(c *fuzzCase) { c.flags = flagOtherStatus | flagOlder }),
+		with(func(c *fuzzCase) { c.flags = flagUIDs }),
+		with(func(c *fuzzCase) { c.flags = flagUIDs | flagCAInSecret; c.caRefs = "pay-ca|Secret"; c.caData = nil }),
 	)
 	return seeds
 }
