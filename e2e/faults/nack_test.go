@@ -105,15 +105,74 @@ func TestClusterEnvoyRejects(t *testing.T) {
 	if !attributed {
 		t.Errorf("/debug/status does not attribute the NACK to %s/rejected-tls:\n%s", ns, body)
 	}
+	// And on the policy's own status.
+	if got := dataPlaneAccepted(t, status, "rejected-tls"); got != "False" {
+		t.Errorf("rejected-tls: %s = %q, want False\n%s", dataPlaneCondition, got, body)
+	}
+	if got := dataPlaneAccepted(t, status, "steady-tls"); got == "False" {
+		t.Errorf("steady-tls: %s = False, but its resources were not rejected", dataPlaneCondition)
+	}
 
 	// Other clusters keep updating while one is rejected.
 	writeAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostOther)))
 	e.waitServed(t, steady, "steady", hostOther)
 
-	// Fixing the policy ends the rejection.
+	// Fixing the policy ends the rejection, on its status too.
 	writeAtomic(t, rejectedFile, manifest(t, backendObjects("rejected", rejectedPort, e.pki.caPEM, hostOther)))
 	e.waitServed(t, rejected, "rejected", hostOther)
+	err = eventually(applyTimeout, 200*time.Millisecond, func() error {
+		body, err := httpGet(e.tlsplaneURL("/debug/status"))
+		if err != nil {
+			return err
+		}
+		var now debugStatus
+		if err := json.Unmarshal(body, &now); err != nil {
+			return err
+		}
+		if got := dataPlaneAccepted(t, now, "rejected-tls"); got == "False" {
+			return errString(dataPlaneCondition + " still False")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("rejected-tls after the fix: %v", err)
+	}
 	t.Logf("NACKs counted: %v; /debug/status rejections: %d", e.metric(t, "tlsplane_xds_nacks_total"), len(status.Rejections))
+}
+
+// dataPlaneCondition is the condition tlsplane sets on a policy whose
+// resources a fleet rejected.
+const dataPlaneCondition = "tlsplane.io/DataPlaneAccepted"
+
+// dataPlaneAccepted is the status of dataPlaneCondition on the policy's
+// ancestors ("" when absent; "False" if any ancestor has it False).
+func dataPlaneAccepted(t *testing.T, s debugStatus, policy string) string {
+	t.Helper()
+	got := ""
+	for _, p := range s.Policies {
+		if p.Namespace != ns || p.Name != policy {
+			continue
+		}
+		var st struct {
+			Ancestors []struct {
+				Conditions []struct {
+					Type   string `json:"type"`
+					Status string `json:"status"`
+				} `json:"conditions"`
+			} `json:"ancestors"`
+		}
+		if err := json.Unmarshal(p.Status, &st); err != nil {
+			t.Fatalf("status of %s: %v", policy, err)
+		}
+		for _, a := range st.Ancestors {
+			for _, c := range a.Conditions {
+				if c.Type == dataPlaneCondition && got != "False" {
+					got = c.Status
+				}
+			}
+		}
+	}
+	return got
 }
 
 const edsType = `type_url="type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"`
