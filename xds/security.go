@@ -37,8 +37,8 @@ type Security struct {
 }
 
 // FleetIdentity is the rule binding a client certificate to the one fleet
-// it may read: a template with exactly one {cluster}, compared for
-// equality with each URI SAN and (case-insensitively) each DNS SAN.
+// it may read: a template with exactly one {cluster}, compared for exact
+// equality with each URI SAN and each DNS SAN.
 type FleetIdentity struct {
 	prefix, suffix string
 }
@@ -105,8 +105,10 @@ func (f *FleetIdentity) authorize(id peerIdentity, node *corev3.Node) error {
 			return nil
 		}
 	}
+	// Exact, DNS SANs too: fleets are case-sensitive snapshot keys, so a
+	// case-insensitive match would let "edge"'s certificate read "EDGE".
 	for _, d := range id.dns {
-		if strings.EqualFold(d, want) {
+		if d == want {
 			return nil
 		}
 	}

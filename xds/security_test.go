@@ -300,11 +300,11 @@ func TestMutualTLSRefusesSwitchingFleetMidStream(t *testing.T) {
 func TestMutualTLSDeltaAndDNSTemplate(t *testing.T) {
 	s := startSecure(t, "{cluster}.fleet.example.org")
 	s.publish(t, st.Output(payments), true)
-	edgeCert, edgeKey := s.ca.issue(t, leafSpec{dns: "EDGE.fleet.example.org"})
+	edgeCert, edgeKey := s.ca.issue(t, leafSpec{dns: "edge.fleet.example.org"})
 	for _, tc := range []struct {
 		fleet string
 		code  codes.Code
-	}{{"internal", codes.PermissionDenied}, {"edge", codes.OK}} {
+	}{{"internal", codes.PermissionDenied}, {"EDGE", codes.PermissionDenied}, {"edge", codes.OK}} {
 		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(s.dial(t, edgeCert, edgeKey, nil)).DeltaAggregatedResources(ctx)
 		if err != nil {
