@@ -534,6 +534,16 @@ func fuzzCheckOutput(t *testing.T, in translator.Inputs, out translator.Output) 
 		!slices.IsSortedFunc(out.Secrets, func(a, b *tlsv3.Secret) int { return strings.Compare(a.Name, b.Name) }) {
 		t.Errorf("output is not sorted by name")
 	}
+	for name, policies := range out.Origins {
+		if len(clusters[name]) == 0 && !secrets[name] {
+			t.Errorf("origins name %q, which is no cluster or secret of the output", name)
+		}
+		for _, p := range policies {
+			if _, ok := out.Statuses[p]; !ok {
+				t.Errorf("origins of %q name policy %s, which is not an input", name, p)
+			}
+		}
+	}
 	fuzzCheckStatuses(t, in, out)
 	fuzzCheckNoPlaintext(t, in, out, clusters)
 }
@@ -628,6 +638,11 @@ func fuzzCheckStatuses(t *testing.T, in translator.Inputs, out translator.Output
 			}
 			if !kinds["Accepted"] || !kinds["ResolvedRefs"] {
 				t.Errorf("policy %s: ancestor %d has conditions %v, want Accepted and ResolvedRefs", nn, i, a.Conditions)
+			}
+			for _, c := range a.Conditions {
+				if c.ObservedGeneration != p.Generation {
+					t.Errorf("policy %s: condition %s observedGeneration %d, want the policy's generation %d", nn, c.Type, c.ObservedGeneration, p.Generation)
+				}
 			}
 			path := field.NewPath("status", "ancestors").Index(i).Child("conditions")
 			for _, err := range metav1validation.ValidateConditions(a.Conditions, path) {
