@@ -3,6 +3,8 @@ package manifests
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,55 @@ func fuzzManifestSeeds(tb testing.TB) [][]byte {
 		seeds = append(seeds, data)
 	}
 	return seeds
+}
+
+// TestParseAliasBomb: YAML aliases that would expand to hundreds of
+// millions of nodes ("billion laughs") are an error, quickly.
+func TestParseAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: laughs}\n")
+	b.WriteString(`a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]` + "\n")
+	for i := 1; i < 9; i++ {
+		refs := strings.TrimSuffix(strings.Repeat("*a"+strconv.Itoa(i-1)+",", 9), ",")
+		b.WriteString("a" + strconv.Itoa(i) + ": &a" + strconv.Itoa(i) + " [" + refs + "]\n")
+	}
+	start := time.Now()
+	_, err := Parse("bomb.yaml", []byte(b.String()), nil)
+	took := time.Since(start)
+	t.Logf("took %v: %v", took, err)
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml: document 1") {
+		t.Errorf("error = %v, want one naming bomb.yaml document 1", err)
+	}
+	if took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// TestParseLargeFile: a 20 MiB CA bundle in a ConfigMap manifest (the
+// directory source has no size limit) parses in bounded time and memory.
+func TestParseLargeFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates hundreds of MiB; not with -short")
+	}
+	line := "    " + strings.Repeat("QUFB", 16) + "\n"
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: shop}\ndata:\n  ca.crt: |\n" +
+		strings.Repeat(line, 20<<20/len(line))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	in, err := Parse("big.yaml", []byte(doc), nil)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d bytes parsed in %v, allocating %d bytes (%.1fx)", len(doc), took, allocated, float64(allocated)/float64(len(doc)))
+	if err != nil || len(in.ConfigMaps) != 1 || len(in.ConfigMaps[0].Data["ca.crt"]) < 20<<20*64/69 {
+		t.Fatalf("err = %v, configmaps %d: want the whole ConfigMap", err, len(in.ConfigMaps))
+	}
+	if took > time.Minute {
+		t.Errorf("took %v", took)
+	}
+	if limit := uint64(30 * len(doc)); allocated > limit {
+		t.Errorf("allocated %d bytes for a %d byte file, more than %d", allocated, len(doc), limit)
+	}
 }
