@@ -35,6 +35,12 @@ func Parse(path string, data []byte, warn func(string)) (translator.Inputs, erro
 		warn = func(string) {}
 	}
 	var in translator.Inputs
+	// The YAML line reader drops a last line that exactly fills its 4 KiB
+	// buffer when no newline ends it: a file cut at that size would lose its
+	// objects silently.
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data[:len(data):len(data)], '\n')
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()

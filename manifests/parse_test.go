@@ -122,3 +122,24 @@ func TestRead(t *testing.T) {
 		t.Errorf("explicit notes.txt: error = %v", err)
 	}
 }
+
+// A last line of exactly 4096 bytes without a final newline used to vanish
+// in the YAML line reader, withdrawing the file's objects.
+func TestParseLastLineFillingTheReadBuffer(t *testing.T) {
+	for _, size := range []int{4095, 4096, 8192} {
+		head := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: shop}\n"
+		prefix := "data: {ca.crt: \""
+		pad := size - len(prefix) - len("\"}")
+		last := prefix + strings.Repeat("A", pad) + "\"}"
+		if len(last) != size {
+			t.Fatalf("test setup: last line is %d bytes, want %d", len(last), size)
+		}
+		in, err := Parse("big.yaml", []byte(head+last), nil)
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if len(in.ConfigMaps) != 1 || len(in.ConfigMaps[0].Data["ca.crt"]) != pad {
+			t.Fatalf("size %d: got %d ConfigMaps, want the one with its data", size, len(in.ConfigMaps))
+		}
+	}
+}
