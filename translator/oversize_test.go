@@ -151,8 +151,9 @@ func TestOversizedCABundle(t *testing.T) {
 	tests := []struct {
 		name string
 		data []byte
-		// accepted: the policy may be accepted (the bundle is valid);
-		// otherwise it must be rejected with InvalidCACertificateRef.
+		// mayAccept: the bundle is valid, so the policy may be accepted
+		// (there is no size limit yet); otherwise it must be rejected
+		// with InvalidCACertificateRef.
 		mayAccept bool
 		// factor bounds the allocations, times the input size.
 		factor uint64
