@@ -19,6 +19,7 @@ run: build
 # -short the unit tests include the option-name matrix run against Envoy.
 test: envoy
 	$(MAKE) test-unit UNIT_FLAGS=
+	$(MAKE) fuzz-short
 	$(MAKE) e2e e2e-faults e2e-kube
 
 # Fast: no Envoy, no API server (-short skips the Envoy option matrix).
