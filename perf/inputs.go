@@ -95,17 +95,18 @@ func Inputs(n int) translator.Inputs {
 }
 
 // RotateCA returns in with the i-th CA ConfigMap replaced by a new object
-// at resourceVersion rv, holding the other CA on even rv: what an informer
+// at resourceVersion rv holding the other CA than before: what an informer
 // delivers after a CA rotation. The slices are copied; objects are shared.
 func RotateCA(in translator.Inputs, i, rv int) translator.Inputs {
 	out := in
 	out.ConfigMaps = append([]*corev1.ConfigMap(nil), in.ConfigMaps...)
 	cm := in.ConfigMaps[i].DeepCopy()
 	cm.ResourceVersion = fmt.Sprint(rv)
-	cm.Data = map[string]string{"ca.crt": caPEM}
-	if rv%2 == 0 {
-		cm.Data["ca.crt"] = caPEM2
+	next := caPEM2
+	if in.ConfigMaps[i].Data["ca.crt"] == caPEM2 {
+		next = caPEM
 	}
+	cm.Data = map[string]string{"ca.crt": next}
 	out.ConfigMaps[i] = cm
 	return out
 }
