@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,3 +117,14 @@ func hasCluster(resp *discoveryv3.DiscoveryResponse, name string) bool {
 }
 
 func clusterName(ns, svc string, port int) string { return fmt.Sprintf("%s/%s/%d", ns, svc, port) }
+
+// hasSNI looks for sni in a CDS response's bytes (the TLS context is
+// packed inside the cluster, not worth decoding here).
+func hasSNI(resp *discoveryv3.DiscoveryResponse, sni string) bool {
+	for _, r := range resp.GetResources() {
+		if strings.Contains(string(r.GetValue()), sni) {
+			return true
+		}
+	}
+	return false
+}

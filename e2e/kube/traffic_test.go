@@ -1,0 +1,199 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// trafficWait bounds how long Envoy may take to follow a change: the
+// debounce, an xDS round trip, and Envoy's cluster warming.
+const trafficWait = 30 * time.Second
+
+// trafficEnv is one namespace of the API server, tlsplane serving it, a
+// real Envoy fed by tlsplane, and backends in a network namespace.
+type trafficEnv struct {
+	t       *testing.T
+	c       clients
+	ns      string
+	net     *backendNet
+	bin     string // examples/backend
+	envoy   *kubeEnvoy
+	cp      *controlPlane
+	backend map[string]*child
+}
+
+func buildBackend(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("BACKEND_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "backend")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/backend")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/backend: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBackend runs examples/backend inside the network namespace on port,
+// serving a certificate for dnsName issued by ca.
+func (e *trafficEnv) startBackend(name string, port int, ca *testCA, dnsName string) {
+	t := e.t
+	t.Helper()
+	if old := e.backend[name]; old != nil {
+		_ = old.cmd.Process.Kill()
+		<-old.done
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := ca.issue(t, dir, dnsName)
+	b := startChild(t, "backend-"+name, "ip", "netns", "exec", e.net.name, e.bin,
+		"--listen", e.net.backendIP+":"+strconv.Itoa(port), "--name", name, "--cert", cert, "--key", key)
+	e.backend[name] = b
+	eventually(t, 20*time.Second, "backend "+name+" listening", func() error {
+		if !strings.Contains(b.logText(), "serving") {
+			return fmt.Errorf("not yet: %s", b.logText())
+		}
+		return nil
+	})
+}
+
+// backendService is Service name (port 443 → port) and its EndpointSlice
+// holding the backend's namespace address.
+func (e *trafficEnv) backendService(name string, port int) {
+	t := e.t
+	t.Helper()
+	createService(t, e.c, e.ns, name, corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(int32(port))})
+	portName, p, ready := "https", int32(port), true
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: e.ns, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{e.net.backendIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &p}},
+	}
+	if _, err := e.c.kube.DiscoveryV1().EndpointSlices(e.ns).Create(context.Background(), slice, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create EndpointSlice %s/%s: %v", e.ns, slice.Name, err)
+	}
+}
+
+// expectSNI waits until a request to service's cluster is answered 200 by
+// the backend and the backend saw sni.
+func (e *trafficEnv) expectSNI(service, sni string) {
+	t := e.t
+	t.Helper()
+	cluster := clusterName(e.ns, service, 443)
+	eventually(t, trafficWait, fmt.Sprintf("GET via Envoy to %s: 200 with SNI %s", cluster, sni), func() error {
+		code, body, err := e.envoy.request(cluster)
+		if err != nil {
+			return err
+		}
+		if code != 200 {
+			return fmt.Errorf("%d %s", code, tail(body, 200))
+		}
+		var echo struct{ Name, SNI string }
+		if err := json.Unmarshal([]byte(body), &echo); err != nil {
+			return fmt.Errorf("%w: %s", err, tail(body, 200))
+		}
+		if echo.Name != service || echo.SNI != sni {
+			return fmt.Errorf("answered by %q with SNI %q", echo.Name, echo.SNI)
+		}
+		return nil
+	})
+}
+
+// TestKubeTraffic: Kubernetes mode end to end with a real Envoy and TLS
+// backends in a network namespace — the happy path, a missing CA, the CA
+// rotation and a conflict.
+func TestKubeTraffic(t *testing.T) {
+	bnet := newBackendNet(t)
+	c := adminClients(t)
+	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*child{}}
+	e.cp = startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("traffic"), "--namespaces", e.ns)...)
+	e.envoy = startEnvoy(t, e.cp.xds, "kube-envoy", "edge")
+	ca1 := newTestCA(t, "traffic CA 1")
+	parent := t
+
+	// Happy path: 200 from the backend, which saw the policy's hostname.
+	e.backendService("pay", 8443)
+	e.startBackend("pay", 8443, ca1, "pay.example.com")
+	createCAConfigMap(t, c, e.ns, "pay-ca", ca1.pem)
+	createPolicy(t, c, policy(e.ns, "pay", "pay", "", "pay-ca", "pay.example.com"))
+	expectStatus(t, c, e.ns, "pay", acceptedTrue, resolvedTrue)
+	e.expectSNI("pay", "pay.example.com")
+
+	t.Run("missing CA", func(t *testing.T) {
+		e.t = t
+		defer func() { e.t = parent }()
+		e.backendService("noca", 8444)
+		e.startBackend("noca", 8444, ca1, "noca.example.com")
+		createPolicy(t, c, policy(e.ns, "noca", "noca", "", "absent", "noca.example.com"))
+		expectStatus(t, c, e.ns, "noca", cond{metav1.ConditionFalse, ""}, invalidCARef)
+		cluster := clusterName(e.ns, "noca", 443)
+		// The cluster is served, failing closed: Envoy answers, the backend sees nothing.
+		eventually(t, trafficWait, "Envoy has cluster "+cluster, func() error {
+			body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/clusters", e.envoy.admin), nil)
+			if err == nil && !strings.Contains(string(body), cluster+"::") {
+				err = fmt.Errorf("not in /clusters")
+			}
+			return err
+		})
+		for range 3 {
+			code, body, err := e.envoy.request(cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code < 500 {
+				t.Fatalf("policy without CA: %d %s, want a 5xx", code, tail(body, 200))
+			}
+		}
+		if log := e.backend["noca"].logText(); strings.Contains(log, ": request ") {
+			t.Fatalf("the backend got a request through a policy without a CA:\n%s", tail(log, 1000))
+		}
+	})
+
+	t.Run("CA rotation", func(t *testing.T) {
+		e.t = t
+		defer func() { e.t = parent }()
+		modified := e.envoy.stat(t, "cluster_manager.cluster_modified")
+		ca2 := newTestCA(t, "traffic CA 2")
+		setCA(t, c, e.ns, "pay-ca", ca2.pem)
+		// The backend rolls to a certificate of the new CA (a restart, which
+		// also closes Envoy's pooled connections: the next ones handshake anew).
+		e.startBackend("pay", 8443, ca2, "pay.example.com")
+		e.expectSNI("pay", "pay.example.com")
+		if now := e.envoy.stat(t, "cluster_manager.cluster_modified"); now != modified {
+			t.Errorf("cluster_manager.cluster_modified went from %d to %d on a CA rotation", modified, now)
+		}
+	})
+
+	t.Run("conflict", func(t *testing.T) {
+		e.t = t
+		defer func() { e.t = parent }()
+		e.backendService("dup", 8445)
+		e.startBackend("dup", 8445, ca1, "winner.example.com")
+		createCAConfigMap(t, c, e.ns, "dup-ca", ca1.pem)
+		createPolicy(t, c, policy(e.ns, "a-winner", "dup", "", "dup-ca", "winner.example.com"))
+		expectStatus(t, c, e.ns, "a-winner", acceptedTrue, resolvedTrue)
+		time.Sleep(1100 * time.Millisecond) // creationTimestamp has a 1 s resolution
+		createPolicy(t, c, policy(e.ns, "b-loser", "dup", "", "dup-ca", "loser.example.com"))
+		expectStatus(t, c, e.ns, "b-loser", conflicted, anyResolvedRefs)
+		expectStatus(t, c, e.ns, "a-winner", acceptedTrue, resolvedTrue)
+		e.expectSNI("dup", "winner.example.com")
+	})
+}
