@@ -1,0 +1,453 @@
+package perf
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	propagation = flag.Bool("perf.propagation", false, "run TestPropagation (needs TLSPLANE_BIN and ENVOY_BIN)")
+	clusterList = flag.String("perf.clusters", "100,1000", "comma-separated cluster counts")
+	editCount   = flag.Int("perf.edits", 50, "edits per cluster count, alternately a CA rotation and a policy edit")
+	apiType     = flag.String("perf.api", "DELTA_GRPC", "Envoy's ADS api_type: DELTA_GRPC or GRPC")
+	resultsPath = flag.String("perf.out", "", "write the results as JSON to this file")
+	patience    = flag.Duration("perf.patience", 10*time.Second, "bound on one edit's propagation")
+)
+
+// Result is one cluster count's measurement.
+type Result struct {
+	Clusters int    `json:"clusters"`
+	API      string `json:"api"`
+	Edits    int    `json:"edits"`
+	// Latencies are each edit's time from file write to Envoy applying it,
+	// in milliseconds, sorted.
+	Latencies []float64 `json:"latencies_ms"`
+	P50       float64   `json:"p50_ms"`
+	P99       float64   `json:"p99_ms"`
+	Max       float64   `json:"max_ms"`
+	// InitialMs is from tlsplane's start to Envoy holding every cluster.
+	InitialMs float64 `json:"initial_ms"`
+	// Resident memory after the edits, MiB.
+	TLSPlaneRSS float64 `json:"tlsplane_rss_mib"`
+	EnvoyRSS    float64 `json:"envoy_rss_mib"`
+	LoadAverage string  `json:"load_average"`
+}
+
+func TestPropagation(t *testing.T) {
+	if !*propagation {
+		t.Skip("a measurement: run with -perf.propagation (make bench)")
+	}
+	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
+	if tlsplaneBin == "" || envoyBin == "" {
+		t.Fatal("TLSPLANE_BIN and ENVOY_BIN must name the binaries")
+	}
+	var results []Result
+	for _, s := range strings.Split(*clusterList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			t.Fatalf("-perf.clusters: %q", s)
+		}
+		t.Run(fmt.Sprintf("clusters=%d", n), func(t *testing.T) {
+			r := measure(t, tlsplaneBin, envoyBin, n)
+			t.Logf("clusters=%d api=%s edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB load=%s",
+				r.Clusters, r.API, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.LoadAverage)
+			results = append(results, r)
+		})
+	}
+	if *resultsPath != "" {
+		b, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*resultsPath, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.Mkdir(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cas := [2]string{newCA(t, "perf-ca-one"), newCA(t, "perf-ca-two")}
+	caOf := make([]int, n) // which CA each Service's ConfigMap holds
+	sniGen := make([]int, n)
+	for i := range n {
+		writeService(t, manifests, i, cas[caOf[i]], sniGen[i])
+	}
+
+	xdsPort, tlsplaneAdmin, envoyAdmin := freePort(t), freePort(t), freePort(t)
+	start := time.Now()
+	tp := startProcess(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
+		"--xds-address", "127.0.0.1:"+strconv.Itoa(xdsPort),
+		"--admin-address", "127.0.0.1:"+strconv.Itoa(tlsplaneAdmin), "--log-level", "warn")
+	bootstrapPath := filepath.Join(dir, "envoy.json")
+	writeJSON(t, bootstrapPath, bootstrap(*apiType, xdsPort, envoyAdmin))
+	envoy := startProcess(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
+		"--concurrency", "1", "-l", "warn")
+	admin := adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}
+
+	// Every cluster active (plus the static xDS cluster), none warming.
+	if err := poll(10*time.Minute, 50*time.Millisecond, func() error {
+		if tp.exited() || envoy.exited() {
+			return errors.New("tlsplane or Envoy exited")
+		}
+		st, err := admin.stats(`^cluster_manager\.(active|warming)_clusters$`)
+		if err != nil {
+			return err
+		}
+		if st["cluster_manager.active_clusters"] != int64(n+1) || st["cluster_manager.warming_clusters"] != 0 {
+			return fmt.Errorf("active=%d warming=%d", st["cluster_manager.active_clusters"], st["cluster_manager.warming_clusters"])
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("Envoy never held the %d clusters: %v\n%s\n%s", n, err, tp.tail(), envoy.tail())
+	}
+	initial := time.Since(start)
+
+	var latencies []float64
+	for e := range *editCount {
+		i := (e * 7919) % n
+		var (
+			filter string
+			done   func(before, now map[string]int64) bool
+		)
+		if e%2 == 0 {
+			// CA rotation: Envoy applies the new SDS secret.
+			caOf[i] = 1 - caOf[i]
+			stat := "sds." + caSecretName(i) + ".update_success"
+			filter = "^" + regexp.QuoteMeta(stat) + "$"
+			done = func(before, now map[string]int64) bool { return now[stat] > before[stat] }
+		} else {
+			// Policy edit (SNI): Envoy replaces the cluster and warms it.
+			sniGen[i]++
+			filter = `^cluster_manager\.(cluster_modified|warming_clusters)$`
+			done = func(before, now map[string]int64) bool {
+				return now["cluster_manager.cluster_modified"] > before["cluster_manager.cluster_modified"] && now["cluster_manager.warming_clusters"] == 0
+			}
+		}
+		before, err := admin.stats(filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := writeService(t, manifests, i, cas[caOf[i]], sniGen[i])
+		var applied time.Time
+		if err := poll(*patience, 2*time.Millisecond, func() error {
+			now, err := admin.stats(filter)
+			if err != nil {
+				return err
+			}
+			if !done(before, now) {
+				return fmt.Errorf("not applied: %v", now)
+			}
+			applied = time.Now()
+			return nil
+		}); err != nil {
+			t.Fatalf("edit %d (Service %d): %v\n%s", e, i, err, tp.tail())
+		}
+		latencies = append(latencies, float64(applied.Sub(written).Microseconds())/1000)
+	}
+	slices.Sort(latencies)
+	r := Result{
+		Clusters: n, API: *apiType, Edits: len(latencies), Latencies: latencies,
+		P50: percentile(latencies, 50), P99: percentile(latencies, 99), Max: latencies[len(latencies)-1],
+		InitialMs:   float64(initial.Milliseconds()),
+		TLSPlaneRSS: rssMiB(tp.cmd.Process.Pid), EnvoyRSS: rssMiB(envoy.cmd.Process.Pid),
+		LoadAverage: loadAverage(),
+	}
+	return r
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []float64, p int) float64 {
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
+
+func caSecretName(i int) string {
+	return fmt.Sprintf("ca/%s/configmap/svc-%d-ca", namespaceOf(i), i)
+}
+
+func namespaceOf(i int) string { return fmt.Sprintf("team-%d", i%50) }
+
+// writeService writes Service i's manifest (Service, EndpointSlice, CA
+// ConfigMap, BackendTLSPolicy) atomically and returns when it was renamed
+// into place.
+func writeService(t *testing.T, dir string, i int, caPEM string, sniGen int) time.Time {
+	ns, name := namespaceOf(i), fmt.Sprintf("svc-%d", i)
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: v1
+kind: Service
+metadata: {namespace: %[1]s, name: %[2]s}
+spec:
+  ports: [{name: https, port: 443}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  namespace: %[1]s
+  name: %[2]s-x
+  labels: {kubernetes.io/service-name: %[2]s}
+addressType: IPv4
+ports: [{name: https, port: 8443}]
+endpoints:
+- addresses: ["10.%[3]d.%[4]d.1"]
+- addresses: ["10.%[3]d.%[4]d.2"]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {namespace: %[1]s, name: %[2]s-ca}
+data:
+  ca.crt: |
+`, ns, name, i/250%250, i%250)
+	for _, line := range strings.Split(strings.TrimRight(caPEM, "\n"), "\n") {
+		b.WriteString("    " + line + "\n")
+	}
+	fmt.Fprintf(&b, `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {namespace: %[1]s, name: %[2]s-tls}
+spec:
+  targetRefs: [{group: "", kind: Service, name: %[2]s}]
+  validation:
+    hostname: %[2]s-%[3]d.example
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: %[2]s-ca}]
+  options:
+    tlsplane.io/alpnProtocols: "h2,http/1.1"
+`, ns, name, sniGen)
+	path := filepath.Join(dir, name+".yaml")
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	return time.Now()
+}
+
+// newCA makes a self-signed CA certificate (its key is dropped).
+func newCA(t *testing.T, cn string) string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+type object = map[string]any
+
+// bootstrap: ADS to tlsplane (node fleet "perf"), admin on loopback, no
+// listener: only configuration is measured.
+func bootstrap(apiType string, xdsPort, adminPort int) object {
+	addr := func(port int) object {
+		return object{"socket_address": object{"address": "127.0.0.1", "port_value": port}}
+	}
+	return object{
+		"node":  object{"id": "perf-envoy", "cluster": "perf"},
+		"admin": object{"address": addr(adminPort)},
+		"dynamic_resources": object{
+			"ads_config": object{
+				"api_type": apiType, "transport_api_version": "V3",
+				"grpc_services":                  []object{{"envoy_grpc": object{"cluster_name": "tlsplane"}}},
+				"set_node_on_first_message_only": true,
+			},
+			"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
+		},
+		"static_resources": object{
+			"clusters": []object{{
+				"name": "tlsplane", "type": "STATIC", "connect_timeout": "1s",
+				"typed_extension_protocol_options": object{
+					"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": object{
+						"@type":                "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+						"explicit_http_config": object{"http2_protocol_options": object{}},
+					},
+				},
+				"load_assignment": object{
+					"cluster_name": "tlsplane",
+					"endpoints":    []object{{"lb_endpoints": []object{{"endpoint": object{"address": addr(xdsPort)}}}}},
+				},
+			}},
+		},
+	}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// adminClient reads Envoy's admin stats.
+type adminClient struct{ base string }
+
+var httpClient = &http.Client{Timeout: 5 * time.Second}
+
+// stats returns the counters and gauges matching filter (an RE2 regex).
+func (a adminClient) stats(filter string) (map[string]int64, error) {
+	resp, err := httpClient.Get(a.base + "/stats?filter=" + url.QueryEscape(filter))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("stats: %s", resp.Status)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, nil
+}
+
+// process is a child in its own process group, stopped at cleanup.
+type process struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func startProcess(t *testing.T, dir, name, bin string, args ...string) *process {
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *process) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return p.log + ":\n" + string(b)
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// poll calls cond every interval until it returns nil or timeout passes.
+func poll(timeout, interval time.Duration, cond func() error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("after %v: %w", timeout, err)
+		case <-time.After(interval):
+		}
+	}
+}
+
+// rssMiB is a process's resident memory from /proc.
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
