@@ -76,3 +76,10 @@ fuzz:
 # A few seconds per target, for `make test`.
 fuzz-short:
 	FUZZTIME=5s FUZZMINIMIZETIME=1s hack/fuzz.sh
+
+# Performance measurements of issue 6 (minutes, not part of `make test`):
+# writes docs/performance.md, docs/performance.png, docs/performance-raw.txt.
+# Scale with COUNT, FANOUT_STREAMS, FANOUT_CLUSTERS, PROPAGATION_CLUSTERS,
+# PROPAGATION_EDITS (see hack/bench.sh).
+bench: envoy
+	hack/bench.sh
