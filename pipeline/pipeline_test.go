@@ -120,8 +120,13 @@ func policy(name string, status gwv1.PolicyStatus) *gwv1.BackendTLSPolicy {
 // startPipeline runs a pipeline with short debounce timings until the test ends.
 func startPipeline(t *testing.T, src *fakeSource, rec *recorder) (changed func(), result *runResult) {
 	t.Helper()
+	return startPipelineTimed(t, src, rec, 30*time.Millisecond, 300*time.Millisecond)
+}
+
+func startPipelineTimed(t *testing.T, src *fakeSource, rec *recorder, quiet, maxDelay time.Duration) (changed func(), result *runResult) {
+	t.Helper()
 	p, err := New(Options{Source: src, Publisher: rec, Sink: rec, Translate: rec.translate,
-		Quiet: 30 * time.Millisecond, MaxDelay: 300 * time.Millisecond})
+		Quiet: quiet, MaxDelay: maxDelay})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,14 +182,18 @@ func TestPipelineFirstSyncPublishesThenReports(t *testing.T) {
 
 func TestPipelineCoalescesABurst(t *testing.T) {
 	src, rec := newFakeSource(), &recorder{}
-	changed, _ := startPipeline(t, src, rec)
+	// A quiet period far above the gaps of the burst, so a loaded machine
+	// stretching a 5 ms sleep does not split it (the timing rules themselves
+	// are TestHoldoff's, on a fake clock).
+	const quiet = 300 * time.Millisecond
+	changed, _ := startPipelineTimed(t, src, rec, quiet, 10*quiet)
 	waitEvents(t, rec, 3)
 	for range 10 {
 		changed()
 		time.Sleep(5 * time.Millisecond)
 	}
 	waitEvents(t, rec, 6)
-	time.Sleep(150 * time.Millisecond) // several quiet periods: no late second pass
+	time.Sleep(3 * quiet) // several quiet periods: no late second pass
 	if got := rec.snapshot(); len(got) != 6 {
 		t.Fatalf("a burst of 10 changes gave events %v, want one more translate/publish/report", got)
 	}
