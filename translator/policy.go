@@ -47,16 +47,22 @@ func (v *policyVerdict) reject(reason gwv1.PolicyConditionReason, message string
 	v.rejectMessage = message
 }
 
-// judgePolicy parses a policy's options and resolves its trust; cas and
-// memo may be nil (nothing remembered).
-func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, cas *caCache, memo *httpOptionsMemo) *policyVerdict {
+// memos are what judgePolicy may reuse; a nil field remembers nothing.
+type memos struct {
+	cas         *caCache
+	httpOptions *httpOptionsMemo
+	options     *optionsMemo
+}
+
+// judgePolicy parses a policy's options and resolves its trust.
+func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, m memos) *policyVerdict {
 	nn := nameOf(p.Namespace, p.Name)
 	v := &policyVerdict{policy: p, name: nn}
-	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts), cas)
+	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts), m.cas)
 	if v.trust.invalid != "" {
 		v.reject(gwv1.PolicyReasonInvalid, v.trust.invalid)
 	}
-	tlsOpts, err := ParseOptions(p.Spec.Options, opts.AllowInsecureSkipVerify)
+	tlsOpts, err := m.options.parse(p.Spec.Options, opts.AllowInsecureSkipVerify)
 	if err != nil {
 		v.reject(gwv1.PolicyReasonInvalid, "spec.options: "+err.Error())
 	}
@@ -85,7 +91,7 @@ func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, cas *c
 	}
 	// Options are checked against Envoy by ParseOptions; this catches what
 	// slipped through, before Envoy would NACK it.
-	transport, httpOptions, err := packedTLS(upstreamTLSContext(v.tls), memo)
+	transport, httpOptions, err := packedTLS(upstreamTLSContext(v.tls), m.httpOptions)
 	if err != nil {
 		v.reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
 		return v

@@ -25,7 +25,7 @@ import (
 // It remembers nothing between calls; a Translator gives the same result
 // faster when called again with mostly the same objects.
 func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
-	return New().Translate(in, previous, now, opts)
+	return newForgetful().Translate(in, previous, now, opts)
 }
 
 // translate is Translate with the caches of t.

@@ -27,14 +27,15 @@ type Translator struct {
 	mu   sync.Mutex
 	opts Options // of the last call; other options start afresh
 
-	shared      *sharedParts
-	httpOptions *httpOptionsMemo
+	shared *sharedParts
+	// forget: nothing is kept between calls (Translate, the function).
+	forget bool
+	memos  memos
 
 	// serviceOrder and policyOrder are the last call's sorted names.
 	serviceOrder, policyOrder []types.NamespacedName
 	secretOrder               []string
 
-	cas      *caCache
 	verdicts generations[types.NamespacedName, *verdictEntry]
 	services generations[types.NamespacedName, *serviceEntry]
 	statuses generations[types.NamespacedName, *statusEntry]
@@ -47,10 +48,17 @@ func New() *Translator {
 		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
 	}
 	return &Translator{
-		shared:      &sharedParts{failClosed: newClusterTLS(failClosed, nil), eds: newEDSParts()},
-		httpOptions: &httpOptionsMemo{},
-		cas:         newCACache(),
+		shared: &sharedParts{failClosed: newClusterTLS(failClosed, nil), eds: newEDSParts()},
+		memos:  memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}},
 	}
+}
+
+// newForgetful is a Translator for one call: it stores nothing it could
+// only use in a later call.
+func newForgetful() *Translator {
+	t := New()
+	t.forget = true
+	return t
 }
 
 // sharedParts are the cluster pieces that do not depend on any input.
@@ -72,7 +80,7 @@ func (t *Translator) Translate(in Inputs, previous PreviousStatus, now time.Time
 func (t *Translator) begin(opts Options) {
 	if opts != t.opts {
 		t.opts = opts
-		t.cas = newCACache()
+		t.memos = memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}}
 		t.verdicts = generations[types.NamespacedName, *verdictEntry]{}
 		t.services = generations[types.NamespacedName, *serviceEntry]{}
 		t.statuses = generations[types.NamespacedName, *statusEntry]{}
@@ -81,7 +89,8 @@ func (t *Translator) begin(opts Options) {
 
 // done keeps what this call used, and only that, for the next.
 func (t *Translator) done() {
-	t.cas.done()
+	t.memos.cas.done()
+	t.memos.options.done()
 	t.verdicts.done()
 	t.services.done()
 	t.statuses.done()
@@ -154,7 +163,11 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Optio
 			return e.verdict
 		}
 	}
-	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), verdict: judgePolicy(p, ix, opts, t.cas, t.httpOptions)}
+	v := judgePolicy(p, ix, opts, t.memos)
+	if t.forget {
+		return v
+	}
+	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), verdict: v}
 	for i, ref := range refs {
 		e.cas[i] = caObject(nn.Namespace, ref, ix)
 	}
@@ -197,6 +210,15 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 	if e, ok := t.services.get(nn); ok && sameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
 		for i := range e.ports {
 			b.add(&e.ports[i])
+		}
+		return
+	}
+	if t.forget {
+		for i, port := range svc.Spec.Ports {
+			if protocolOrTCP(port.Protocol) == corev1.ProtocolTCP {
+				p := translatePort(svc, nn, port, governors[i], t.shared, ix)
+				b.add(&p)
+			}
 		}
 		return
 	}
@@ -252,6 +274,9 @@ type statusEntry struct {
 func (t *Translator) status(v *policyVerdict, as []*attachment, previous gwv1.PolicyStatus, controller gwv1.GatewayController, now metav1.Time) gwv1.PolicyStatus {
 	if e, ok := t.statuses.get(v.name); ok && e.verdict == v && sameAncestors(e.status.Ancestors, previous.Ancestors) && sameAttachments(e, as) {
 		return e.status
+	}
+	if t.forget {
+		return mergeStatus(previous, ancestorStatuses(v, as, controller), controller, v.policy.Generation, now)
 	}
 	e := &statusEntry{
 		verdict:  v,
