@@ -78,17 +78,17 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 	}
 	// Sorted by key, like the name, so equal ref sets give one secret.
 	sort.SliceStable(valid, func(i, j int) bool { return valid[i].key < valid[j].key })
-	var content strings.Builder
-	seen := make(map[string]bool, len(valid))
-	for _, r := range valid {
-		if !seen[r.key] {
-			seen[r.key] = true
-			content.WriteString(r.pem)
+	pem := valid[0].pem // one ref: the same string, without a copy
+	if len(valid) > 1 {
+		var content strings.Builder
+		seen := make(map[string]bool, len(valid))
+		for _, r := range valid {
+			if !seen[r.key] {
+				seen[r.key] = true
+				content.WriteString(r.pem)
+			}
 		}
-	}
-	pem := content.String()
-	if len(valid) == 1 {
-		pem = valid[0].pem // the same string, without a copy
+		pem = content.String()
 	}
 	t.bundle = &caBundle{secretName: caSecretName(keys), pem: pem}
 	return t
