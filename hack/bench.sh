@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # hack/bench.sh — `make bench`: runs every performance measurement of issue 6
-# and writes docs/performance.md (with docs/performance.png and the raw
-# output in benchstat's format, docs/performance-raw.txt).
+# and writes docs/performance.md, with docs/performance.png and what it was
+# made from: docs/performance-raw.txt (benchstat's format),
+# docs/performance-propagation.json and docs/performance-machine.txt.
 #
 # Variables (defaults are the issue's targets):
 #   COUNT                 benchmark repetitions (-count), for benchstat
+#   PERF_COUNT, PERF_BENCHTIME  the same for perf's Retranslate and Publish
 #   FANOUT_STREAMS        simulated Envoys of BenchmarkFanout
 #   FANOUT_CLUSTERS       clusters of BenchmarkFanout
 #   PROPAGATION_CLUSTERS  real-Envoy cluster counts, comma-separated
@@ -16,6 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 COUNT=${COUNT:-3}
+PERF_COUNT=${PERF_COUNT:-$COUNT}
+PERF_BENCHTIME=${PERF_BENCHTIME:-5x}
 FANOUT_STREAMS=${FANOUT_STREAMS:-1000}
 FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
 PROPAGATION_CLUSTERS=${PROPAGATION_CLUSTERS:-100,1000,10000}
@@ -53,19 +57,21 @@ bench() {
 }
 
 bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetranslate$' 10x
-bench ./perf 'BenchmarkRetranslate$|BenchmarkPublish$' 5x
-COUNT=1 bench ./perf 'BenchmarkFanout$' 5x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
+COUNT=$PERF_COUNT bench ./perf 'BenchmarkRetranslate$|BenchmarkPublish$' "$PERF_BENCHTIME"
+COUNT=1 bench ./perf 'BenchmarkFanout$' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 
 note "real Envoy propagation: $PROPAGATION_CLUSTERS clusters (load $(load))"
 $GO build -o "$work/tlsplane" ./cmd/tlsplane
 (cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestPropagation$' -count=1 -timeout 60m -v \
-	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$work/propagation.json") >&2
-(cd e2e && $GO run ./perf/plot -in "$work/propagation.json" -out ../docs/performance.png)
+	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$PWD/docs/performance-propagation.json") >&2
+(cd e2e && $GO run ./perf/plot -in ../docs/performance-propagation.json -out ../docs/performance.png)
 
 cp "$raw" docs/performance-raw.txt
-$GO run ./perf/cmd/perfreport -out docs/performance.md -machine "$work/machine.txt" \
-	-propagation "$work/propagation.json" -notes docs/performance-notes.md \
+cp "$work/machine.txt" docs/performance-machine.txt
+# perfreport alone re-renders the document from these files.
+$GO run ./perf/cmd/perfreport -out docs/performance.md -machine docs/performance-machine.txt \
+	-propagation docs/performance-propagation.json -notes perf/analysis.md \
 	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS" \
-	"$raw"
-note "wrote docs/performance.md, docs/performance.png, docs/performance-raw.txt"
+	docs/performance-raw.txt
+note "wrote docs/performance.md, docs/performance.png, docs/performance-{raw.txt,propagation.json,machine.txt}"
