@@ -55,6 +55,10 @@ type Result struct {
 	TLSPlaneRSS float64 `json:"tlsplane_rss_mib"`
 	EnvoyRSS    float64 `json:"envoy_rss_mib"`
 	LoadAverage string  `json:"load_average"`
+	// Mean time per translation and per publish inside tlsplane over the
+	// run (its /metrics), in milliseconds: where the latency goes.
+	TranslateMs float64 `json:"translate_mean_ms"`
+	PublishMs   float64 `json:"publish_mean_ms"`
 }
 
 func TestPropagation(t *testing.T) {
@@ -73,8 +77,8 @@ func TestPropagation(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("clusters=%d", n), func(t *testing.T) {
 			r := measure(t, tlsplaneBin, envoyBin, n)
-			t.Logf("clusters=%d api=%s edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB load=%s",
-				r.Clusters, r.API, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.LoadAverage)
+			t.Logf("clusters=%d api=%s edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB translate_mean=%.1fms publish_mean=%.1fms load=%s",
+				r.Clusters, r.API, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.TranslateMs, r.PublishMs, r.LoadAverage)
 			results = append(results, r)
 		})
 	}
@@ -181,7 +185,43 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 		TLSPlaneRSS: rssMiB(tp.cmd.Process.Pid), EnvoyRSS: rssMiB(envoy.cmd.Process.Pid),
 		LoadAverage: loadAverage(),
 	}
+	if m, err := promMetrics("http://127.0.0.1:" + strconv.Itoa(tlsplaneAdmin) + "/metrics"); err == nil {
+		r.TranslateMs = mean(m, "tlsplane_translation_duration_seconds") * 1000
+		r.PublishMs = mean(m, "tlsplane_snapshot_publish_duration_seconds") * 1000
+	}
 	return r
+}
+
+// promMetrics reads unlabelled samples of a Prometheus text exposition.
+func promMetrics(url string) (map[string]float64, error) {
+	resp, err := httpClient.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, nil
+}
+
+// mean of a histogram: its sum over its count.
+func mean(m map[string]float64, histogram string) float64 {
+	if c := m[histogram+"_count"]; c > 0 {
+		return m[histogram+"_sum"] / c
+	}
+	return 0
 }
 
 // percentile is the nearest-rank percentile of sorted values.
