@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // backend is one running examples/backend echo server on 127.0.0.1.
@@ -19,12 +21,12 @@ type backend struct {
 	name  string
 	port  int
 	plain bool
-	proc  *process
+	proc  *harness.Process
 }
 
 // backendOpts are the flags that make one backend differ from another.
 type backendOpts struct {
-	leaf           *leaf
+	leaf           *harness.Leaf
 	minTLS, maxTLS string
 	curves         string
 	plain          bool
@@ -51,12 +53,12 @@ func buildBackend(t *testing.T, outDir string) string {
 
 func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 	t.Helper()
-	port := freePort(t)
+	port := harness.FreePort(t)
 	args := []string{"--listen", "127.0.0.1:" + strconv.Itoa(port), "--name", name}
 	if o.plain {
 		args = append(args, "--plain")
 	} else {
-		args = append(args, "--cert", o.leaf.certFile, "--key", o.leaf.keyFile)
+		args = append(args, "--cert", o.leaf.CertFile, "--key", o.leaf.KeyFile)
 	}
 	if o.minTLS != "" {
 		args = append(args, "--min-tls", o.minTLS)
@@ -68,8 +70,8 @@ func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 		args = append(args, "--curves", o.curves)
 	}
 	b := &backend{name: name, port: port, plain: o.plain}
-	b.proc = start(t, e.logDir, "backend-"+name, e.backendBin, args...)
-	waitProbe(t, b.proc, 10*time.Second, func() error { _, err := b.tryCounts(); return err })
+	b.proc = harness.Start(t, e.logDir, "backend-"+name, e.backendBin, args...)
+	harness.WaitProbe(t, b.proc, 10*time.Second, func() error { _, err := b.tryCounts(); return err })
 	return b
 }
 
@@ -106,9 +108,9 @@ func (b *backend) counts(t *testing.T) backendCounts {
 
 // verifiesWith checks, from the test itself, that the backend now serves a
 // certificate chaining to ca for hostAbc.
-func (b *backend) verifiesWith(ca *authority) error {
+func (b *backend) verifiesWith(ca *harness.Authority) error {
 	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
+	roots.AddCert(ca.Cert)
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", "127.0.0.1:"+strconv.Itoa(b.port),
 		&tls.Config{RootCAs: roots, ServerName: hostAbc})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 const brokenSvc = "broken-file"
@@ -14,7 +16,7 @@ const brokenSvc = "broken-file"
 func brokenFileObjects(p *pki, b *backends) []object {
 	pol := policy{name: brokenSvc, targets: []target{{svc: brokenSvc}}, caRefs: []caRef{{name: "ca-broken-file"}}, hostname: hostAbc}
 	objs := serviceWithEndpoints(brokenSvc, svcPort{name: "https", port: svcPortNumber, backendPort: b.main.port})
-	return append(objs, caConfigMap("ca-broken-file", p.ca.pem), pol.object())
+	return append(objs, caConfigMap("ca-broken-file", p.ca.PEM), pol.object())
 }
 
 // brokenFile: a manifest file that stops parsing loses nothing already
@@ -23,7 +25,7 @@ func brokenFile(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	cluster := clusterName(brokenSvc, svcPortNumber)
 	good := e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
 	file := filepath.Join(e.manifestDir, brokenSvc+".yaml")
-	writeAtomic(t, file, []byte("kind: Service\nmetadata: [this is not\n  valid: yaml\n"))
+	harness.WriteAtomic(t, file, []byte("kind: Service\nmetadata: [this is not\n  valid: yaml\n"))
 	// Put the good file back, so later scenarios see the original state.
 	defer func() {
 		writeManifests(t, e.manifestDir, brokenSvc, brokenFileObjects(p, b)...)
@@ -31,8 +33,8 @@ func brokenFile(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}()
 
 	// Wait until tlsplane has read the broken file, so the check means something.
-	err := eventually(applyTimeout, 100*time.Millisecond, func() error {
-		log, err := os.ReadFile(e.tlsplane.logPath)
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
+		log, err := os.ReadFile(e.tlsplane.LogPath)
 		if err != nil {
 			return err
 		}

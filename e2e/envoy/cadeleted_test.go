@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // configMapDeleted: a working policy whose CA ConfigMap disappears must fail
@@ -13,7 +15,7 @@ func configMapDeleted(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	cluster := clusterName(svc, svcPortNumber)
 	pol := policy{name: "deleted", targets: []target{{svc: svc}}, caRefs: []caRef{{name: "ca-deleted"}}, hostname: hostAbc}
 	objs := serviceWithEndpoints(svc, svcPort{name: "https", port: svcPortNumber, backendPort: b.main.port})
-	writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-deleted", p.ca.pem), pol.object())...)
+	writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-deleted", p.ca.PEM), pol.object())...)
 	e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
 	if r := e.request(t, cluster, "/before-delete"); r.status != 200 {
 		t.Fatalf("before deleting the ConfigMap: want 200, got %s", r)
@@ -21,7 +23,7 @@ func configMapDeleted(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 
 	writeManifests(t, e.manifestDir, svc, append(objs, pol.object())...)
 	var last response
-	err := eventually(applyTimeout, 200*time.Millisecond, func() error {
+	err := harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
 		r, err := e.tryRequest(cluster, "/after-delete")
 		if err != nil {
 			return err

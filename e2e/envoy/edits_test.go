@@ -16,7 +16,7 @@ func endpointsMove(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	pol := policy{name: svc, targets: []target{{svc: svc}}, caRefs: []caRef{{name: "ca-" + svc}}, hostname: hostAbc}
 	write := func(be *backend) {
 		objs := serviceWithEndpoints(svc, svcPort{name: "https", port: svcPortNumber, backendPort: be.port})
-		writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-"+svc, p.ca.pem), pol.object())...)
+		writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-"+svc, p.ca.PEM), pol.object())...)
 	}
 	write(b.main)
 	before := e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
@@ -47,7 +47,7 @@ func policyEdit(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	write := func(hostname string) {
 		pol := policy{name: svc, targets: []target{{svc: svc}}, caRefs: []caRef{{name: "ca-" + svc}}, hostname: hostname}
 		objs := serviceWithEndpoints(svc, svcPort{name: "https", port: svcPortNumber, backendPort: b.main.port})
-		writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-"+svc, p.ca.pem), pol.object())...)
+		writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-"+svc, p.ca.PEM), pol.object())...)
 	}
 	write(hostAbc)
 	e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
@@ -78,7 +78,7 @@ func unreadyEndpoint(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 		"ports":       []object{{"name": "https", "port": b.sentinel.port, "protocol": "TCP"}},
 	}
 	pol := policy{name: svc, targets: []target{{svc: svc}}, caRefs: []caRef{{name: "ca-" + svc}}, hostname: hostAbc}
-	writeManifests(t, e.manifestDir, svc, append(objs, unready, caConfigMap("ca-"+svc, p.ca.pem), pol.object())...)
+	writeManifests(t, e.manifestDir, svc, append(objs, unready, caConfigMap("ca-"+svc, p.ca.PEM), pol.object())...)
 	view := e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
 	if hasPort(view.hostPorts, b.sentinel.port) {
 		t.Errorf("Envoy has the unready endpoint: %v", view.hostPorts)

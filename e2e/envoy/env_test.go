@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // env is one tlsplane and one Envoy shared by every scenario; scenarios
@@ -22,7 +24,7 @@ type env struct {
 	backendBin, tlsplaneBin, envoyBin string
 
 	xdsPort, tlsplaneAdminPort int
-	tlsplane                   *process
+	tlsplane                   *harness.Process
 	envoy                      *envoyProxy
 }
 
@@ -50,7 +52,7 @@ func newEnv(t *testing.T, apiType string) *env {
 		}
 	}
 	e.backendBin = buildBackend(t, root)
-	e.xdsPort, e.tlsplaneAdminPort = freePort(t), freePort(t)
+	e.xdsPort, e.tlsplaneAdminPort = harness.FreePort(t), harness.FreePort(t)
 	return e
 }
 
@@ -58,11 +60,10 @@ func newEnv(t *testing.T, apiType string) *env {
 // its first snapshot.
 func (e *env) startTLSPlane(t *testing.T) {
 	t.Helper()
-	e.tlsplane = start(t, e.logDir, "tlsplane", e.tlsplaneBin, "serve",
-		"--dir", e.manifestDir,
-		"--xds-address", "127.0.0.1:"+strconv.Itoa(e.xdsPort),
-		"--admin-address", "127.0.0.1:"+strconv.Itoa(e.tlsplaneAdminPort))
-	waitReady(t, e.tlsplane, e.tlsplaneURL("/readyz"), 30*time.Second)
+	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
+		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.tlsplaneAdminPort,
+		Args: []string{"--dir", e.manifestDir},
+	}).Process
 }
 
 func (e *env) tlsplaneURL(path string) string {
@@ -108,12 +109,12 @@ func (e *env) request(t *testing.T, cluster, path string) response {
 func (e *env) tryRequest(cluster, path string) (response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	url := "http://127.0.0.1:" + strconv.Itoa(e.envoy.listenerPort) + path
+	url := e.envoy.ListenerURL(path)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return response{}, err
 	}
-	req.Header.Set(clusterHeader, cluster)
+	req.Header.Set(harness.ClusterHeader, cluster)
 	// Every request handshakes anew, so it proves the TLS configured now.
 	req.Header.Set("X-Echo-Close", "1")
 	resp, err := envoyClient.Do(req)
@@ -138,7 +139,7 @@ func (e *env) tryRequest(cluster, path string) (response, error) {
 func (e *env) waitCluster(t *testing.T, cluster string, want func(clusterView) error) clusterView {
 	t.Helper()
 	var last clusterView
-	err := eventually(applyTimeout, 100*time.Millisecond, func() error {
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
 		v, err := e.envoy.cluster(cluster)
 		if err != nil {
 			return err
@@ -147,7 +148,7 @@ func (e *env) waitCluster(t *testing.T, cluster string, want func(clusterView) e
 		return want(v)
 	})
 	if err != nil {
-		t.Fatalf("Envoy did not apply cluster %s: %v (last: %s)\n--- tlsplane log:\n%s", cluster, err, last, e.tlsplane.logTail(15))
+		t.Fatalf("Envoy did not apply cluster %s: %v (last: %s)\n--- tlsplane log:\n%s", cluster, err, last, e.tlsplane.LogTail(15))
 	}
 	return last
 }

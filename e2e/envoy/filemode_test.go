@@ -6,26 +6,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // pki is every certificate the scenarios use.
 type pki struct {
-	ca, otherCA                               *authority
-	main, expired, selfSigned, p384, sentinel *leaf
-	tls12, rotating, overlap                  *leaf
+	ca, otherCA                               *harness.Authority
+	main, expired, selfSigned, p384, sentinel *harness.Leaf
+	tls12, rotating, overlap                  *harness.Leaf
 }
 
 func newPKI(t *testing.T, dir string) *pki {
-	ca := newAuthority(t, "tlsplane e2e CA")
-	p := &pki{ca: ca, otherCA: newAuthority(t, "unrelated CA")}
-	p.main = ca.issue(t, dir, "main", leafSpec{})
-	p.tls12 = ca.issue(t, dir, "tls12", leafSpec{})
-	p.expired = ca.issue(t, dir, "expired", leafSpec{notAfter: time.Now().Add(-2 * time.Hour)})
-	p.selfSigned = (*authority)(nil).issue(t, dir, "self-signed", leafSpec{})
-	p.p384 = ca.issue(t, dir, "p384", leafSpec{curve: elliptic.P384()})
-	p.sentinel = ca.issue(t, dir, "sentinel", leafSpec{})
-	p.rotating = ca.issue(t, dir, "rotating", leafSpec{})
-	p.overlap = ca.issue(t, dir, "overlap", leafSpec{})
+	ca := harness.NewAuthority(t, "tlsplane e2e CA")
+	p := &pki{ca: ca, otherCA: harness.NewAuthority(t, "unrelated CA")}
+	p.main = issue(t, ca, dir, "main", harness.LeafSpec{})
+	p.tls12 = issue(t, ca, dir, "tls12", harness.LeafSpec{})
+	p.expired = issue(t, ca, dir, "expired", harness.LeafSpec{NotAfter: time.Now().Add(-2 * time.Hour)})
+	p.selfSigned = issue(t, nil, dir, "self-signed", harness.LeafSpec{})
+	p.p384 = issue(t, ca, dir, "p384", harness.LeafSpec{Curve: elliptic.P384()})
+	p.sentinel = issue(t, ca, dir, "sentinel", harness.LeafSpec{})
+	p.rotating = issue(t, ca, dir, "rotating", harness.LeafSpec{})
+	p.overlap = issue(t, ca, dir, "overlap", harness.LeafSpec{})
 	return p
 }
 
@@ -70,7 +72,7 @@ func fileMode(t *testing.T, apiType string) {
 	}
 	writeManifests(t, e.manifestDir, "two-ports", twoPortsObjects(p, b)...)
 	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(p.ca, b.rotating)...)
-	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(p.ca.pem, b.overlap)...)
+	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(p.ca.PEM, b.overlap)...)
 	writeManifests(t, e.manifestDir, brokenSvc, brokenFileObjects(p, b)...)
 
 	e.startTLSPlane(t)
@@ -89,7 +91,7 @@ func fileMode(t *testing.T, apiType string) {
 	s.run(t, "broken-file-keeps-last-good-state", func(t *testing.T) { brokenFile(t, e, p, b, s) })
 	s.run(t, "tlsplane-restart", func(t *testing.T) { restart(t, e, b, s) })
 	s.run(t, "envoy-rejected-nothing", func(t *testing.T) {
-		st, err := e.envoy.stats()
+		st, err := e.envoy.Stats()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,41 +133,41 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	newer := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	return []trafficCase{
-		{name: "happy-path", be: b.main, cas: cm("ca-happy", p.ca.pem),
+		{name: "happy-path", be: b.main, cas: cm("ca-happy", p.ca.PEM),
 			policies: []policy{{name: "happy", caRefs: ref("ca-happy"), hostname: hostAbc}},
 			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.3"}},
-		{name: "ca-from-secret", be: b.main, cas: []object{caSecret("ca-secret", p.ca.pem)},
+		{name: "ca-from-secret", be: b.main, cas: []object{caSecret("ca-secret", p.ca.PEM)},
 			policies: []policy{{name: "secret", caRefs: []caRef{{kind: "Secret", name: "ca-secret"}}, hostname: hostOther}},
 			want:     outcome{ok: true, sni: hostOther}},
-		{name: "hostname-not-in-certificate", be: b.main, cas: cm("ca-wronghost", p.ca.pem),
+		{name: "hostname-not-in-certificate", be: b.main, cas: cm("ca-wronghost", p.ca.PEM),
 			policies: []policy{{name: "wronghost", caRefs: ref("ca-wronghost"), hostname: "wrong.example.com"}},
 			want:     outcome{sni: "wrong.example.com", failStat: failSAN}},
-		{name: "wrong-ca", be: b.main, cas: cm("ca-unrelated", p.otherCA.pem),
+		{name: "wrong-ca", be: b.main, cas: cm("ca-unrelated", p.otherCA.PEM),
 			policies: []policy{{name: "wrongca", caRefs: ref("ca-unrelated"), hostname: hostAbc}},
 			want:     outcome{sni: hostAbc, failStat: failChain}},
 
 		// Fail closed: never plaintext, nothing reaches the backend.
 		{name: "missing-configmap", be: b.sentinel, failClosed: true,
 			policies: []policy{{name: "nocm", caRefs: ref("does-not-exist"), hostname: hostAbc}}},
-		{name: "missing-ca-key", be: b.sentinel, failClosed: true, cas: []object{configMapWithout("ca-nokey", p.ca.pem)},
+		{name: "missing-ca-key", be: b.sentinel, failClosed: true, cas: []object{configMapWithout("ca-nokey", p.ca.PEM)},
 			policies: []policy{{name: "nokey", caRefs: ref("ca-nokey"), hostname: hostAbc}}},
-		{name: "invalid-kind", be: b.sentinel, failClosed: true, cas: cm("ca-kind", p.ca.pem),
+		{name: "invalid-kind", be: b.sentinel, failClosed: true, cas: cm("ca-kind", p.ca.PEM),
 			policies: []policy{{name: "kind", caRefs: []caRef{{group: "example.com", kind: "ConfigMap", name: "ca-kind"}}, hostname: hostAbc}}},
 		{name: "garbage-ca-pem", be: b.sentinel, failClosed: true, cas: cm("ca-garbage", []byte("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")),
 			policies: []policy{{name: "garbage", caRefs: ref("ca-garbage"), hostname: hostAbc}}},
-		{name: "insecure-skip-verify-without-opt-in-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-insecure", p.ca.pem),
+		{name: "insecure-skip-verify-without-opt-in-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-insecure", p.ca.PEM),
 			policies: []policy{{name: "insecure", caRefs: ref("ca-insecure"), hostname: hostAbc, options: map[string]string{"insecureSkipVerify": "true"}}}},
-		{name: "invalid-option-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-badopt", p.ca.pem),
+		{name: "invalid-option-fails-closed", be: b.sentinel, failClosed: true, cas: cm("ca-badopt", p.ca.PEM),
 			policies: []policy{{name: "badopt", caRefs: ref("ca-badopt"), hostname: hostAbc, options: map[string]string{"minimumVersion": "TLSv9"}}}},
 
 		// Conflicts: the winner's SNI.
-		{name: "conflict-by-age", be: b.main, cas: cm("ca-age", p.ca.pem),
+		{name: "conflict-by-age", be: b.main, cas: cm("ca-age", p.ca.PEM),
 			policies: []policy{
 				{name: "aa-newer", created: newer, caRefs: ref("ca-age"), hostname: hostAbc},
 				{name: "zz-older", created: old, caRefs: ref("ca-age"), hostname: hostOther},
 			},
 			want: outcome{ok: true, sni: hostOther}},
-		{name: "conflict-by-name", be: b.main, cas: cm("ca-name", p.ca.pem),
+		{name: "conflict-by-name", be: b.main, cas: cm("ca-name", p.ca.PEM),
 			policies: []policy{
 				{name: "b-second", created: old, caRefs: ref("ca-name"), hostname: hostAbc},
 				{name: "a-first", created: old, caRefs: ref("ca-name"), hostname: hostOther},
@@ -173,22 +175,22 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			want: outcome{ok: true, sni: hostOther}},
 
 		// subjectAltNames: once set, they alone authenticate.
-		{name: "san-dns-match", be: b.main, cas: cm("ca-san1", p.ca.pem),
+		{name: "san-dns-match", be: b.main, cas: cm("ca-san1", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san1"), hostname: "sni-only.example.com", sans: []san{{dns: hostOther}}}},
 			want:     outcome{ok: true, sni: "sni-only.example.com"}},
-		{name: "san-dns-mismatch-hostname-alone-does-not-authenticate", be: b.main, cas: cm("ca-san2", p.ca.pem),
+		{name: "san-dns-mismatch-hostname-alone-does-not-authenticate", be: b.main, cas: cm("ca-san2", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san2"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}}}},
 			want:     outcome{sni: hostAbc, failStat: failSAN}},
-		{name: "san-uri-match", be: b.main, cas: cm("ca-san3", p.ca.pem),
+		{name: "san-uri-match", be: b.main, cas: cm("ca-san3", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san3"), hostname: "uri-only.example.com", sans: []san{{uri: spiffeID}}}},
 			want:     outcome{ok: true, sni: "uri-only.example.com"}},
-		{name: "san-uri-mismatch", be: b.main, cas: cm("ca-san4", p.ca.pem),
+		{name: "san-uri-mismatch", be: b.main, cas: cm("ca-san4", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san4"), hostname: hostAbc, sans: []san{{uri: "spiffe://abc.example.com/someone-else"}}}},
 			want:     outcome{sni: hostAbc, failStat: failSAN}},
-		{name: "san-multiple-one-matches", be: b.main, cas: cm("ca-san5", p.ca.pem),
+		{name: "san-multiple-one-matches", be: b.main, cas: cm("ca-san5", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san5"), hostname: "multi.example.com", sans: []san{{dns: "nothere.example.com"}, {uri: spiffeID}}}},
 			want:     outcome{ok: true, sni: "multi.example.com"}},
-		{name: "san-multiple-none-matches", be: b.main, cas: cm("ca-san6", p.ca.pem),
+		{name: "san-multiple-none-matches", be: b.main, cas: cm("ca-san6", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san6"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}, {uri: "spiffe://abc.example.com/someone-else"}}}},
 			want:     outcome{sni: hostAbc, failStat: failSAN}},
 
@@ -197,43 +199,43 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			want:     outcome{sni: hostAbc, failStat: failChain}},
 
 		// Options.
-		{name: "tls12-backend-default-versions", be: b.tls12, cas: cm("ca-v12", p.ca.pem),
+		{name: "tls12-backend-default-versions", be: b.tls12, cas: cm("ca-v12", p.ca.PEM),
 			policies: []policy{{name: "v12", caRefs: ref("ca-v12"), hostname: hostAbc}},
 			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.2"}},
-		{name: "minimum-version-tls13-vs-tls12-backend", be: b.tls12, cas: cm("ca-v13", p.ca.pem),
+		{name: "minimum-version-tls13-vs-tls12-backend", be: b.tls12, cas: cm("ca-v13", p.ca.PEM),
 			policies: []policy{{name: "v13", caRefs: ref("ca-v13"), hostname: hostAbc, options: map[string]string{"minimumVersion": "TLSv1_3"}}},
 			want:     outcome{sni: hostAbc, failStat: failTLS}},
-		{name: "ecdh-curves-without-p384-vs-p384-backend", be: b.p384, cas: cm("ca-curve1", p.ca.pem),
+		{name: "ecdh-curves-without-p384-vs-p384-backend", be: b.p384, cas: cm("ca-curve1", p.ca.PEM),
 			policies: []policy{{name: "curves", caRefs: ref("ca-curve1"), hostname: hostAbc, options: map[string]string{"ecdhCurves": "X25519,P-256"}}},
 			want:     outcome{sni: hostAbc, failStat: failTLS}},
-		{name: "ecdh-curves-with-p384", be: b.p384, cas: cm("ca-curve2", p.ca.pem),
+		{name: "ecdh-curves-with-p384", be: b.p384, cas: cm("ca-curve2", p.ca.PEM),
 			policies: []policy{{name: "curves", caRefs: ref("ca-curve2"), hostname: hostAbc, options: map[string]string{"ecdhCurves": "P-384"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
-		{name: "ciphers-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher1", p.ca.pem),
+		{name: "ciphers-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher1", p.ca.PEM),
 			policies: []policy{{name: "ciphers", caRefs: ref("ca-cipher1"), hostname: hostAbc, options: map[string]string{"ciphers": "ECDHE-ECDSA-AES128-GCM-SHA256"}}},
 			want:     outcome{ok: true, sni: hostAbc, tlsVersion: "TLS 1.2"}},
-		{name: "ciphers-none-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher2", p.ca.pem),
+		{name: "ciphers-none-shared-with-tls12-backend", be: b.tls12, cas: cm("ca-cipher2", p.ca.PEM),
 			policies: []policy{{name: "ciphers", caRefs: ref("ca-cipher2"), hostname: hostAbc, options: map[string]string{"ciphers": "ECDHE-RSA-AES128-GCM-SHA256"}}},
 			want:     outcome{sni: hostAbc, failStat: failTLS}},
-		{name: "signature-algorithms-ecdsa", be: b.main, cas: cm("ca-sig1", p.ca.pem),
+		{name: "signature-algorithms-ecdsa", be: b.main, cas: cm("ca-sig1", p.ca.PEM),
 			policies: []policy{{name: "sig", caRefs: ref("ca-sig1"), hostname: hostAbc, options: map[string]string{"signatureAlgorithms": "ecdsa_secp256r1_sha256"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
-		{name: "signature-algorithms-rsa-only-vs-ecdsa-backend", be: b.main, cas: cm("ca-sig2", p.ca.pem),
+		{name: "signature-algorithms-rsa-only-vs-ecdsa-backend", be: b.main, cas: cm("ca-sig2", p.ca.PEM),
 			policies: []policy{{name: "sig", caRefs: ref("ca-sig2"), hostname: hostAbc, options: map[string]string{"signatureAlgorithms": "rsa_pss_rsae_sha256,rsa_pkcs1_sha256"}}},
 			want:     outcome{sni: hostAbc, failStat: failTLS}},
-		{name: "verify-certificate-hash-right", be: b.selfSigned, cas: cm("ca-pin1", p.selfSigned.certPEM),
-			policies: []policy{{name: "pin", caRefs: ref("ca-pin1"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": "# the backend's leaf\n" + colonPairs(p.selfSigned.fingerprint()) + "\n"}}},
+		{name: "verify-certificate-hash-right", be: b.selfSigned, cas: cm("ca-pin1", p.selfSigned.CertPEM),
+			policies: []policy{{name: "pin", caRefs: ref("ca-pin1"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": "# the backend's leaf\n" + colonPairs(p.selfSigned.Fingerprint()) + "\n"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
-		{name: "verify-certificate-hash-wrong", be: b.selfSigned, cas: cm("ca-pin2", p.selfSigned.certPEM),
-			policies: []policy{{name: "pin", caRefs: ref("ca-pin2"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": p.main.fingerprint()}}},
+		{name: "verify-certificate-hash-wrong", be: b.selfSigned, cas: cm("ca-pin2", p.selfSigned.CertPEM),
+			policies: []policy{{name: "pin", caRefs: ref("ca-pin2"), hostname: hostAbc, options: map[string]string{"verifyCertificateHashes": p.main.Fingerprint()}}},
 			want:     outcome{sni: hostAbc, failStat: failPin}},
-		{name: "expired-certificate-refused", be: b.expired, cas: cm("ca-exp1", p.ca.pem),
+		{name: "expired-certificate-refused", be: b.expired, cas: cm("ca-exp1", p.ca.PEM),
 			policies: []policy{{name: "exp", caRefs: ref("ca-exp1"), hostname: hostAbc}},
 			want:     outcome{sni: hostAbc, failStat: failChain}},
-		{name: "allow-expired-certificate", be: b.expired, cas: cm("ca-exp2", p.ca.pem),
+		{name: "allow-expired-certificate", be: b.expired, cas: cm("ca-exp2", p.ca.PEM),
 			policies: []policy{{name: "exp", caRefs: ref("ca-exp2"), hostname: hostAbc, options: map[string]string{"allowExpiredCertificate": "true"}}},
 			want:     outcome{ok: true, sni: hostAbc}},
-		{name: "alpn-h2-backend-sees-http2", be: b.main, cas: cm("ca-alpn", p.ca.pem),
+		{name: "alpn-h2-backend-sees-http2", be: b.main, cas: cm("ca-alpn", p.ca.PEM),
 			policies: []policy{{name: "alpn", caRefs: ref("ca-alpn"), hostname: hostAbc, options: map[string]string{"alpnProtocols": "h2"}}},
 			want:     outcome{ok: true, sni: hostAbc, proto: "HTTP/2.0"}},
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // ns is the namespace of every e2e object; cluster names are ns/svc/port.
@@ -166,5 +168,5 @@ func writeManifests(t *testing.T, dir, file string, objs ...object) {
 		}
 		docs = append(docs, string(b))
 	}
-	writeAtomic(t, filepath.Join(dir, file+".yaml"), []byte(strings.Join(docs, "\n---\n")+"\n"))
+	harness.WriteAtomic(t, filepath.Join(dir, file+".yaml"), []byte(strings.Join(docs, "\n---\n")+"\n"))
 }

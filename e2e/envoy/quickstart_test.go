@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // TestQuickstart runs e2e/docker-compose.yaml without Docker: the same
@@ -53,8 +55,8 @@ func TestQuickstart(t *testing.T) {
 	}
 	s := newSummary("quickstart: e2e/docker-compose.yaml run without Docker", root)
 	backendBin := buildBackend(t, root)
-	run := func(svc, bin string) *process {
-		return start(t, root, svc, bin, compose.localArgs(compose.commands[svc])...)
+	run := func(svc, bin string) *harness.Process {
+		return harness.Start(t, root, svc, bin, compose.localArgs(compose.commands[svc])...)
 	}
 	run("tlsplane", tlsplaneBin)
 	payments := run("payments", backendBin)
@@ -63,7 +65,7 @@ func TestQuickstart(t *testing.T) {
 
 	s.run(t, "happy-path", func(t *testing.T) { runCheck(t, root, compose, "check-happy", s, "happy-path") })
 	s.run(t, "failure-case", func(t *testing.T) {
-		payments.stop(10 * time.Second)
+		payments.Stop(10 * time.Second)
 		run("payments-p384-only", backendBin)
 		runCheck(t, root, compose, "check-failure", s, "failure-case")
 	})

@@ -1,57 +1,26 @@
 package envoy
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// trafficLoop sends requests to cluster every interval until stopped, and
-// counts the ones that were not a 200 from the backend.
-type trafficLoop struct {
-	stopc    chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
-
-	mu       sync.Mutex
-	sent     int
-	failures []string
-}
-
-func startTrafficLoop(e *env, cluster, path string, interval, max time.Duration) *trafficLoop {
-	l := &trafficLoop{stopc: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		deadline := time.Now().Add(max)
-		for time.Now().Before(deadline) {
-			r, err := e.tryRequest(cluster, path)
-			l.mu.Lock()
-			l.sent++
-			if err != nil {
-				l.failures = append(l.failures, err.Error())
-			} else if r.status != 200 {
-				l.failures = append(l.failures, r.String())
-			}
-			l.mu.Unlock()
-			select {
-			case <-l.stopc:
-				return
-			case <-time.After(interval):
-			}
+// startTrafficLoop sends GET path to cluster through Envoy every interval;
+// anything but a 200 from the backend is a failure.
+func startTrafficLoop(e *env, cluster, path string, interval, max time.Duration) *harness.TrafficLoop {
+	return harness.StartTrafficLoop(interval, max, func() error {
+		r, err := e.tryRequest(cluster, path)
+		if err == nil && r.status != 200 {
+			err = errors.New(r.String())
 		}
-	}()
-	return l
-}
-
-func (l *trafficLoop) stop() (sent int, failures []string) {
-	l.stopOnce.Do(func() { close(l.stopc) })
-	<-l.done
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sent, l.failures
+		return err
+	})
 }
 
 // churn is what must not move when Envoy reconnects to a restarted
@@ -85,8 +54,8 @@ func diffStats(before, after map[string]int64) []string {
 }
 
 func waitGauge(e *env, name string, want int64, timeout time.Duration) error {
-	return eventually(timeout, 100*time.Millisecond, func() error {
-		st, err := e.envoy.stats()
+	return harness.Eventually(timeout, 100*time.Millisecond, func() error {
+		st, err := e.envoy.Stats()
 		if err != nil {
 			return err
 		}
@@ -105,19 +74,19 @@ func restart(t *testing.T, e *env, b *backends, s *summary) {
 	if err := waitGauge(e, "control_plane.connected_state", 1, applyTimeout); err != nil {
 		t.Fatal(err)
 	}
-	before, err := e.envoy.stats()
+	before, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	versionsBefore, err := e.envoy.resourceVersions()
+	versionsBefore, err := e.envoy.ResourceVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
 	loop := startTrafficLoop(e, cluster, "/restart", 50*time.Millisecond, 90*time.Second)
-	defer loop.stop() // a Fatal below must not leave it running
+	defer loop.Stop() // a Fatal below must not leave it running
 
 	time.Sleep(500 * time.Millisecond)
-	e.tlsplane.stop(10 * time.Second)
+	e.tlsplane.Stop(10 * time.Second)
 	if err := waitGauge(e, "control_plane.connected_state", 0, applyTimeout); err != nil {
 		t.Fatalf("Envoy did not notice tlsplane stopping: %v", err)
 	}
@@ -127,17 +96,17 @@ func restart(t *testing.T, e *env, b *backends, s *summary) {
 		t.Fatalf("Envoy did not reconnect: %v", err)
 	}
 	time.Sleep(3 * time.Second) // long enough for tlsplane's debounce and a push
-	sent, failures := loop.stop()
+	sent, failures := loop.Stop()
 
-	after, err := e.envoy.stats()
+	after, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.note("tlsplane-restart", "%d requests, %d failed; responses applied after reconnecting: cds %d, eds %d, sds %d",
 		sent, len(failures),
 		after["cluster_manager.cds.update_success"]-before["cluster_manager.cds.update_success"],
-		sumStats(after, "cluster.", ".update_success")-sumStats(before, "cluster.", ".update_success"),
-		sumStats(after, "sds.", ".update_success")-sumStats(before, "sds.", ".update_success"))
+		harness.SumStats(after, "cluster.", ".update_success")-harness.SumStats(before, "cluster.", ".update_success"),
+		harness.SumStats(after, "sds.", ".update_success")-harness.SumStats(before, "sds.", ".update_success"))
 	if len(failures) > 0 {
 		t.Errorf("%d of %d requests failed across the restart, first: %s", len(failures), sent, failures[0])
 	}
@@ -147,7 +116,7 @@ func restart(t *testing.T, e *env, b *backends, s *summary) {
 	if d := diffStats(churn(before, e.apiType), churn(after, e.apiType)); len(d) > 0 {
 		t.Errorf("Envoy's xDS stats moved after reconnecting:\n%s", strings.Join(d, "\n"))
 	}
-	versionsAfter, err := e.envoy.resourceVersions()
+	versionsAfter, err := e.envoy.ResourceVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,15 +138,4 @@ func restart(t *testing.T, e *env, b *backends, s *summary) {
 	if len(changed) > 0 {
 		t.Errorf("Envoy holds resources with other versions after reconnecting:\n%s", strings.Join(changed, "\n"))
 	}
-}
-
-// sumStats adds every stat named prefix…suffix.
-func sumStats(stats map[string]int64, prefix, suffix string) int64 {
-	var n int64
-	for k, v := range stats {
-		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, suffix) {
-			n += v
-		}
-	}
-	return n
 }

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 const rotationSvc = "ca-rotation"
 
-func rotationObjects(ca *authority, be *backend) []object {
+func rotationObjects(ca *harness.Authority, be *backend) []object {
 	objs := serviceWithEndpoints(rotationSvc, svcPort{name: "https", port: svcPortNumber, backendPort: be.port})
-	objs = append(objs, caConfigMap("ca-rotation", ca.pem))
+	objs = append(objs, caConfigMap("ca-rotation", ca.PEM))
 	pol := policy{name: "rotation", caRefs: []caRef{{name: "ca-rotation"}}, hostname: hostAbc}
 	pol.targets = []target{{svc: rotationSvc}}
 	return append(objs, pol.object())
@@ -24,13 +26,13 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	if r := e.request(t, cluster, "/before-rotation"); r.status != 200 {
 		t.Fatalf("before rotation: want 200, got %s", r)
 	}
-	before, err := e.envoy.stats()
+	before, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	newCA := newAuthority(t, "rotated CA")
-	newCA.issue(t, e.pkiDir, "rotated", leafSpec{}).writeFiles(t, p.rotating.certFile, p.rotating.keyFile)
+	newCA := harness.NewAuthority(t, "rotated CA")
+	issue(t, newCA, e.pkiDir, "rotated", harness.LeafSpec{}).WriteFiles(t, p.rotating.CertFile, p.rotating.KeyFile)
 	if err := b.rotating.verifiesWith(newCA); err != nil {
 		t.Fatalf("the backend does not serve the rotated certificate: %v", err)
 	}
@@ -48,7 +50,7 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}
 	start, failures := time.Now(), 0
 	var last response
-	err = eventually(applyTimeout, 100*time.Millisecond, func() error {
+	err = harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
 		r, err := e.tryRequest(cluster, "/after-rotation")
 		if err != nil {
 			return err
@@ -61,9 +63,9 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("traffic did not recover after the CA rotation: %v\n--- tlsplane log:\n%s", err, e.tlsplane.logTail(15))
+		t.Fatalf("traffic did not recover after the CA rotation: %v\n--- tlsplane log:\n%s", err, e.tlsplane.LogTail(15))
 	}
-	after, err := e.envoy.stats()
+	after, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +83,8 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 // waitSDSUpdate waits until Envoy applied an update of secret beyond count.
 func waitSDSUpdate(e *env, secret string, count int64) error {
 	stat := "sds." + secret + ".update_success"
-	return eventually(applyTimeout, 100*time.Millisecond, func() error {
-		st, err := e.envoy.stats()
+	return harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
+		st, err := e.envoy.Stats()
 		if err != nil {
 			return err
 		}
@@ -112,33 +114,33 @@ func caRotationOverlap(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}
 	stat := "sds." + view.caSecret + ".update_success"
 	updates := func() int64 {
-		st, err := e.envoy.stats()
+		st, err := e.envoy.Stats()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st[stat]
 	}
 	loop := startTrafficLoop(e, cluster, "/overlap", 50*time.Millisecond, 60*time.Second)
-	defer loop.stop()
+	defer loop.Stop()
 
-	newCA := newAuthority(t, "overlap CA")
+	newCA := harness.NewAuthority(t, "overlap CA")
 	n := updates()
-	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(append(append([]byte{}, p.ca.pem...), newCA.pem...), b.overlap)...)
+	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(append(append([]byte{}, p.ca.PEM...), newCA.PEM...), b.overlap)...)
 	if err := waitSDSUpdate(e, view.caSecret, n); err != nil {
 		t.Fatalf("step 1, both CAs: %v", err)
 	}
-	newCA.issue(t, e.pkiDir, "overlap-new", leafSpec{}).writeFiles(t, p.overlap.certFile, p.overlap.keyFile)
+	issue(t, newCA, e.pkiDir, "overlap-new", harness.LeafSpec{}).WriteFiles(t, p.overlap.CertFile, p.overlap.KeyFile)
 	if err := b.overlap.verifiesWith(newCA); err != nil {
 		t.Fatalf("step 2, the backend does not serve the new certificate: %v", err)
 	}
 	time.Sleep(500 * time.Millisecond)
 	n = updates()
-	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(newCA.pem, b.overlap)...)
+	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(newCA.PEM, b.overlap)...)
 	if err := waitSDSUpdate(e, view.caSecret, n); err != nil {
 		t.Fatalf("step 3, new CA only: %v", err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	sent, failures := loop.stop()
+	sent, failures := loop.Stop()
 	s.note("ca-rotation-with-overlap-zero-failures", "%d requests through three steps, %d failed", sent, len(failures))
 	if len(failures) > 0 {
 		t.Errorf("%d of %d requests failed during the rotation, first: %s", len(failures), sent, failures[0])

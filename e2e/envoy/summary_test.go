@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // summaries are printed by TestMain after every test, so the matrix is the
@@ -17,7 +19,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopLiveProcesses()
+	harness.StopAll()
 	summariesMu.Lock()
 	for _, s := range summaries {
 		fmt.Print(s.String())

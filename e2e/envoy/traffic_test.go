@@ -73,12 +73,12 @@ func (c trafficCase) run(t *testing.T, e *env, s *summary) {
 		before = c.be.counts(t)
 	}
 	view := e.waitCluster(t, cluster, c.ready())
-	statsBefore, err := e.envoy.stats()
+	statsBefore, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := e.request(t, cluster, "/"+c.name)
-	statsAfter, err := e.envoy.stats()
+	statsAfter, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func twoPortsObjects(p *pki, b *backends) []object {
 	objs := serviceWithEndpoints(twoPortsSvc,
 		svcPort{name: "https-a", port: portA, backendPort: b.main.port},
 		svcPort{name: "https-b", port: portB, backendPort: b.tls12.port})
-	objs = append(objs, caConfigMap("ca-two-ports", p.ca.pem))
+	objs = append(objs, caConfigMap("ca-two-ports", p.ca.PEM))
 	whole := policy{name: "whole-service", created: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
 		targets: []target{{svc: twoPortsSvc}}, caRefs: []caRef{{name: "ca-two-ports"}}, hostname: hostAbc}
 	section := policy{name: "port-b", created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),

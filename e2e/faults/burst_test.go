@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // tlsplane's debounce (pipeline.Quiet, pipeline.MaxDelay): a burst
@@ -51,7 +53,7 @@ func TestBurstOf1000PolicyEdits(t *testing.T) {
 		t.Errorf("tlsplane_xds_nacks_total = %v, want 0", n)
 	}
 	stats := e.envoyStats(t)
-	if n := sumStats(stats, "", ".update_rejected"); n != 0 {
+	if n := harness.SumStats(stats, "", ".update_rejected"); n != 0 {
 		t.Errorf("Envoy rejected %d updates", n)
 	}
 	if got, err := e.request(cluster); err != nil || got.SNI != hostOther {

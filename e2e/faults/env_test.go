@@ -1,8 +1,6 @@
 package faults
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,13 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // applyTimeout bounds every wait for Envoy to apply a change.
 const applyTimeout = 20 * time.Second
-
-// clusterHeader names the cluster a request goes to.
-const clusterHeader = "x-tlsplane-cluster"
 
 // env is one tlsplane serving manifestDir to one Envoy.
 type env struct {
@@ -30,9 +27,9 @@ type env struct {
 	tlsplaneBin, envoyBin     string
 	pki                       *pki
 
-	xdsPort, adminPort              int
-	envoyAdminPort, envoyListenPort int
-	tlsplane, envoy                 *process
+	xdsPort, adminPort int
+	tlsplane           *process
+	envoy              *harness.Envoy
 	// tlsplaneArgs are added to `tlsplane serve`.
 	tlsplaneArgs []string
 	// apiType is Envoy's ADS flavour: "GRPC" (the default) or "DELTA_GRPC".
@@ -43,14 +40,8 @@ type env struct {
 type envoyOpts struct {
 	name      string // log and bootstrap file name
 	fleet     string
-	xdsTLS    *envoyXDSTLS
+	xdsTLS    *harness.XDSTLS
 	waitReady bool
-}
-
-// envoyXDSTLS is the client side of mutual TLS on the ADS cluster, as
-// docs/security.md shows it.
-type envoyXDSTLS struct {
-	certFile, keyFile, caFile string
 }
 
 var (
@@ -89,7 +80,7 @@ func newEnv(t *testing.T, manifestDir string) *env {
 		}
 	}
 	e.pki = newPKI(t, root)
-	e.xdsPort, e.adminPort = freePort(t), freePort(t)
+	e.xdsPort, e.adminPort = harness.FreePort(t), harness.FreePort(t)
 	return e
 }
 
@@ -112,10 +103,10 @@ func (e *env) startBackend(t *testing.T, name string) int {
 	if backendErr != nil {
 		t.Fatal(backendErr)
 	}
-	port := freePort(t)
-	p := start(t, e.logDir, "backend-"+name, backendBin, "--listen", "127.0.0.1:"+strconv.Itoa(port),
+	port := harness.FreePort(t)
+	p := harness.Start(t, e.logDir, "backend-"+name, backendBin, "--listen", "127.0.0.1:"+strconv.Itoa(port),
 		"--name", name, "--cert", e.pki.certFile, "--key", e.pki.keyFile)
-	waitProbe(t, p, 10*time.Second, func() error {
+	harness.WaitProbe(t, p, 10*time.Second, func() error {
 		c, err := (&http.Client{Timeout: time.Second}).Get("http://127.0.0.1:" + strconv.Itoa(port))
 		if err == nil {
 			c.Body.Close()
@@ -128,119 +119,33 @@ func (e *env) startBackend(t *testing.T, name string) int {
 // startTLSPlane starts (or restarts, on the same ports) tlsplane serve.
 func (e *env) startTLSPlane(t *testing.T) {
 	t.Helper()
-	args := append([]string{"serve",
-		"--dir", e.manifestDir,
-		"--xds-address", "127.0.0.1:" + strconv.Itoa(e.xdsPort),
-		"--admin-address", "127.0.0.1:" + strconv.Itoa(e.adminPort)}, e.tlsplaneArgs...)
-	e.tlsplane = start(t, e.logDir, "tlsplane", e.tlsplaneBin, args...)
-	waitProbe(t, e.tlsplane, 30*time.Second, func() error { _, err := httpGet(e.tlsplaneURL("/readyz")); return err })
+	p := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
+		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.adminPort,
+		Args: append([]string{"--dir", e.manifestDir}, e.tlsplaneArgs...),
+	})
+	e.tlsplane = &process{p.Process}
 }
 
 func (e *env) tlsplaneURL(path string) string {
 	return "http://127.0.0.1:" + strconv.Itoa(e.adminPort) + path
 }
 
-// startEnvoy runs Envoy with SotW ADS to tlsplane and one listener that
-// routes by clusterHeader.
+// startEnvoy runs Envoy with ADS to tlsplane and one listener that routes
+// by harness.ClusterHeader.
 func (e *env) startEnvoy(t *testing.T) {
 	t.Helper()
-	e.envoy, e.envoyAdminPort, e.envoyListenPort = e.startEnvoyWith(t, envoyOpts{name: "envoy", fleet: "faults", waitReady: true})
-}
-
-func (e *env) apiTypeOrDefault() string {
-	if e.apiType == "" {
-		return "GRPC"
-	}
-	return e.apiType
+	e.envoy = e.startEnvoyWith(t, envoyOpts{name: "envoy", fleet: "faults", waitReady: true})
 }
 
 // startEnvoyWith starts one Envoy; it waits for /ready only if asked (an
 // Envoy that never gets its clusters is not ready).
-func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) (p *process, adminPort, listenPort int) {
+func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) *harness.Envoy {
 	t.Helper()
-	adminPort, listenPort = freePort(t), freePort(t)
-	addr := func(port int) object {
-		return object{"socket_address": object{"address": "127.0.0.1", "port_value": port}}
-	}
-	hcm := object{
-		"@type":       "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-		"stat_prefix": "faults",
-		"route_config": object{"name": "faults", "virtual_hosts": []object{{
-			"name": "all", "domains": []string{"*"},
-			"routes": []object{{"match": object{"prefix": "/"}, "route": object{"cluster_header": clusterHeader, "timeout": "5s"}}},
-		}}},
-		"http_filters": []object{{"name": "envoy.filters.http.router",
-			"typed_config": object{"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}},
-	}
-	boot := object{
-		"node":  object{"id": "faults-" + o.name, "cluster": o.fleet},
-		"admin": object{"address": addr(adminPort)},
-		"dynamic_resources": object{
-			"ads_config": object{
-				"api_type": e.apiTypeOrDefault(), "transport_api_version": "V3", "set_node_on_first_message_only": true,
-				"grpc_services": []object{{"envoy_grpc": object{"cluster_name": "tlsplane",
-					"retry_policy": object{"retry_back_off": object{"base_interval": "0.25s", "max_interval": "1s"}}}}},
-			},
-			"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
-		},
-		"static_resources": object{
-			"listeners": []object{{"name": "faults", "address": addr(listenPort),
-				"filter_chains": []object{{"filters": []object{{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}}}}}},
-			"clusters": []object{{
-				"name": "tlsplane", "type": "STATIC", "connect_timeout": "1s",
-				"typed_extension_protocol_options": object{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": object{
-					"@type":                "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-					"explicit_http_config": object{"http2_protocol_options": object{}},
-				}},
-				"load_assignment": object{"cluster_name": "tlsplane", "endpoints": []object{{"lb_endpoints": []object{{"endpoint": object{"address": addr(e.xdsPort)}}}}}},
-			}},
-		},
-	}
-	if o.xdsTLS != nil {
-		xdsCluster := boot["static_resources"].(object)["clusters"].([]object)[0]
-		xdsCluster["transport_socket"] = object{
-			"name": "envoy.transport_sockets.tls",
-			"typed_config": object{
-				"@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
-				"sni":   xdsServerName,
-				"common_tls_context": object{
-					"alpn_protocols": []string{"h2"},
-					"tls_params":     object{"tls_minimum_protocol_version": "TLSv1_2"},
-					"validation_context": object{
-						"trusted_ca": object{"filename": o.xdsTLS.caFile},
-						"match_typed_subject_alt_names": []object{{
-							"san_type": "DNS", "matcher": object{"exact": xdsServerName},
-						}},
-					},
-				},
-			},
-		}
-		if o.xdsTLS.certFile != "" {
-			common := xdsCluster["transport_socket"].(object)["typed_config"].(object)["common_tls_context"].(object)
-			common["tls_certificates"] = []object{{
-				"certificate_chain": object{"filename": o.xdsTLS.certFile},
-				"private_key":       object{"filename": o.xdsTLS.keyFile},
-			}}
-		}
-	}
-	b, err := json.Marshal(boot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(e.logDir, o.name+"-bootstrap.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// --base-id keeps two Envoys' shared memory apart.
-	p = start(t, e.logDir, o.name, e.envoyBin, "-c", path, "--disable-hot-restart", "--base-id", strconv.Itoa(listenPort),
-		"--concurrency", "1", "-l", "info", "--drain-time-s", "1")
-	if o.waitReady {
-		waitProbe(t, p, 60*time.Second, func() error {
-			_, err := httpGet("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/ready")
-			return err
-		})
-	}
-	return p, adminPort, listenPort
+	return harness.StartEnvoy(t, harness.EnvoyOptions{
+		Bin: e.envoyBin, LogDir: e.logDir, Name: o.name, APIType: e.apiType,
+		NodeID: "faults-" + o.name, Fleet: o.fleet, XDSAddress: "127.0.0.1:" + strconv.Itoa(e.xdsPort),
+		StatPrefix: "faults", XDSTLS: o.xdsTLS, WaitReady: o.waitReady,
+	})
 }
 
 // echo is what examples/backend answers.
@@ -256,11 +161,11 @@ var envoyClient = &http.Client{Timeout: 10 * time.Second}
 func (e *env) request(cluster string) (echo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(e.envoyListenPort)+"/faults", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.envoy.ListenerURL("/faults"), nil)
 	if err != nil {
 		return echo{}, err
 	}
-	req.Header.Set(clusterHeader, cluster)
+	req.Header.Set(harness.ClusterHeader, cluster)
 	// Every request handshakes anew, so it proves the TLS configured now.
 	req.Header.Set("X-Echo-Close", "1")
 	resp, err := envoyClient.Do(req)
@@ -285,7 +190,7 @@ func (e *env) request(cluster string) (echo, error) {
 // waitServed waits until a request to cluster reaches backend name with sni.
 func (e *env) waitServed(t *testing.T, cluster, name, sni string) {
 	t.Helper()
-	err := eventually(applyTimeout, 100*time.Millisecond, func() error {
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
 		got, err := e.request(cluster)
 		if err != nil {
 			return err
@@ -296,40 +201,23 @@ func (e *env) waitServed(t *testing.T, cluster, name, sni string) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("cluster %s: %v\n--- tlsplane log:\n%s", cluster, err, e.tlsplane.logTail(20))
+		t.Fatalf("cluster %s: %v\n--- tlsplane log:\n%s", cluster, err, e.tlsplane.LogTail(20))
 	}
 }
 
 // envoyStats reads Envoy's counters and gauges.
 func (e *env) envoyStats(t *testing.T) map[string]int64 {
 	t.Helper()
-	return envoyStatsAt(t, e.envoyAdminPort)
-}
-
-func envoyStatsAt(t *testing.T, adminPort int) map[string]int64 {
-	t.Helper()
-	body, err := httpGet("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/stats")
+	stats, err := e.envoy.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), ": ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(value, 10, 64); err == nil {
-			out[name] = n
-		}
-	}
-	return out
+	return stats
 }
 
 func (e *env) waitEnvoyStat(t *testing.T, name string, want int64) {
 	t.Helper()
-	err := eventually(applyTimeout, 100*time.Millisecond, func() error {
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
 		if got := e.envoyStats(t)[name]; got != want {
 			return fmt.Errorf("%s = %d, want %d", name, got, want)
 		}
@@ -340,22 +228,11 @@ func (e *env) waitEnvoyStat(t *testing.T, name string, want int64) {
 	}
 }
 
-// sumStats adds every stat named prefix…suffix.
-func sumStats(stats map[string]int64, prefix, suffix string) int64 {
-	var n int64
-	for k, v := range stats {
-		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, suffix) {
-			n += v
-		}
-	}
-	return n
-}
-
 // metric sums tlsplane's samples of name whose labels contain every
 // `key="value"` in labels.
 func (e *env) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	body, err := httpGet(e.tlsplaneURL("/metrics"))
+	body, err := harness.HTTPGet(e.tlsplaneURL("/metrics"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,57 +1,19 @@
 package faults
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// trafficLoop sends requests to cluster every interval until stopped or
-// max has passed, and keeps every failure.
-type trafficLoop struct {
-	stopc    chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
-
-	mu       sync.Mutex
-	sent     int
-	failures []string
-}
-
-func startTrafficLoop(e *env, cluster string, interval, max time.Duration) *trafficLoop {
-	l := &trafficLoop{stopc: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		for deadline := time.Now().Add(max); time.Now().Before(deadline); {
-			_, err := e.request(cluster)
-			l.mu.Lock()
-			l.sent++
-			if err != nil {
-				l.failures = append(l.failures, time.Now().Format("15:04:05.000")+" "+err.Error())
-			}
-			l.mu.Unlock()
-			select {
-			case <-l.stopc:
-				return
-			case <-time.After(interval):
-			}
-		}
-	}()
-	return l
-}
-
-func (l *trafficLoop) stop() (sent int, failures []string) {
-	l.stopOnce.Do(func() { close(l.stopc) })
-	<-l.done
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sent, l.failures
+// startTrafficLoop sends a request to cluster through Envoy every interval.
+func startTrafficLoop(e *env, cluster string, interval, max time.Duration) *harness.TrafficLoop {
+	return harness.StartTrafficLoop(interval, max, func() error { _, err := e.request(cluster); return err })
 }
 
 // xdsStats are Envoy's CDS, EDS and SDS counters and version gauges.
@@ -120,20 +82,20 @@ func kill9WhileTrafficFlows(t *testing.T, apiType string) {
 	if len(versionsBefore) < 3 {
 		t.Fatalf("Envoy holds %v, want the cluster, its endpoints and its CA", versionsBefore)
 	}
-	if before["cluster_manager.cds.update_success"] == 0 || sumStats(before, "sds.", ".update_success") == 0 {
+	if before["cluster_manager.cds.update_success"] == 0 || harness.SumStats(before, "sds.", ".update_success") == 0 {
 		t.Fatalf("no CDS or SDS update before the kill: %v", before)
 	}
 
 	loop := startTrafficLoop(e, cluster, 20*time.Millisecond, 60*time.Second)
-	defer loop.stop()
+	defer loop.Stop()
 	time.Sleep(500 * time.Millisecond)
-	e.tlsplane.kill()
+	e.tlsplane.Kill()
 	e.waitEnvoyStat(t, "control_plane.connected_state", 0)
 	time.Sleep(2 * time.Second) // Envoy alone, retrying the ADS stream
 	e.startTLSPlane(t)
 	e.waitEnvoyStat(t, "control_plane.connected_state", 1)
 	time.Sleep(3 * time.Second) // past the debounce, time for any push
-	sent, failures := loop.stop()
+	sent, failures := loop.Stop()
 
 	if len(failures) > 0 {
 		t.Errorf("%d of %d requests failed across kill -9 and restart; first: %s", len(failures), sent, failures[0])
@@ -156,51 +118,16 @@ func kill9WhileTrafficFlows(t *testing.T, apiType string) {
 	}
 	t.Logf("%d requests, none failed; Envoy's versions, rejections and cluster churn unchanged (%d stats compared); re-sent: cds %d, sds %d",
 		sent, len(before), after["cluster_manager.cds.update_success"]-before["cluster_manager.cds.update_success"],
-		sumStats(after, "sds.", ".update_success")-sumStats(before, "sds.", ".update_success"))
+		harness.SumStats(after, "sds.", ".update_success")-harness.SumStats(before, "sds.", ".update_success"))
 }
 
 // resourceVersions maps each dynamic resource Envoy holds ("cds/NAME",
 // "eds/NAME", "sds/NAME") to the version it came with.
 func (e *env) resourceVersions(t *testing.T) map[string]string {
 	t.Helper()
-	body, err := httpGet("http://127.0.0.1:" + strconv.Itoa(e.envoyAdminPort) + "/config_dump?include_eds")
+	versions, err := e.envoy.ResourceVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dump struct {
-		Configs []struct {
-			Clusters []struct {
-				VersionInfo string `json:"version_info"`
-				Cluster     struct {
-					Name string `json:"name"`
-				} `json:"cluster"`
-			} `json:"dynamic_active_clusters"`
-			Secrets []struct {
-				Name        string `json:"name"`
-				VersionInfo string `json:"version_info"`
-			} `json:"dynamic_active_secrets"`
-			Endpoints []struct {
-				VersionInfo    string `json:"version_info"`
-				EndpointConfig struct {
-					ClusterName string `json:"cluster_name"`
-				} `json:"endpoint_config"`
-			} `json:"dynamic_endpoint_configs"`
-		} `json:"configs"`
-	}
-	if err := json.Unmarshal(body, &dump); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, c := range dump.Configs {
-		for _, r := range c.Clusters {
-			out["cds/"+r.Cluster.Name] = r.VersionInfo
-		}
-		for _, r := range c.Secrets {
-			out["sds/"+r.Name] = r.VersionInfo
-		}
-		for _, r := range c.Endpoints {
-			out["eds/"+r.EndpointConfig.ClusterName] = r.VersionInfo
-		}
-	}
-	return out
+	return versions
 }

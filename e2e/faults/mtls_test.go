@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // Real Envoys against tlsplane with mutual TLS, bootstrapped as
@@ -12,24 +14,24 @@ import (
 func TestMutualTLSWithEnvoy(t *testing.T) {
 	e := newEnv(t, "")
 	x := newXDSPKI(t, e.root)
-	serverCert, serverKey := x.issue(t, "tlsplane-xds", 10, true, "")
-	fleetCert, fleetKey := x.issue(t, "envoy-faults", 11, false, "spiffe://cluster.local/fleet/faults")
-	otherCert, otherKey := x.issue(t, "envoy-other", 12, false, "spiffe://cluster.local/fleet/other")
+	serverCert, serverKey := x.issue(t, "tlsplane-xds", true, "")
+	fleetCert, fleetKey := x.issue(t, "envoy-faults", false, "spiffe://cluster.local/fleet/faults")
+	otherCert, otherKey := x.issue(t, "envoy-other", false, "spiffe://cluster.local/fleet/other")
 	e.tlsplaneArgs = []string{"--xds-tls-cert", serverCert, "--xds-tls-key", serverKey, "--xds-client-ca", x.caFile}
 
 	port := e.startBackend(t, "mtls")
 	writeAtomic(t, filepath.Join(e.manifestDir, "mtls.yaml"), manifest(t, backendObjects("mtls", port, e.pki.caPEM, hostMain)))
 	e.startTLSPlane(t)
-	e.envoy, e.envoyAdminPort, e.envoyListenPort = e.startEnvoyWith(t, envoyOpts{
+	e.envoy = e.startEnvoyWith(t, envoyOpts{
 		name: "envoy", fleet: "faults", waitReady: true,
-		xdsTLS: &envoyXDSTLS{certFile: fleetCert, keyFile: fleetKey, caFile: x.caFile},
+		xdsTLS: &harness.XDSTLS{CertFile: fleetCert, KeyFile: fleetKey, CAFile: x.caFile, ServerName: xdsServerName},
 	})
 	e.waitServed(t, clusterName("mtls"), "mtls", hostMain)
 
 	refusedBefore := e.metric(t, "tlsplane_xds_streams_refused_total")
 	type outsider struct {
 		name      string
-		admin     int
+		envoy     *harness.Envoy
 		refusedBy string // what refuses it, for messages
 	}
 	var outsiders []outsider
@@ -37,14 +39,13 @@ func TestMutualTLSWithEnvoy(t *testing.T) {
 		opts      envoyOpts
 		refusedBy string
 	}{
-		{envoyOpts{name: "other-fleet", fleet: "faults", xdsTLS: &envoyXDSTLS{certFile: otherCert, keyFile: otherKey, caFile: x.caFile}}, "PermissionDenied"},
-		{envoyOpts{name: "no-cert", fleet: "faults", xdsTLS: &envoyXDSTLS{caFile: x.caFile}}, "the TLS handshake"},
+		{envoyOpts{name: "other-fleet", fleet: "faults", xdsTLS: &harness.XDSTLS{CertFile: otherCert, KeyFile: otherKey, CAFile: x.caFile, ServerName: xdsServerName}}, "PermissionDenied"},
+		{envoyOpts{name: "no-cert", fleet: "faults", xdsTLS: &harness.XDSTLS{CAFile: x.caFile, ServerName: xdsServerName}}, "the TLS handshake"},
 		{envoyOpts{name: "plaintext", fleet: "faults"}, "the TLS handshake"},
 	} {
-		_, admin, _ := e.startEnvoyWith(t, o.opts)
-		outsiders = append(outsiders, outsider{o.opts.name, admin, o.refusedBy})
+		outsiders = append(outsiders, outsider{o.opts.name, e.startEnvoyWith(t, o.opts), o.refusedBy})
 	}
-	err := eventually(applyTimeout, 200*time.Millisecond, func() error {
+	err := harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
 		if e.metric(t, "tlsplane_xds_streams_refused_total") <= refusedBefore {
 			return errString("the other fleet's Envoy was not refused yet")
 		}
@@ -56,8 +57,11 @@ func TestMutualTLSWithEnvoy(t *testing.T) {
 	time.Sleep(3 * time.Second) // several reconnection attempts each
 	for _, o := range outsiders {
 		var stats map[string]int64
-		err := eventually(10*time.Second, 200*time.Millisecond, func() error {
-			stats = envoyStatsAt(t, o.admin)
+		err := harness.Eventually(10*time.Second, 200*time.Millisecond, func() error {
+			var err error
+			if stats, err = o.envoy.Stats(); err != nil {
+				return err
+			}
 			if _, ok := stats["cluster_manager.cds.update_attempt"]; !ok {
 				return errString("no CDS stats yet")
 			}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // badAddress is an endpoint address tlsplane passes on as it is (it does
@@ -55,15 +57,15 @@ func TestClusterEnvoyRejects(t *testing.T) {
 	e.waitServed(t, rejected, "rejected", hostMain)
 
 	writeAtomic(t, rejectedFile, manifest(t, withAddress(backendObjects("rejected", rejectedPort, e.pki.caPEM, hostMain), badAddress)))
-	err := eventually(applyTimeout, 100*time.Millisecond, func() error {
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
 		if e.metric(t, "tlsplane_xds_nacks_total", edsType) == 0 {
 			return errString("no EDS NACK counted yet")
 		}
 		return nil
 	})
 	if err != nil {
-		body, _ := httpGet(e.tlsplaneURL("/debug/status"))
-		t.Fatalf("Envoy did not NACK the endpoint %s: %v\n--- /debug/status:\n%s\n--- tlsplane log:\n%s", badAddress, err, body, e.tlsplane.logTail(20))
+		body, _ := harness.HTTPGet(e.tlsplaneURL("/debug/status"))
+		t.Fatalf("Envoy did not NACK the endpoint %s: %v\n--- /debug/status:\n%s\n--- tlsplane log:\n%s", badAddress, err, body, e.tlsplane.LogTail(20))
 	}
 
 	// No resend loop: the rejected version is not sent again.
@@ -83,7 +85,7 @@ func TestClusterEnvoyRejects(t *testing.T) {
 	}
 
 	// The NACK is on /debug/status, attributed to the policy.
-	body, err := httpGet(e.tlsplaneURL("/debug/status"))
+	body, err := harness.HTTPGet(e.tlsplaneURL("/debug/status"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +122,8 @@ func TestClusterEnvoyRejects(t *testing.T) {
 	// Fixing the policy ends the rejection, on its status too.
 	writeAtomic(t, rejectedFile, manifest(t, backendObjects("rejected", rejectedPort, e.pki.caPEM, hostOther)))
 	e.waitServed(t, rejected, "rejected", hostOther)
-	err = eventually(applyTimeout, 200*time.Millisecond, func() error {
-		body, err := httpGet(e.tlsplaneURL("/debug/status"))
+	err = harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
+		body, err := harness.HTTPGet(e.tlsplaneURL("/debug/status"))
 		if err != nil {
 			return err
 		}

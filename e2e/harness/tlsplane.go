@@ -1,0 +1,69 @@
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TLSPlaneOptions say how one `tlsplane serve` is started.
+type TLSPlaneOptions struct {
+	Bin    string
+	LogDir string
+	// Name names the log; "tlsplane" when empty.
+	Name string
+	// XDSPort and AdminPort are its loopback ports; a restart passes the
+	// old ones so Envoy reconnects to the same address. 0: a free port.
+	XDSPort, AdminPort int
+	// Args follow `serve --xds-address … --admin-address …`: the source
+	// (--dir or --kubeconfig) and any other flag.
+	Args []string
+	// Env is added to the test's environment.
+	Env []string
+	// ReadyTimeout bounds the wait for /readyz; 30s when zero.
+	ReadyTimeout time.Duration
+}
+
+// TLSPlane is a running `tlsplane serve`.
+type TLSPlane struct {
+	*Process
+	XDSPort, AdminPort int
+}
+
+// StartTLSPlane starts `tlsplane serve` and waits until /readyz answers
+// 200, which it does once it has published a first snapshot.
+func StartTLSPlane(t testing.TB, o TLSPlaneOptions) *TLSPlane {
+	t.Helper()
+	if o.Name == "" {
+		o.Name = "tlsplane"
+	}
+	if o.XDSPort == 0 {
+		o.XDSPort = FreePort(t)
+	}
+	if o.AdminPort == 0 {
+		o.AdminPort = FreePort(t)
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 30 * time.Second
+	}
+	args := append([]string{"serve",
+		"--xds-address", "127.0.0.1:" + strconv.Itoa(o.XDSPort),
+		"--admin-address", "127.0.0.1:" + strconv.Itoa(o.AdminPort)}, o.Args...)
+	cmd := exec.Command(o.Bin, args...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	p := &TLSPlane{Process: StartCmd(t, o.LogDir, o.Name, cmd), XDSPort: o.XDSPort, AdminPort: o.AdminPort}
+	WaitReady(t, p.Process, p.AdminURL("/readyz"), o.ReadyTimeout)
+	return p
+}
+
+// XDSAddress is where Envoy connects: 127.0.0.1:PORT.
+func (p *TLSPlane) XDSAddress() string { return "127.0.0.1:" + strconv.Itoa(p.XDSPort) }
+
+// AdminURL is path on the admin listener (/readyz, /metrics, /debug/…).
+func (p *TLSPlane) AdminURL(path string) string {
+	return "http://127.0.0.1:" + strconv.Itoa(p.AdminPort) + path
+}
