@@ -16,6 +16,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+root=$PWD
 GO=${GO:-go}
 COUNT=${COUNT:-3}
 PERF_COUNT=${PERF_COUNT:-$COUNT}
@@ -60,14 +61,14 @@ bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetrans
 COUNT=$PERF_COUNT bench ./perf 'BenchmarkRetranslate$|BenchmarkPublish$' "$PERF_BENCHTIME"
 COUNT=1 bench ./perf 'BenchmarkFanout$' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
+cp "$raw" docs/performance-raw.txt
 
 note "real Envoy propagation: $PROPAGATION_CLUSTERS clusters (load $(load))"
 $GO build -o "$work/tlsplane" ./cmd/tlsplane
 (cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestPropagation$' -count=1 -timeout 60m -v \
-	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$PWD/docs/performance-propagation.json") >&2
+	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$root/docs/performance-propagation.json") >&2
 (cd e2e && $GO run ./perf/plot -in ../docs/performance-propagation.json -out ../docs/performance.png)
 
-cp "$raw" docs/performance-raw.txt
 cp "$work/machine.txt" docs/performance-machine.txt
 # perfreport alone re-renders the document from these files.
 $GO run ./perf/cmd/perfreport -out docs/performance.md -machine docs/performance-machine.txt \
