@@ -2,6 +2,17 @@
 // Kubernetes manifests (the formats `tlsplane translate` reads) and watches
 // it, including the atomic symlink swaps of a mounted ConfigMap volume.
 //
+// Nothing served is lost to a fault: a manifest path that cannot be read or
+// parsed keeps its last good objects and is reported (a log line naming it,
+// tlsplane_source_file_errors_total, tlsplane_source_files_failing). That
+// includes a dangling symlink (a ConfigMap volume whose ..data dangles keeps
+// every file) and a file replaced by a directory, whose own manifests are
+// read as new files and win over the kept objects. Only a path with no
+// directory entry left is deleted, and its objects withdrawn. A file whose
+// objects vanish (emptied, or caught between an in-place rewrite's truncate
+// and its write) and a dangling link are read again, settle apart, before
+// that is believed; a file that stays empty is then accepted as emptied.
+//
 // It owns file reading and per-file state only. Parsing is delegated to the
 // Parse function it is given, and it never talks to the Kubernetes API.
 package dirsource

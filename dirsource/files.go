@@ -1,6 +1,7 @@
 package dirsource
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,17 +17,22 @@ import (
 func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
 
 // listing is one walk of the directory: manifest files by path relative to
-// the root, and the directories to watch.
+// the root, manifest entries that cannot be read as files, and the
+// directories to watch.
 type listing struct {
 	files []string
-	dirs  []string
+	// unusable are manifest-named entries that exist but are not (links
+	// to) regular files: a dangling symlink, a link to a directory, a
+	// FIFO. They are errors for their path, not deletions.
+	unusable map[string]error
+	dirs     []string
 }
 
 // listManifests walks root (already resolved through symlinks). Symlinked
 // files are followed, as a ConfigMap volume needs; symlinked directories
 // are not, so a loop cannot trap the walk.
 func listManifests(root string) (listing, error) {
-	var l listing
+	l := listing{unusable: map[string]error{}}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -48,21 +54,54 @@ func listManifests(root string) (listing, error) {
 		if !manifests.IsManifest(d.Name()) {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			info, statErr := os.Stat(path)
-			if statErr != nil || !info.Mode().IsRegular() {
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
 		rel, relErr := filepath.Rel(root, path)
 		if relErr != nil {
 			return relErr
+		}
+		if err := notAFile(path, d.Type()); err != nil {
+			l.unusable[rel] = err
+			return nil
 		}
 		l.files = append(l.files, rel)
 		return nil
 	})
 	sort.Strings(l.files)
 	return l, err
+}
+
+// notAFile says why the entry at path, of the given type, cannot be read
+// as a manifest file, or returns nil when it can.
+func notAFile(path string, typ fs.FileMode) error {
+	if typ&fs.ModeSymlink == 0 {
+		if typ.IsRegular() {
+			return nil
+		}
+		return fmt.Errorf("not a regular file but %s", kind(typ))
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("symlink to %q cannot be followed: %w", target, err)
+	}
+	if !info.Mode().IsRegular() {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("symlink to %q, which is not a regular file but %s", target, kind(info.Mode()))
+	}
+	return nil
+}
+
+// kind names a file type for messages.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "of type " + m.Type().String()
+	}
 }

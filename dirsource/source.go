@@ -101,7 +101,8 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 	if err := watcher.Add(s.opts.Dir); err != nil {
 		return fmt.Errorf("directory source %s: watch: %w", s.opts.Dir, err)
 	}
-	if _, err := s.rescan(watcher); err != nil {
+	_, again, err := s.rescan(watcher)
+	if err != nil {
 		return err
 	}
 	close(s.synced)
@@ -116,6 +117,9 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			pending.Reset(settle)
 			armed = true
 		}
+	}
+	if again {
+		arm()
 	}
 	for {
 		select {
@@ -137,12 +141,15 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			arm()
 		case <-pending.C:
 			armed = false
-			did, err := s.rescan(watcher)
+			did, again, err := s.rescan(watcher)
 			if err != nil {
 				// The directory itself is unreadable: keep serving what we have.
 				s.log.Error("directory unreadable; keeping the last good objects", "error", err)
 				s.metrics.fileErrors.Inc()
 				continue
+			}
+			if again {
+				arm() // a suspect path: read it again before believing it
 			}
 			if did {
 				s.metrics.reloads.Inc()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,68 +16,137 @@ import (
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// fileState is what the source remembers of one manifest file.
+// suspectRereads bounds the extra reads, settle apart, that a file found in
+// a state writers pass through gets before that state is believed: emptied
+// (an in-place rewrite truncates before it writes) or a dangling symlink (a
+// ConfigMap volume's removed keys dangle between the kubelet's ..data swap
+// and its removal of their links). The objects stay served meanwhile.
+const suspectRereads = 2
+
+// fileState is what the source remembers of one manifest path.
 type fileState struct {
 	// sum is the hash of the content last read, good or bad, so an
-	// unchanged broken file is reported once, not on every event.
+	// unchanged broken file is reported once, not on every event. It is
+	// zero while the path cannot be read, so it is parsed when it can.
 	sum [sha256.Size]byte
-	// objects are the last good objects: kept while the file is broken.
+	// objects are the last good objects: kept while the file is broken,
+	// unreadable, a dangling symlink or replaced by a directory.
 	objects translator.Inputs
 	// failing is set while the current content cannot be read or parsed.
 	failing bool
+	// problem is the error last reported, so an unchanged unreadable path
+	// is reported once, not on every event.
+	problem string
+	// suspect counts consecutive reads that found the path emptied or
+	// dangling; see suspectRereads.
+	suspect int
+	// replaced is set while the path is a directory: its kept objects
+	// yield to the manifests inside it.
+	replaced bool
 }
 
 // rescan reads every manifest file whose content changed since the last
 // read, forgets deleted files, and stores a new Inputs snapshot when any
-// file's objects changed. It reports whether they did. Adding watches for
-// new subdirectories happens here too, since a walk finds them.
-func (s *Source) rescan(watcher *fsnotify.Watcher) (bool, error) {
+// file's objects changed. It reports whether they did, and whether a path
+// is suspect and the directory should be read again after settle. Adding
+// watches for new subdirectories happens here too, since a walk finds them.
+func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err error) {
 	root, err := filepath.EvalSymlinks(s.opts.Dir)
 	if err != nil {
-		return false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
+		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
 	s.rewatchRoot(watcher)
 	list, err := listManifests(root)
 	if err != nil {
-		return false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
+		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
 	s.watchDirs(watcher, root, list.dirs)
 
-	changed := false
 	present := make(map[string]bool, len(list.files))
 	for _, rel := range list.files {
 		shown := filepath.Join(s.opts.Dir, rel)
 		data, err := os.ReadFile(filepath.Join(root, rel))
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone since the walk: treated as deleted
+			info, lerr := os.Lstat(filepath.Join(root, rel))
+			if lerr != nil {
+				continue // gone since the walk: treated as deleted
+			}
+			// Still there, so it turned into a dangling symlink meanwhile.
+			if perr := notAFile(filepath.Join(root, rel), info.Mode().Type()); perr != nil {
+				err = perr
+			}
+			list.unusable[rel] = err
+			continue
 		}
 		present[rel] = true
-		st := s.files[rel]
-		if st == nil {
-			st = &fileState{}
-			s.files[rel] = st
-		}
+		st := s.state(rel)
+		st.replaced = false
 		if err != nil {
 			st.sum = [sha256.Size]byte{} // re-parse once it is readable again
-			s.fileFailed(st, shown, err)
+			s.readFailed(st, shown, err)
 			continue
 		}
 		sum := sha256.Sum256(data)
 		if sum == st.sum {
+			st.suspect = 0
 			continue // unchanged: good, or broken and reported already
 		}
-		st.sum = sum
 		objs, err := s.opts.Parse(shown, data)
 		if err != nil {
+			st.sum = sum
 			s.fileFailed(st, shown, err)
 			continue
 		}
+		if count(objs) == 0 && count(st.objects) > 0 {
+			// Emptied, or caught between an in-place rewrite's truncate
+			// and its write: believed only if it stays so.
+			if st.suspect < suspectRereads {
+				st.suspect++
+				again = true
+				continue
+			}
+			s.log.Info("manifest file has no objects any more; its objects are withdrawn", "file", shown)
+		}
+		st.suspect = 0
+		st.sum = sum
 		if st.failing {
 			s.log.Info("manifest file parses again", "file", shown)
 		}
-		st.failing = false
+		st.failing, st.problem = false, ""
 		st.objects = objs
 		changed = true
+	}
+	for _, rel := range slices.Sorted(maps.Keys(list.unusable)) {
+		err := list.unusable[rel]
+		st := s.state(rel)
+		present[rel] = true
+		st.sum = [sha256.Size]byte{}
+		if st.replaced {
+			st.replaced = false
+			changed = true // its objects move back to their place in path order
+		}
+		if errors.Is(err, fs.ErrNotExist) && !st.failing && st.suspect < suspectRereads {
+			st.suspect++
+			again = true
+			continue
+		}
+		s.readFailed(st, filepath.Join(s.opts.Dir, rel), err)
+	}
+	for _, dir := range list.dirs {
+		rel, err := filepath.Rel(root, dir)
+		st := s.files[rel]
+		if err != nil || st == nil {
+			continue
+		}
+		// A file replaced by a directory: an error for the file's path, and
+		// the directory's manifests are read as files of their own.
+		present[rel] = true
+		st.sum = [sha256.Size]byte{}
+		if !st.replaced {
+			st.replaced = true
+			changed = true // its objects now yield to the directory's
+		}
+		s.readFailed(st, filepath.Join(s.opts.Dir, rel), errors.New("replaced by a directory; its manifests are read as files of their own"))
 	}
 	for rel := range s.files {
 		if !present[rel] {
@@ -87,24 +157,63 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (bool, error) {
 	}
 	s.countFiles()
 	if changed {
-		// Path order, as `tlsplane translate DIR` merges the same files.
-		parts := make([]manifests.Part, 0, len(list.files))
-		for _, rel := range list.files {
-			if st := s.files[rel]; st != nil {
-				parts = append(parts, manifests.Part{Source: filepath.Join(s.opts.Dir, rel), Inputs: st.objects})
-			}
-		}
-		in := manifests.Merge(parts, func(msg string) { s.log.Warn("duplicate object ignored", "reason", msg) })
-		s.current.Store(&in)
+		s.current.Store(new(s.merge()))
 	}
-	return changed, nil
+	return changed, again, nil
+}
+
+// merge combines every path's objects in path order, as `tlsplane
+// translate DIR` merges the same files; the first of duplicates wins. Kept
+// objects of a path that is now a directory come last, so the live
+// manifests that replaced them win.
+func (s *Source) merge() translator.Inputs {
+	rels := slices.Sorted(maps.Keys(s.files))
+	slices.SortStableFunc(rels, func(a, b string) int {
+		ra, rb := s.files[a].replaced, s.files[b].replaced
+		switch {
+		case ra == rb:
+			return 0
+		case rb:
+			return -1
+		default:
+			return 1
+		}
+	})
+	parts := make([]manifests.Part, 0, len(rels))
+	for _, rel := range rels {
+		parts = append(parts, manifests.Part{Source: filepath.Join(s.opts.Dir, rel), Inputs: s.files[rel].objects})
+	}
+	return manifests.Merge(parts, func(msg string) { s.log.Warn("duplicate object ignored", "reason", msg) })
+}
+
+// state returns rel's state, creating it.
+func (s *Source) state(rel string) *fileState {
+	st := s.files[rel]
+	if st == nil {
+		st = &fileState{}
+		s.files[rel] = st
+	}
+	return st
+}
+
+// count is the number of objects in in.
+func count(in translator.Inputs) int {
+	return len(in.Policies) + len(in.Services) + len(in.EndpointSlices) + len(in.ConfigMaps) + len(in.Secrets)
+}
+
+// readFailed reports a path that cannot be read, once per distinct error.
+func (s *Source) readFailed(st *fileState, shown string, err error) {
+	if st.failing && st.problem == err.Error() {
+		return
+	}
+	s.fileFailed(st, shown, err)
 }
 
 // fileFailed reports a file that cannot be used; its last good objects stay.
 func (s *Source) fileFailed(st *fileState, shown string, err error) {
-	s.metrics.fileErrors.Inc()
-	st.failing = true
+	st.failing, st.problem, st.suspect = true, err.Error(), 0
 	s.log.Error("manifest file ignored; keeping its last good objects", "file", shown, "error", err)
+	s.metrics.fileErrors.Inc() // after the log line, so a reader of both sees it
 }
 
 // countFiles refreshes the file gauges.

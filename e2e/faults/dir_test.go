@@ -12,16 +12,6 @@ import (
 	"time"
 )
 
-// Gaps found by this test and reported to the directory source's owner.
-const (
-	danglingGap = "dirsource skips a manifest entry that is a dangling symlink as if the file were deleted, and withdraws its objects " +
-		"(a ConfigMap volume whose ..data link dangles would withdraw every policy)"
-	directoryGap = "dirsource treats a manifest file replaced by a directory as deleted, and withdraws its objects"
-	inPlaceGap   = "an in-place rewrite is first seen truncated to 0 bytes (a valid, empty manifest: the objects are withdrawn); and a disk fills " +
-		"in 4096-byte pages, where manifests.Parse reads a last line whose length is a multiple of 4096 without a final newline " +
-		"as no document at all (k8s.io/apimachinery's LineReader drops a buffer-sized line at EOF), so the cut file parses, empty"
-)
-
 // mountTmpfs mounts a tmpfs of size at dir, or returns false when this
 // host does not let the test mount (not root, no CAP_SYS_ADMIN).
 func mountTmpfs(t *testing.T, dir, size string) bool {
@@ -120,10 +110,9 @@ func TestUnreadableOrFullDir(t *testing.T) {
 
 	faults := []struct {
 		name  string
-		gap   string // a known gap, reported: the case is skipped until fixed
 		apply func(t *testing.T)
 	}{
-		{"a read error (EIO)", "", func(t *testing.T) {
+		{"a read error (EIO)", func(t *testing.T) {
 			// /proc/self/mem is a regular file whose first page is unmapped:
 			// reading it fails with EIO, even for root, where chmod 000
 			// would not stop a read.
@@ -135,7 +124,7 @@ func TestUnreadableOrFullDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"dangling symlink", danglingGap, func(t *testing.T) {
+		{"dangling symlink", func(t *testing.T) {
 			link := filepath.Join(e.manifestDir, ".link")
 			if err := os.Symlink(filepath.Join(e.manifestDir, "missing", "victim.yaml"), link); err != nil {
 				t.Fatal(err)
@@ -144,7 +133,7 @@ func TestUnreadableOrFullDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"replaced by a directory", directoryGap, func(t *testing.T) {
+		{"replaced by a directory", func(t *testing.T) {
 			if err := os.Remove(victimFile); err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +141,7 @@ func TestUnreadableOrFullDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"truncated mid-document", "", func(t *testing.T) {
+		{"truncated mid-document", func(t *testing.T) {
 			if err := os.WriteFile(victimFile, good[:len(good)/3], 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -160,9 +149,6 @@ func TestUnreadableOrFullDir(t *testing.T) {
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			if f.gap != "" {
-				t.Skip("known gap: " + f.gap)
-			}
 			before := e.metric(t, "tlsplane_source_file_errors_total")
 			f.apply(t)
 			lastGoodKept(t, before)
@@ -192,7 +178,6 @@ func TestUnreadableOrFullDir(t *testing.T) {
 	})
 
 	t.Run("disk full during an in-place rewrite", func(t *testing.T) {
-		t.Skip("known gap: " + inPlaceGap)
 		if e.manifestDir != tmpfsDir {
 			t.Skip("no tmpfs")
 		}
