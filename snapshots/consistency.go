@@ -20,10 +20,12 @@ func checkConsistent(s *cache.Snapshot) error {
 	if err := s.Consistent(); err != nil {
 		return err
 	}
+	// GetResources copies the type's map on every call: once per type.
 	secrets := s.GetResources(resource.SecretType)
+	clusters := s.GetResources(resource.ClusterType)
 	referenced := map[string]bool{}
-	for _, r := range sortedNames(s.GetResources(resource.ClusterType)) {
-		c := s.GetResources(resource.ClusterType)[r].(*clusterv3.Cluster)
+	for _, r := range sortedNames(clusters) {
+		c := clusters[r].(*clusterv3.Cluster)
 		names, err := referencedSecrets(c)
 		if err != nil {
 			return err

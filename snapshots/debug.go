@@ -51,22 +51,25 @@ func (p *Publisher) DebugSnapshot(nodeID string) ([]byte, error) {
 // configDump renders a snapshot the way Envoy's admin renders what it got.
 func configDump(snap *cache.Snapshot) ([]byte, error) {
 	clusters := &adminv3.ClustersConfigDump{VersionInfo: snap.GetVersion(resource.ClusterType)}
-	for _, name := range sortedNames(snap.GetResources(resource.ClusterType)) {
-		c := snap.GetResources(resource.ClusterType)[name].(*clusterv3.Cluster)
+	items := snap.GetResources(resource.ClusterType) // a copy per call: once per type
+	for _, name := range sortedNames(items) {
+		c := items[name].(*clusterv3.Cluster)
 		clusters.DynamicActiveClusters = append(clusters.DynamicActiveClusters, &adminv3.ClustersConfigDump_DynamicCluster{
 			VersionInfo: clusters.VersionInfo, Cluster: mustAny(c),
 		})
 	}
 	endpoints := &adminv3.EndpointsConfigDump{}
-	for _, name := range sortedNames(snap.GetResources(resource.EndpointType)) {
-		e := snap.GetResources(resource.EndpointType)[name].(*endpointv3.ClusterLoadAssignment)
+	items = snap.GetResources(resource.EndpointType) // a copy per call: once per type
+	for _, name := range sortedNames(items) {
+		e := items[name].(*endpointv3.ClusterLoadAssignment)
 		endpoints.DynamicEndpointConfigs = append(endpoints.DynamicEndpointConfigs, &adminv3.EndpointsConfigDump_DynamicEndpointConfig{
 			VersionInfo: snap.GetVersion(resource.EndpointType), EndpointConfig: mustAny(e),
 		})
 	}
 	secrets := &adminv3.SecretsConfigDump{}
-	for _, name := range sortedNames(snap.GetResources(resource.SecretType)) {
-		s := snap.GetResources(resource.SecretType)[name].(*tlsv3.Secret)
+	items = snap.GetResources(resource.SecretType) // a copy per call: once per type
+	for _, name := range sortedNames(items) {
+		s := items[name].(*tlsv3.Secret)
 		secrets.DynamicActiveSecrets = append(secrets.DynamicActiveSecrets, &adminv3.SecretsConfigDump_DynamicSecret{
 			Name: name, VersionInfo: snap.GetVersion(resource.SecretType), Secret: mustAny(redacted(s)),
 		})

@@ -15,9 +15,11 @@ import (
 const outage = 30 * time.Second
 
 // catchUp bounds the time from the API server's return to the change made
-// meanwhile being served: client-go's reflector backoff (capped at 30 s)
-// plus a relist, the debounce and an xDS round trip.
-const catchUp = 60 * time.Second
+// meanwhile being served: client-go's reflector backoff is capped at 30 s
+// with a jitter factor of 1.0, so a retry may wait up to 60 s; one retry
+// may still fail while the restarted API server's RBAC cache fills
+// (forbidden), then a relist, the debounce and an xDS round trip.
+const catchUp = 150 * time.Second
 
 // TestAPIServerOutage: kube-apiserver stops for 30 s while etcd runs on.
 // tlsplane stays ready and keeps serving xDS (a connected client keeps its
@@ -94,8 +96,8 @@ func TestAPIServerOutage(t *testing.T) {
 	t.Logf("kube-apiserver down for %s", time.Since(down).Round(time.Second))
 
 	// The change made meanwhile reaches the stream that stayed connected.
-	// client-go's reflectors retry with a backoff capped at 30 s, which
-	// grew during the outage: the catch-up may take that long.
+	// client-go's reflectors retry with a backoff that grew during the
+	// outage (see catchUp): the catch-up may take that long.
 	back := time.Now()
 	deadline := back.Add(catchUp)
 	for {
