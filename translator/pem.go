@@ -18,8 +18,18 @@ func caCertificatesPEM(data []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("is empty")
 	}
+	// While the output would equal data[:kept] (the common case: a file
+	// already canonical), nothing is copied; out is written from the first
+	// difference on.
 	var out bytes.Buffer
-	out.Grow(len(data))
+	same, kept := true, 0
+	diverge := func() {
+		if same {
+			same = false
+			out.Grow(len(data))
+			out.Write(data[:kept])
+		}
+	}
 	rest := data
 	for n := 1; ; n++ {
 		block, after := pem.Decode(rest)
@@ -35,12 +45,29 @@ func caCertificatesPEM(data []byte) ([]byte, error) {
 			return nil, fmt.Errorf("has an invalid X.509 certificate in PEM block %d: %v", n, err)
 		}
 		if len(block.Headers) == 0 && text != nil && bytes.IndexByte(text, '\r') < 0 {
+			if same {
+				// text is part of data; its offset follows from the capacities.
+				start := cap(data) - cap(text)
+				end := start + len(text)
+				if start == kept && end < len(data) && data[end] == '\n' {
+					kept = end + 1
+					continue
+				}
+			}
+			diverge()
 			out.Write(text) // already canonical: copying is cheaper than encoding
 			out.WriteByte('\n')
 			continue
 		}
 		// Headers are dropped: they carry nothing a TLS client uses.
+		diverge()
 		_ = pem.Encode(&out, &pem.Block{Type: block.Type, Bytes: block.Bytes})
+	}
+	if same {
+		if kept == 0 {
+			return nil, errors.New("holds no PEM-encoded certificate")
+		}
+		return data[:kept:kept], nil
 	}
 	if out.Len() == 0 {
 		return nil, errors.New("holds no PEM-encoded certificate")
