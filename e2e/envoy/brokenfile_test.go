@@ -49,7 +49,7 @@ func brokenFile(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	time.Sleep(500 * time.Millisecond) // past tlsplane's debounce
 	r := e.request(t, cluster, "/broken-file")
 	s.note("broken-file-keeps-last-good-state", "%s", r)
-	if r.status != 200 || r.echo.SNI != hostAbc {
+	if r.Status != 200 || r.Echo.SNI != hostAbc {
 		t.Errorf("after the file broke: want 200 with SNI %q, got %s", hostAbc, r)
 	}
 	now, err := e.envoy.cluster(cluster)

@@ -17,7 +17,7 @@ func configMapDeleted(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	objs := serviceWithEndpoints(svc, svcPort{name: "https", port: svcPortNumber, backendPort: b.main.port})
 	writeManifests(t, e.manifestDir, svc, append(objs, caConfigMap("ca-deleted", p.ca.PEM), pol.object())...)
 	e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
-	if r := e.request(t, cluster, "/before-delete"); r.status != 200 {
+	if r := e.request(t, cluster, "/before-delete"); r.Status != 200 {
 		t.Fatalf("before deleting the ConfigMap: want 200, got %s", r)
 	}
 
@@ -29,19 +29,19 @@ func configMapDeleted(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 			return err
 		}
 		last = r
-		if r.status == 200 {
+		if r.Status == 200 {
 			return fmt.Errorf("still 200: %s", r)
 		}
 		return nil
 	})
-	s.note("configmap-deleted-fails-closed", "%d after the ConfigMap was deleted", last.status)
+	s.note("configmap-deleted-fails-closed", "%d after the ConfigMap was deleted", last.Status)
 	if err != nil {
 		t.Fatalf("the port kept serving after its CA ConfigMap was deleted: %v", err)
 	}
 	before := b.main.counts(t)
 	r := e.request(t, cluster, "/after-delete")
 	after := b.main.counts(t)
-	if r.status < 500 {
+	if r.Status < 500 {
 		t.Errorf("want a 5xx, got %s", r)
 	}
 	if after.Requests != before.Requests || after.Plaintext != before.Plaintext {

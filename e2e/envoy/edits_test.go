@@ -20,7 +20,7 @@ func endpointsMove(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}
 	write(b.main)
 	before := e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
-	if r := e.request(t, cluster, "/before-move"); r.status != 200 || r.echo.Name != b.main.name {
+	if r := e.request(t, cluster, "/before-move"); r.Status != 200 || r.Echo.Name != b.main.name {
 		t.Fatalf("before the move: want 200 from %s, got %s", b.main.name, r)
 	}
 	write(b.tls12)
@@ -32,7 +32,7 @@ func endpointsMove(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	})
 	r := e.request(t, cluster, "/after-move")
 	s.note("endpoints-move-without-cluster-rebuild", "%s", r)
-	if r.status != 200 || r.echo.Name != b.tls12.name {
+	if r.Status != 200 || r.Echo.Name != b.tls12.name {
 		t.Errorf("after the move: want 200 from %s, got %s", b.tls12.name, r)
 	}
 	if after.raw != before.raw {
@@ -51,14 +51,14 @@ func policyEdit(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	}
 	write(hostAbc)
 	e.waitCluster(t, cluster, activeTLS(hostAbc, b.main.port))
-	if r := e.request(t, cluster, "/before-edit"); r.status != 200 || r.echo.SNI != hostAbc {
+	if r := e.request(t, cluster, "/before-edit"); r.Status != 200 || r.Echo.SNI != hostAbc {
 		t.Fatalf("before the edit: want 200 with SNI %q, got %s", hostAbc, r)
 	}
 	write(hostOther)
 	e.waitCluster(t, cluster, activeTLS(hostOther, b.main.port))
 	r := e.request(t, cluster, "/after-edit")
 	s.note("policy-edit-changes-sni", "%s", r)
-	if r.status != 200 || r.echo.SNI != hostOther {
+	if r.Status != 200 || r.Echo.SNI != hostOther {
 		t.Errorf("after the edit: want 200 with SNI %q, got %s", hostOther, r)
 	}
 }
@@ -86,7 +86,7 @@ func unreadyEndpoint(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	before := b.sentinel.counts(t)
 	const n = 5
 	for i := 0; i < n; i++ {
-		if r := e.request(t, cluster, "/unready"); r.status != 200 || r.echo.Name != b.main.name {
+		if r := e.request(t, cluster, "/unready"); r.Status != 200 || r.Echo.Name != b.main.name {
 			t.Errorf("request %d: want 200 from %s, got %s", i, b.main.name, r)
 		}
 	}

@@ -1,11 +1,7 @@
 package envoy
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,31 +66,8 @@ func (e *env) tlsplaneURL(path string) string {
 	return "http://127.0.0.1:" + strconv.Itoa(e.tlsplaneAdminPort) + path
 }
 
-// echo is what examples/backend answers.
-type echo struct {
-	Name       string `json:"name"`
-	SNI        string `json:"sni"`
-	TLSVersion string `json:"tls_version"`
-	ALPN       string `json:"alpn"`
-	Proto      string `json:"proto"`
-	Path       string `json:"path"`
-}
-
 // response is one request's outcome through Envoy.
-type response struct {
-	status int
-	echo   echo
-	body   string
-}
-
-func (r response) String() string {
-	if r.status == http.StatusOK {
-		return fmt.Sprintf("200 backend=%s sni=%q tls=%q alpn=%q proto=%s", r.echo.Name, r.echo.SNI, r.echo.TLSVersion, r.echo.ALPN, r.echo.Proto)
-	}
-	return fmt.Sprintf("%d %q", r.status, r.body)
-}
-
-var envoyClient = &http.Client{Timeout: 10 * time.Second}
+type response = harness.Response
 
 // request sends one GET through Envoy's listener to cluster.
 func (e *env) request(t *testing.T, cluster, path string) response {
@@ -107,32 +80,7 @@ func (e *env) request(t *testing.T, cluster, path string) response {
 }
 
 func (e *env) tryRequest(cluster, path string) (response, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	url := e.envoy.ListenerURL(path)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return response{}, err
-	}
-	req.Header.Set(harness.ClusterHeader, cluster)
-	// Every request handshakes anew, so it proves the TLS configured now.
-	req.Header.Set("X-Echo-Close", "1")
-	resp, err := envoyClient.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return response{}, err
-	}
-	r := response{status: resp.StatusCode, body: string(body)}
-	if r.status == http.StatusOK {
-		if err := json.Unmarshal(body, &r.echo); err != nil {
-			return r, fmt.Errorf("200 without an echo: %q", body)
-		}
-	}
-	return r, nil
+	return e.envoy.Request(cluster, path)
 }
 
 // waitCluster waits until Envoy's view of cluster satisfies want.

@@ -16,7 +16,7 @@ import (
 func startTrafficLoop(e *env, cluster, path string, interval, max time.Duration) *harness.TrafficLoop {
 	return harness.StartTrafficLoop(interval, max, func() error {
 		r, err := e.tryRequest(cluster, path)
-		if err == nil && r.status != 200 {
+		if err == nil && r.Status != 200 {
 			err = errors.New(r.String())
 		}
 		return err

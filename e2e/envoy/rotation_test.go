@@ -23,7 +23,7 @@ func rotationObjects(ca *harness.Authority, be *backend) []object {
 func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	cluster := clusterName(rotationSvc, svcPortNumber)
 	view := e.waitCluster(t, cluster, activeTLS(hostAbc, b.rotating.port))
-	if r := e.request(t, cluster, "/before-rotation"); r.status != 200 {
+	if r := e.request(t, cluster, "/before-rotation"); r.Status != 200 {
 		t.Fatalf("before rotation: want 200, got %s", r)
 	}
 	before, err := e.envoy.Stats()
@@ -56,7 +56,7 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 			return err
 		}
 		last = r
-		if r.status != 200 || r.echo.SNI != hostAbc {
+		if r.Status != 200 || r.Echo.SNI != hostAbc {
 			failures++
 			return fmt.Errorf("got %s", r)
 		}

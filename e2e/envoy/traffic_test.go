@@ -83,8 +83,8 @@ func (c trafficCase) run(t *testing.T, e *env, s *summary) {
 		t.Fatal(err)
 	}
 	s.note(c.name, "%s", shorten(r.String()))
-	if r.status != 200 {
-		s.note(c.name, "%d from Envoy; cluster TLS counters: %s", r.status, sslDelta(statsBefore, statsAfter, cluster))
+	if r.Status != 200 {
+		s.note(c.name, "%d from Envoy; cluster TLS counters: %s", r.Status, sslDelta(statsBefore, statsAfter, cluster))
 	}
 	t.Logf("cluster %s: %s; response: %s", cluster, view, r)
 	c.check(t, r)
@@ -110,34 +110,34 @@ func (c trafficCase) check(t *testing.T, r response) {
 	t.Helper()
 	w := c.want
 	if !w.ok {
-		if r.status < 500 {
+		if r.Status < 500 {
 			t.Fatalf("want a 5xx from Envoy, got %s", r)
 		}
 		return
 	}
-	if r.status != 200 {
+	if r.Status != 200 {
 		t.Fatalf("want 200, got %s", r)
 	}
-	if r.echo.Name != c.be.name {
-		t.Errorf("answered by backend %q, want %q", r.echo.Name, c.be.name)
+	if r.Echo.Name != c.be.name {
+		t.Errorf("answered by backend %q, want %q", r.Echo.Name, c.be.name)
 	}
 	if w.plain {
-		if r.echo.TLSVersion != "" || r.echo.SNI != "" {
-			t.Errorf("want plaintext, backend saw TLS %q with SNI %q", r.echo.TLSVersion, r.echo.SNI)
+		if r.Echo.TLSVersion != "" || r.Echo.SNI != "" {
+			t.Errorf("want plaintext, backend saw TLS %q with SNI %q", r.Echo.TLSVersion, r.Echo.SNI)
 		}
 		return
 	}
-	if r.echo.TLSVersion == "" {
+	if r.Echo.TLSVersion == "" {
 		t.Errorf("backend saw no TLS")
 	}
-	if r.echo.SNI != w.sni {
-		t.Errorf("backend saw SNI %q, want %q", r.echo.SNI, w.sni)
+	if r.Echo.SNI != w.sni {
+		t.Errorf("backend saw SNI %q, want %q", r.Echo.SNI, w.sni)
 	}
-	if w.tlsVersion != "" && r.echo.TLSVersion != w.tlsVersion {
-		t.Errorf("backend negotiated %q, want %q", r.echo.TLSVersion, w.tlsVersion)
+	if w.tlsVersion != "" && r.Echo.TLSVersion != w.tlsVersion {
+		t.Errorf("backend negotiated %q, want %q", r.Echo.TLSVersion, w.tlsVersion)
 	}
-	if w.proto != "" && r.echo.Proto != w.proto {
-		t.Errorf("backend saw %s (ALPN %q), want %s", r.echo.Proto, r.echo.ALPN, w.proto)
+	if w.proto != "" && r.Echo.Proto != w.proto {
+		t.Errorf("backend saw %s (ALPN %q), want %s", r.Echo.Proto, r.Echo.ALPN, w.proto)
 	}
 }
 

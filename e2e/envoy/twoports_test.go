@@ -38,14 +38,14 @@ func twoPorts(t *testing.T, e *env, b *backends, s *summary) {
 		cluster := clusterName(twoPortsSvc, c.port)
 		e.waitCluster(t, cluster, activeTLS("", c.be.port))
 		r := e.request(t, cluster, "/two-ports")
-		seen = append(seen, fmt.Sprintf("port %d: backend %s sni=%q", c.port, r.echo.Name, r.echo.SNI))
+		seen = append(seen, fmt.Sprintf("port %d: backend %s sni=%q", c.port, r.Echo.Name, r.Echo.SNI))
 		t.Logf("%s: %s", cluster, r)
-		if r.status != 200 {
+		if r.Status != 200 {
 			t.Errorf("%s: want 200, got %s", cluster, r)
 			continue
 		}
-		if r.echo.SNI != c.sni || r.echo.Name != c.be.name {
-			t.Errorf("%s: backend %s saw SNI %q, want backend %s and SNI %q", cluster, r.echo.Name, r.echo.SNI, c.be.name, c.sni)
+		if r.Echo.SNI != c.sni || r.Echo.Name != c.be.name {
+			t.Errorf("%s: backend %s saw SNI %q, want backend %s and SNI %q", cluster, r.Echo.Name, r.Echo.SNI, c.be.name, c.sni)
 		}
 	}
 }

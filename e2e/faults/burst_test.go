@@ -20,7 +20,7 @@ func TestBurstOf1000PolicyEdits(t *testing.T) {
 	e := newEnv(t, "")
 	port := e.startBackend(t, "burst")
 	file := filepath.Join(e.manifestDir, "burst.yaml")
-	writeAtomic(t, file, manifest(t, backendObjects("burst", port, e.pki.caPEM, hostMain)))
+	harness.WriteAtomic(t, file, manifest(t, backendObjects("burst", port, e.pki.caPEM, hostMain)))
 	e.startTLSPlane(t)
 	e.startEnvoy(t)
 	cluster := clusterName("burst")
@@ -35,7 +35,7 @@ func TestBurstOf1000PolicyEdits(t *testing.T) {
 		if i == edits-1 {
 			sni = hostOther
 		}
-		writeAtomic(t, file, manifest(t, backendObjects("burst", port, e.pki.caPEM, sni)))
+		harness.WriteAtomic(t, file, manifest(t, backendObjects("burst", port, e.pki.caPEM, sni)))
 	}
 	burst := time.Since(began)
 	e.waitServed(t, cluster, "burst", hostOther)

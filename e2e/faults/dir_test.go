@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // mountTmpfs mounts a tmpfs of size at dir, or returns false when this
@@ -64,8 +66,8 @@ func TestUnreadableOrFullDir(t *testing.T) {
 	steadyPort, victimPort := e.startBackend(t, "steady"), e.startBackend(t, "victim")
 	steadyFile, victimFile := filepath.Join(e.manifestDir, "steady.yaml"), filepath.Join(e.manifestDir, "victim.yaml")
 	good := manifest(t, backendObjects("victim", victimPort, e.pki.caPEM, hostMain))
-	writeAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostMain)))
-	writeAtomic(t, victimFile, good)
+	harness.WriteAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostMain)))
+	harness.WriteAtomic(t, victimFile, good)
 	e.startTLSPlane(t)
 	e.startEnvoy(t)
 	steady, victim := clusterName("steady"), clusterName("victim")
@@ -90,7 +92,7 @@ func TestUnreadableOrFullDir(t *testing.T) {
 		if step%2 == 1 {
 			sni = hostOther
 		}
-		writeAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, sni)))
+		harness.WriteAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, sni)))
 		e.waitServed(t, steady, "steady", sni)
 		if got, err := e.request(victim); err != nil || got.SNI != hostMain {
 			t.Errorf("victim after the fault: %+v, %v; want its last good state (SNI %s)", got, err, hostMain)
@@ -104,7 +106,7 @@ func TestUnreadableOrFullDir(t *testing.T) {
 		if err := os.RemoveAll(victimFile); err != nil {
 			t.Fatal(err)
 		}
-		writeAtomic(t, victimFile, good)
+		harness.WriteAtomic(t, victimFile, good)
 		e.waitServed(t, victim, "victim", hostMain)
 	}
 

@@ -1,10 +1,7 @@
 package faults
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -148,43 +145,14 @@ func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) *harness.Envoy {
 	})
 }
 
-// echo is what examples/backend answers.
-type echo struct {
-	Name string `json:"name"`
-	SNI  string `json:"sni"`
-}
-
-var envoyClient = &http.Client{Timeout: 10 * time.Second}
-
 // request sends one GET through Envoy to cluster; anything but a 200 with
 // an echo is an error.
-func (e *env) request(cluster string) (echo, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.envoy.ListenerURL("/faults"), nil)
-	if err != nil {
-		return echo{}, err
+func (e *env) request(cluster string) (harness.Echo, error) {
+	r, err := e.envoy.Request(cluster, "/faults")
+	if err == nil && r.Status != http.StatusOK {
+		err = fmt.Errorf("%d: %q", r.Status, r.Body)
 	}
-	req.Header.Set(harness.ClusterHeader, cluster)
-	// Every request handshakes anew, so it proves the TLS configured now.
-	req.Header.Set("X-Echo-Close", "1")
-	resp, err := envoyClient.Do(req)
-	if err != nil {
-		return echo{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return echo{}, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return echo{}, fmt.Errorf("%s: %q", resp.Status, body)
-	}
-	var out echo
-	if err := json.Unmarshal(body, &out); err != nil {
-		return echo{}, fmt.Errorf("200 without an echo: %q", body)
-	}
-	return out, nil
+	return r.Echo, err
 }
 
 // waitServed waits until a request to cluster reaches backend name with sni.

@@ -70,7 +70,7 @@ func kill9WhileTrafficFlows(t *testing.T, apiType string) {
 	e := newEnv(t, "")
 	e.apiType = apiType
 	port := e.startBackend(t, "steady")
-	writeAtomic(t, filepath.Join(e.manifestDir, "steady.yaml"), manifest(t, backendObjects("steady", port, e.pki.caPEM, hostMain)))
+	harness.WriteAtomic(t, filepath.Join(e.manifestDir, "steady.yaml"), manifest(t, backendObjects("steady", port, e.pki.caPEM, hostMain)))
 	e.startTLSPlane(t)
 	e.startEnvoy(t)
 	cluster := clusterName("steady")

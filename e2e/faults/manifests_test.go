@@ -2,8 +2,6 @@ package faults
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,25 +66,4 @@ func manifest(t *testing.T, objs []object) []byte {
 		docs = append(docs, string(b))
 	}
 	return []byte(strings.Join(docs, "\n---\n") + "\n")
-}
-
-// writeAtomic replaces path in one rename; the temporary file is hidden
-// (a leading dot), which the directory source skips.
-func writeAtomic(t *testing.T, path string, data []byte) {
-	t.Helper()
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		t.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		t.Fatal(err)
-	}
 }

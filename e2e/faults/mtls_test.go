@@ -20,7 +20,7 @@ func TestMutualTLSWithEnvoy(t *testing.T) {
 	e.tlsplaneArgs = []string{"--xds-tls-cert", serverCert, "--xds-tls-key", serverKey, "--xds-client-ca", x.caFile}
 
 	port := e.startBackend(t, "mtls")
-	writeAtomic(t, filepath.Join(e.manifestDir, "mtls.yaml"), manifest(t, backendObjects("mtls", port, e.pki.caPEM, hostMain)))
+	harness.WriteAtomic(t, filepath.Join(e.manifestDir, "mtls.yaml"), manifest(t, backendObjects("mtls", port, e.pki.caPEM, hostMain)))
 	e.startTLSPlane(t)
 	e.envoy = e.startEnvoyWith(t, envoyOpts{
 		name: "envoy", fleet: "faults", waitReady: true,

@@ -48,15 +48,15 @@ func TestClusterEnvoyRejects(t *testing.T) {
 	e := newEnv(t, "")
 	steadyPort, rejectedPort := e.startBackend(t, "steady"), e.startBackend(t, "rejected")
 	steadyFile, rejectedFile := filepath.Join(e.manifestDir, "steady.yaml"), filepath.Join(e.manifestDir, "rejected.yaml")
-	writeAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostMain)))
-	writeAtomic(t, rejectedFile, manifest(t, backendObjects("rejected", rejectedPort, e.pki.caPEM, hostMain)))
+	harness.WriteAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostMain)))
+	harness.WriteAtomic(t, rejectedFile, manifest(t, backendObjects("rejected", rejectedPort, e.pki.caPEM, hostMain)))
 	e.startTLSPlane(t)
 	e.startEnvoy(t)
 	steady, rejected := clusterName("steady"), clusterName("rejected")
 	e.waitServed(t, steady, "steady", hostMain)
 	e.waitServed(t, rejected, "rejected", hostMain)
 
-	writeAtomic(t, rejectedFile, manifest(t, withAddress(backendObjects("rejected", rejectedPort, e.pki.caPEM, hostMain), badAddress)))
+	harness.WriteAtomic(t, rejectedFile, manifest(t, withAddress(backendObjects("rejected", rejectedPort, e.pki.caPEM, hostMain), badAddress)))
 	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
 		if e.metric(t, "tlsplane_xds_nacks_total", edsType) == 0 {
 			return errString("no EDS NACK counted yet")
@@ -116,11 +116,11 @@ func TestClusterEnvoyRejects(t *testing.T) {
 	}
 
 	// Other clusters keep updating while one is rejected.
-	writeAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostOther)))
+	harness.WriteAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostOther)))
 	e.waitServed(t, steady, "steady", hostOther)
 
 	// Fixing the policy ends the rejection, on its status too.
-	writeAtomic(t, rejectedFile, manifest(t, backendObjects("rejected", rejectedPort, e.pki.caPEM, hostOther)))
+	harness.WriteAtomic(t, rejectedFile, manifest(t, backendObjects("rejected", rejectedPort, e.pki.caPEM, hostOther)))
 	e.waitServed(t, rejected, "rejected", hostOther)
 	err = harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
 		body, err := harness.HTTPGet(e.tlsplaneURL("/debug/status"))

@@ -1,30 +1,22 @@
 package kube
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // controlPlane is one `tlsplane serve` process in Kubernetes mode.
 type controlPlane struct {
-	name  string
-	admin string // http://127.0.0.1:PORT
-	xds   string // 127.0.0.1:PORT
-	cmd   *exec.Cmd
-	log   string
-	done  chan struct{}
+	*harness.TLSPlane
+	name string
+	xds  string // 127.0.0.1:PORT
 }
 
 // startTLSPlane runs the tlsplane binary against the test API server with
@@ -32,78 +24,31 @@ type controlPlane struct {
 // It is stopped (SIGTERM) at the end of the test; its log is shown on failure.
 func startTLSPlane(t *testing.T, name, kubeconfig string, flags ...string) *controlPlane {
 	t.Helper()
-	ports := freePorts(t, 2)
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"serve",
-		"--kubeconfig", kubeconfig,
-		"--xds-address", fmt.Sprintf("127.0.0.1:%d", ports[0]),
-		"--admin-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
-		"--log-level", "debug",
-	}, flags...)
-	cmd := exec.Command(tlsplaneBin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "POD_NAME="+name)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", tlsplaneBin, err)
-	}
-	cp := &controlPlane{name: name, admin: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), xds: fmt.Sprintf("127.0.0.1:%d", ports[0]), cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logFile.Close(); close(cp.done) }()
-	t.Cleanup(func() {
-		cp.stop(syscall.SIGTERM)
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("log of %s:\n%s", name, tail(string(data), 6000))
-		}
+	p := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
+		Bin: tlsplaneBin, LogDir: t.TempDir(), Name: name,
+		Args:         append([]string{"--kubeconfig", kubeconfig, "--log-level", "debug"}, flags...),
+		Env:          []string{"POD_NAME=" + name},
+		ReadyTimeout: 60 * time.Second,
 	})
-	eventually(t, 60*time.Second, name+" /readyz", func() error {
-		select {
-		case <-cp.done:
-			data, _ := os.ReadFile(logPath)
-			t.Fatalf("%s exited before ready:\n%s", name, tail(string(data), 4000))
-		default:
-		}
-		_, err := cp.get("/readyz")
-		return err
-	})
-	return cp
+	showLogOnFailure(t, p.Process, 20*time.Second, 6000)
+	return &controlPlane{TLSPlane: p, name: name, xds: p.XDSAddress()}
 }
 
 // stop sends sig (SIGTERM: graceful, SIGKILL: a crash) and waits.
 func (cp *controlPlane) stop(sig syscall.Signal) {
-	select {
-	case <-cp.done:
+	if sig == syscall.SIGKILL {
+		cp.Kill()
 		return
-	default:
 	}
-	_ = cp.cmd.Process.Signal(sig)
-	select {
-	case <-cp.done:
-	case <-time.After(20 * time.Second):
-		_ = cp.cmd.Process.Kill()
-		<-cp.done
-	}
+	cp.Stop(20 * time.Second)
 }
 
+// get is the body of a 200 answer from the admin listener; any other
+// answer is an error with its body.
 func (cp *controlPlane) get(path string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cp.admin+path, nil)
-	resp, err := http.DefaultClient.Do(req)
+	body, err := harness.HTTPGet(cp.AdminURL(path))
 	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("GET %s: %w: %s", path, err, strings.TrimSpace(string(body)))
 	}
 	return body, nil
 }
@@ -182,24 +127,6 @@ func parseSnapshot(body []byte) (served, error) {
 		}
 	}
 	return s, nil
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
 }
 
 func tail(s string, n int) string {

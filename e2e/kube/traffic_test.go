@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsplane/tlsplane/e2e/harness"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +32,7 @@ type trafficEnv struct {
 	bin     string // examples/backend
 	envoy   *kubeEnvoy
 	cp      *controlPlane
-	backend map[string]*child
+	backend map[string]*harness.Process
 }
 
 func buildBackend(t *testing.T) string {
@@ -51,24 +51,23 @@ func buildBackend(t *testing.T) string {
 
 // startBackend runs examples/backend inside the network namespace on port,
 // serving a certificate for dnsName issued by ca.
-func (e *trafficEnv) startBackend(name string, port int, ca *testCA, dnsName string) {
+func (e *trafficEnv) startBackend(name string, port int, ca *harness.Authority, dnsName string) {
 	t := e.t
 	t.Helper()
 	if old := e.backend[name]; old != nil {
-		_ = old.cmd.Process.Kill()
-		<-old.done
+		old.Kill()
 	}
 	dir := filepath.Join(t.TempDir(), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cert, key := ca.issue(t, dir, dnsName)
+	cert, key := issueServing(t, ca, dir, dnsName)
 	b := startChild(t, "backend-"+name, "ip", "netns", "exec", e.net.name, e.bin,
 		"--listen", e.net.backendIP+":"+strconv.Itoa(port), "--name", name, "--cert", cert, "--key", key)
 	e.backend[name] = b
 	eventually(t, 20*time.Second, "backend "+name+" listening", func() error {
-		if !strings.Contains(b.logText(), "serving") {
-			return fmt.Errorf("not yet: %s", b.logText())
+		if !strings.Contains(b.Log(), "serving") {
+			return fmt.Errorf("not yet: %s", b.Log())
 		}
 		return nil
 	})
@@ -99,17 +98,14 @@ func (e *trafficEnv) expectSNI(service, sni string) {
 	t.Helper()
 	cluster := clusterName(e.ns, service, 443)
 	eventually(t, trafficWait, fmt.Sprintf("GET via Envoy to %s: 200 with SNI %s", cluster, sni), func() error {
-		code, body, err := e.envoy.request(cluster)
+		r, err := e.envoy.Request(cluster, "/")
 		if err != nil {
 			return err
 		}
-		if code != 200 {
-			return fmt.Errorf("%d %s", code, tail(body, 200))
+		if r.Status != 200 {
+			return fmt.Errorf("%d %s", r.Status, tail(r.Body, 200))
 		}
-		var echo struct{ Name, SNI string }
-		if err := json.Unmarshal([]byte(body), &echo); err != nil {
-			return fmt.Errorf("%w: %s", err, tail(body, 200))
-		}
+		echo := r.Echo
 		if echo.Name != service || echo.SNI != sni {
 			return fmt.Errorf("answered by %q with SNI %q", echo.Name, echo.SNI)
 		}
@@ -123,16 +119,16 @@ func (e *trafficEnv) expectSNI(service, sni string) {
 func TestKubeTraffic(t *testing.T) {
 	bnet := newBackendNet(t)
 	c := adminClients(t)
-	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*child{}}
+	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*harness.Process{}}
 	e.cp = startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("traffic"), "--namespaces", e.ns)...)
 	e.envoy = startEnvoy(t, e.cp.xds, "kube-envoy", "edge")
-	ca1 := newTestCA(t, "traffic CA 1")
+	ca1 := harness.NewAuthority(t, "traffic CA 1")
 	parent := t
 
 	// Happy path: 200 from the backend, which saw the policy's hostname.
 	e.backendService("pay", 8443)
 	e.startBackend("pay", 8443, ca1, "pay.example.com")
-	createCAConfigMap(t, c, e.ns, "pay-ca", ca1.pem)
+	createCAConfigMap(t, c, e.ns, "pay-ca", string(ca1.PEM))
 	createPolicy(t, c, policy(e.ns, "pay", "pay", "", "pay-ca", "pay.example.com"))
 	expectStatus(t, c, e.ns, "pay", acceptedTrue, resolvedTrue)
 	e.expectSNI("pay", "pay.example.com")
@@ -147,22 +143,22 @@ func TestKubeTraffic(t *testing.T) {
 		cluster := clusterName(e.ns, "noca", 443)
 		// The cluster is served, failing closed: Envoy answers, the backend sees nothing.
 		eventually(t, trafficWait, "Envoy has cluster "+cluster, func() error {
-			body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/clusters", e.envoy.admin), nil)
+			body, err := harness.HTTPGet(e.envoy.AdminURL("/clusters"))
 			if err == nil && !strings.Contains(string(body), cluster+"::") {
 				err = fmt.Errorf("not in /clusters")
 			}
 			return err
 		})
 		for range 3 {
-			code, body, err := e.envoy.request(cluster)
+			r, err := e.envoy.Request(cluster, "/")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code < 500 {
-				t.Fatalf("policy without CA: %d %s, want a 5xx", code, tail(body, 200))
+			if r.Status < 500 {
+				t.Fatalf("policy without CA: %d %s, want a 5xx", r.Status, tail(r.Body, 200))
 			}
 		}
-		if log := e.backend["noca"].logText(); strings.Contains(log, ": request ") {
+		if log := e.backend["noca"].Log(); strings.Contains(log, ": request ") {
 			t.Fatalf("the backend got a request through a policy without a CA:\n%s", tail(log, 1000))
 		}
 	})
@@ -171,8 +167,8 @@ func TestKubeTraffic(t *testing.T) {
 		e.t = t
 		defer func() { e.t = parent }()
 		modified := e.envoy.stat(t, "cluster_manager.cluster_modified")
-		ca2 := newTestCA(t, "traffic CA 2")
-		setCA(t, c, e.ns, "pay-ca", ca2.pem)
+		ca2 := harness.NewAuthority(t, "traffic CA 2")
+		setCA(t, c, e.ns, "pay-ca", string(ca2.PEM))
 		// The backend rolls to a certificate of the new CA (a restart, which
 		// also closes Envoy's pooled connections: the next ones handshake anew).
 		e.startBackend("pay", 8443, ca2, "pay.example.com")
@@ -187,7 +183,7 @@ func TestKubeTraffic(t *testing.T) {
 		defer func() { e.t = parent }()
 		e.backendService("dup", 8445)
 		e.startBackend("dup", 8445, ca1, "winner.example.com")
-		createCAConfigMap(t, c, e.ns, "dup-ca", ca1.pem)
+		createCAConfigMap(t, c, e.ns, "dup-ca", string(ca1.PEM))
 		createPolicy(t, c, policy(e.ns, "a-winner", "dup", "", "dup-ca", "winner.example.com"))
 		expectStatus(t, c, e.ns, "a-winner", acceptedTrue, resolvedTrue)
 		time.Sleep(1100 * time.Millisecond) // creationTimestamp has a 1 s resolution
