@@ -29,7 +29,9 @@ type Options struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 
-	// Translate defaults to translator.Translate.
+	// Translate defaults to a Translator of the pipeline's own, which
+	// reuses what unchanged objects translated to (CA parses, clusters,
+	// statuses) from one event to the next.
 	Translate TranslateFunc
 	// Now defaults to time.Now; it is the `now` given to Translate.
 	Now func() time.Time
@@ -55,7 +57,7 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, errors.New("pipeline: Source, Publisher and Sink are required")
 	}
 	if opts.Translate == nil {
-		opts.Translate = translator.Translate
+		opts.Translate = translator.New().Translate
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

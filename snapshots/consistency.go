@@ -16,7 +16,7 @@ import (
 // check (EDS references), plus SDS, which it does not check. In ADS mode
 // the cache withholds an SDS reply that holds a secret Envoy did not ask
 // for, and a cluster whose secret is missing stays warming forever.
-func checkConsistent(s *cache.Snapshot) error {
+func checkConsistent(d *digests, s *cache.Snapshot) error {
 	if err := s.Consistent(); err != nil {
 		return err
 	}
@@ -25,14 +25,13 @@ func checkConsistent(s *cache.Snapshot) error {
 	clusters := s.GetResources(resource.ClusterType)
 	referenced := map[string]bool{}
 	for _, r := range sortedNames(clusters) {
-		c := clusters[r].(*clusterv3.Cluster)
-		names, err := referencedSecrets(c)
+		dg, err := d.of(clusters[r])
 		if err != nil {
 			return err
 		}
-		for _, name := range names {
+		for _, name := range dg.secrets {
 			if _, ok := secrets[name]; !ok {
-				return fmt.Errorf("cluster %s: references secret %q, which is not in the snapshot", c.GetName(), name)
+				return fmt.Errorf("cluster %s: references secret %q, which is not in the snapshot", dg.name, name)
 			}
 			referenced[name] = true
 		}

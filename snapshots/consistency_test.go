@@ -22,7 +22,7 @@ func TestNewSnapshotRefusesInconsistentOutput(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			out := st.Output(payments)
 			tc.edit(&out)
-			_, err := newSnapshot(everything(out))
+			_, err := newSnapshot(newDigests(), everything(out))
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}

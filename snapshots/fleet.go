@@ -38,7 +38,7 @@ type fleetResources struct {
 // fleetNamespaces sees everything; a listed one sees clusters of its
 // namespaces and exactly the endpoints and secrets those clusters reference,
 // so filtering keeps the snapshot consistent.
-func resourcesFor(out translator.Output, fleet string, fleetNamespaces map[string][]string) (fleetResources, error) {
+func resourcesFor(d *digests, out translator.Output, fleet string, fleetNamespaces map[string][]string) (fleetResources, error) {
 	allowed, restricted := fleetNamespaces[fleet]
 	if !restricted {
 		return fleetResources{clusters: out.Clusters, endpoints: out.Endpoints, secrets: out.Secrets}, nil
@@ -56,11 +56,11 @@ func resourcesFor(out translator.Output, fleet string, fleetNamespaces map[strin
 		}
 		res.clusters = append(res.clusters, c)
 		endpointNames[edsName(c)] = true
-		refs, err := referencedSecrets(c)
+		dg, err := d.of(c)
 		if err != nil {
 			return fleetResources{}, err
 		}
-		for _, name := range refs {
+		for _, name := range dg.secrets {
 			secretNames[name] = true
 		}
 	}

@@ -34,6 +34,7 @@ type Publisher struct {
 	metrics *metrics
 	cache   cache.SnapshotCache
 	ready   atomic.Bool
+	digests *digests
 
 	mu     sync.Mutex
 	last   *translator.Output // last output that passed validation
@@ -68,6 +69,7 @@ func New(opts Options) *Publisher {
 		cache:   cache.NewSnapshotCache(true, fleetHash{}, NewCacheLogger(logger)),
 		fleets:  map[string]*fleetState{},
 		nodes:   map[string]*nodeState{},
+		digests: newDigests(),
 	}
 }
 
@@ -85,7 +87,8 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	start := time.Now()
 	defer func() { p.metrics.duration.Observe(time.Since(start).Seconds()) }()
 
-	whole, err := newSnapshot(everything(out))
+	p.digests.rotate()
+	whole, err := newSnapshot(p.digests, everything(out))
 	if err != nil {
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
@@ -197,11 +200,11 @@ func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *cach
 	if _, restricted := p.opts.FleetNamespaces[fleet]; !restricted && whole != nil {
 		return whole, nil
 	}
-	res, err := resourcesFor(out, fleet, p.opts.FleetNamespaces)
+	res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces)
 	if err != nil {
 		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
 	}
-	snap, err := newSnapshot(res)
+	snap, err := newSnapshot(p.digests, res)
 	if err != nil {
 		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
 	}

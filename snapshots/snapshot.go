@@ -21,13 +21,13 @@ func everything(out translator.Output) fleetResources {
 
 // newSnapshot versions each type by its content and refuses an
 // inconsistent result.
-func newSnapshot(res fleetResources) (*cache.Snapshot, error) {
+func newSnapshot(d *digests, res fleetResources) (*cache.Snapshot, error) {
 	byType := map[string][]types.Resource{
 		resource.ClusterType:  asResources(res.clusters),
 		resource.EndpointType: asResources(res.endpoints),
 		resource.SecretType:   asResources(res.secrets),
 	}
-	v, err := versionsOf(res)
+	v, err := versionsOf(d, res)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func newSnapshot(res fleetResources) (*cache.Snapshot, error) {
 	for _, typeURL := range servedTypes {
 		snap.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(v.byType[typeURL], byType[typeURL])
 	}
-	if err := checkConsistent(snap); err != nil {
+	if err := checkConsistent(d, snap); err != nil {
 		return nil, err
 	}
 	return snap, nil

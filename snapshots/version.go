@@ -4,12 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -26,43 +25,38 @@ import (
 // while the cache compares ours, so a reconnecting delta Envoy is sent its
 // load assignments once more; that is the price of prompt warming.
 
-// encoded is a resource's name and deterministic bytes.
-type encoded struct {
-	name  string
-	bytes []byte
-}
-
-// encode marshals items deterministically, sorted by name.
-func encode(items []types.Resource) ([]encoded, error) {
-	out := make([]encoded, 0, len(items))
+// encode digests items, sorted by name.
+func encode(d *digests, items []types.Resource) ([]*digest, error) {
+	out := make([]*digest, 0, len(items))
 	for _, r := range items {
-		b, err := cache.MarshalResource(r)
+		dg, err := d.of(r)
 		if err != nil {
-			return nil, fmt.Errorf("resource %q: %w", cache.GetResourceName(r), err)
+			return nil, err
 		}
-		out = append(out, encoded{name: cache.GetResourceName(r), bytes: b})
+		out = append(out, dg)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	slices.SortFunc(out, func(a, b *digest) int { return strings.Compare(a.name, b.name) })
 	return out, nil
 }
 
 // hashOf hashes length-prefixed chunks, so ("ab","c") and ("a","bc") differ.
-func hashOf(chunks ...[]byte) string {
+func hashOf(chunks ...string) string {
 	h := sha256.New()
 	var length [8]byte
 	for _, c := range chunks {
 		binary.BigEndian.PutUint64(length[:], uint64(len(c)))
 		h.Write(length[:])
-		h.Write(c)
+		h.Write([]byte(c))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// typeVersion is the version of one type's whole content.
-func typeVersion(enc []encoded) string {
-	chunks := make([][]byte, 0, 2*len(enc))
+// typeVersion is the version of one type's whole content: a hash of every
+// resource's name and content hash.
+func typeVersion(enc []*digest) string {
+	chunks := make([]string, 0, 2*len(enc))
 	for _, e := range enc {
-		chunks = append(chunks, []byte(e.name), e.bytes)
+		chunks = append(chunks, e.name, e.wire)
 	}
 	return hashOf(chunks...)
 }
@@ -74,16 +68,16 @@ type versions struct {
 	byResource map[string]map[string]string
 }
 
-func versionsOf(res fleetResources) (versions, error) {
-	clusters, err := encode(asResources(res.clusters))
+func versionsOf(d *digests, res fleetResources) (versions, error) {
+	clusters, err := encode(d, asResources(res.clusters))
 	if err != nil {
 		return versions{}, err
 	}
-	endpoints, err := encode(asResources(res.endpoints))
+	endpoints, err := encode(d, asResources(res.endpoints))
 	if err != nil {
 		return versions{}, err
 	}
-	secrets, err := encode(asResources(res.secrets))
+	secrets, err := encode(d, asResources(res.secrets))
 	if err != nil {
 		return versions{}, err
 	}
@@ -91,7 +85,7 @@ func versionsOf(res fleetResources) (versions, error) {
 	v := versions{
 		byType: map[string]string{
 			resource.ClusterType:  cds,
-			resource.EndpointType: hashOf([]byte(typeVersion(endpoints)), []byte(cds)),
+			resource.EndpointType: hashOf(typeVersion(endpoints), cds),
 			resource.SecretType:   typeVersion(secrets),
 		},
 		byResource: map[string]map[string]string{
@@ -103,34 +97,34 @@ func versionsOf(res fleetResources) (versions, error) {
 	return v, nil
 }
 
-// readers maps a load assignment name to the bytes of the clusters that
-// read it.
-func readers(clusters []*clusterv3.Cluster, enc []encoded) map[string][][]byte {
-	bytesByName := make(map[string][]byte, len(enc))
+// readers maps a load assignment name to the content hashes of the
+// clusters that read it.
+func readers(clusters []*clusterv3.Cluster, enc []*digest) map[string][]string {
+	wireByName := make(map[string]string, len(enc))
 	for _, e := range enc {
-		bytesByName[e.name] = e.bytes
+		wireByName[e.name] = e.wire
 	}
-	out := map[string][][]byte{}
+	out := make(map[string][]string, len(clusters))
 	for _, c := range clusters {
-		out[edsName(c)] = append(out[edsName(c)], bytesByName[c.GetName()])
+		out[edsName(c)] = append(out[edsName(c)], wireByName[c.GetName()])
 	}
 	return out
 }
 
 // wireVersions are the versions go-control-plane sends for these resources.
-func wireVersions(enc []encoded) map[string]string {
+func wireVersions(enc []*digest) map[string]string {
 	out := make(map[string]string, len(enc))
 	for _, e := range enc {
-		out[e.name] = cache.HashResource(e.bytes)
+		out[e.name] = e.wire
 	}
 	return out
 }
 
 // withReaders versions each load assignment with the clusters reading it.
-func withReaders(enc []encoded, readers map[string][][]byte) map[string]string {
+func withReaders(enc []*digest, readers map[string][]string) map[string]string {
 	out := make(map[string]string, len(enc))
 	for _, e := range enc {
-		out[e.name] = hashOf(append([][]byte{e.bytes}, readers[e.name]...)...)
+		out[e.name] = hashOf(append([]string{e.wire}, readers[e.name]...)...)
 	}
 	return out
 }

@@ -13,7 +13,7 @@ import (
 func TestTypeVersionIsAContentHash(t *testing.T) {
 	version := func(items ...types.Resource) string {
 		t.Helper()
-		enc, err := encode(items)
+		enc, err := encode(newDigests(), items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,13 +40,13 @@ func TestTypeVersionIsAContentHash(t *testing.T) {
 // again, so a cluster change must change that assignment's version, and
 // only that one's.
 func TestClusterChangeReversionsItsLoadAssignment(t *testing.T) {
-	before, err := versionsOf(everything(st.Output(payments, ledger)))
+	before, err := versionsOf(newDigests(), everything(st.Output(payments, ledger)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sni := payments
 	sni.SNI = "other.shop"
-	after, err := versionsOf(everything(st.Output(sni, ledger)))
+	after, err := versionsOf(newDigests(), everything(st.Output(sni, ledger)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,80 @@
+package snapshots
+
+import (
+	"fmt"
+	"sync"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+)
+
+// digest is what publishing needs to know of one resource: its name, its
+// wire version (go-control-plane's hash of its deterministic bytes) and,
+// for a cluster, the SDS secrets it reads.
+type digest struct {
+	name    string
+	wire    string
+	secrets []string
+}
+
+// digests memoises a digest per resource pointer. The translator hands back
+// the same pointer for every resource whose inputs did not change, and
+// nothing mutates a resource once translated, so a publish after one edit
+// marshals, hashes and inspects only what changed. Digests of resources
+// absent from two consecutive publishes are dropped, so memory follows
+// the served set.
+type digests struct {
+	mu        sync.Mutex
+	cur, prev map[types.Resource]*digest
+}
+
+func newDigests() *digests {
+	return &digests{cur: map[types.Resource]*digest{}}
+}
+
+// rotate starts a publish: what the previous one did not use is forgotten.
+func (d *digests) rotate() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.prev, d.cur = d.cur, make(map[types.Resource]*digest, len(d.cur))
+}
+
+// of returns r's digest, computing it only for a pointer not seen lately.
+func (d *digests) of(r types.Resource) (*digest, error) {
+	d.mu.Lock()
+	if dg, ok := d.cur[r]; ok {
+		d.mu.Unlock()
+		return dg, nil
+	}
+	if dg, ok := d.prev[r]; ok {
+		d.cur[r] = dg
+		d.mu.Unlock()
+		return dg, nil
+	}
+	d.mu.Unlock()
+
+	dg, err := digestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.cur[r] = dg
+	d.mu.Unlock()
+	return dg, nil
+}
+
+func digestOf(r types.Resource) (*digest, error) {
+	name := cache.GetResourceName(r)
+	b, err := cache.MarshalResource(r)
+	if err != nil {
+		return nil, fmt.Errorf("resource %q: %w", name, err)
+	}
+	dg := &digest{name: name, wire: cache.HashResource(b)}
+	if c, ok := r.(*clusterv3.Cluster); ok {
+		if dg.secrets, err = referencedSecrets(c); err != nil {
+			return nil, err
+		}
+	}
+	return dg, nil
+}
