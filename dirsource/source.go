@@ -141,7 +141,9 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			arm()
 		case <-pending.C:
 			armed = false
+			start := time.Now()
 			did, again, err := s.rescan(watcher)
+			s.log.Debug("directory read", "changed", did, "duration", time.Since(start))
 			if err != nil {
 				// The directory itself is unreadable: keep serving what we have.
 				s.log.Error("directory unreadable; keeping the last good objects", "error", err)
