@@ -6,7 +6,7 @@
 #
 # Variables (defaults are the targets):
 #   COUNT                 benchmark repetitions (-count), for benchstat
-#   PERF_COUNT, PERF_BENCHTIME  the same for perf's Retranslate and Publish
+#   PERF_COUNT, PERF_BENCHTIME  the same for perf's EditToSnapshot and Publish
 #   FANOUT_STREAMS        simulated Envoys of BenchmarkFanout
 #   FANOUT_CLUSTERS       clusters of BenchmarkFanout
 #   PROPAGATION_CLUSTERS  real-Envoy cluster counts, comma-separated
@@ -58,7 +58,7 @@ bench() {
 }
 
 bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetranslate$' 10x
-COUNT=$PERF_COUNT bench ./perf 'BenchmarkRetranslate$|BenchmarkPublish$' "$PERF_BENCHTIME"
+COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
 COUNT=1 bench ./perf 'BenchmarkFanout$' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt

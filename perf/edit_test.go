@@ -13,11 +13,11 @@ import (
 
 var benchNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// BenchmarkRetranslate: one CA ConfigMap among n changes; an operation is
+// BenchmarkEditToSnapshot: one CA ConfigMap among n changes; an operation is
 // what the pipeline does after the debounce: translate (a warm Translator)
 // and publish the new snapshot set to one connected fleet. translate-ns/op
 // and publish-ns/op split it.
-func BenchmarkRetranslate(b *testing.B) {
+func BenchmarkEditToSnapshot(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			in := Inputs(n)
