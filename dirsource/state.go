@@ -97,6 +97,7 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 			s.fileFailed(st, shown, err)
 			continue
 		}
+		forgetResourceVersions(objs)
 		if count(objs) == 0 && count(st.objects) > 0 {
 			// Emptied, or caught between an in-place rewrite's truncate
 			// and its write: believed only if it stays so.

@@ -1,0 +1,72 @@
+package dirsource
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// A manifest saved with `kubectl get -o yaml` keeps its uid and
+// resourceVersion through hand edits; the edit must still be served.
+func TestEditKeepingUIDAndResourceVersionIsServed(t *testing.T) {
+	dir := t.TempDir()
+	service := func(port int) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: pay, namespace: shop, uid: u-1, resourceVersion: "42"}
+spec:
+  ports: [{name: https, port: %d, protocol: TCP}]
+`, port)
+	}
+	path := filepath.Join(dir, "pay.yaml")
+	write(t, path, service(80))
+
+	changes := make(chan struct{}, 8)
+	src, err := New(Options{Dir: dir, Parse: manifests.Parser(func(msg string) { t.Errorf("warning: %s", msg) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Run(ctx, func() {
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	<-src.Synced()
+
+	tr := translator.New()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clusterNames := func() []string {
+		var names []string
+		for _, c := range tr.Translate(src.Inputs(), nil, now, translator.Options{}).Clusters {
+			names = append(names, c.GetName())
+		}
+		return names
+	}
+	if got := clusterNames(); len(got) != 1 || got[0] != "shop/pay/80" {
+		t.Fatalf("before the edit: clusters %v, want [shop/pay/80]", got)
+	}
+
+	if err := os.WriteFile(path, []byte(service(8080)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changes:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change signalled within 5s of the edit")
+	}
+	if got := clusterNames(); len(got) != 1 || got[0] != "shop/pay/8080" {
+		t.Errorf("after the edit: clusters %v, want [shop/pay/8080] (the edit was not served)", got)
+	}
+}
