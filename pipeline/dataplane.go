@@ -104,7 +104,7 @@ func rejectionMessage(rs []Rejection) string {
 		parts = append(parts, fmt.Sprintf("Envoy node %q of fleet %q rejected %s version %s: %s",
 			r.Node, r.Fleet, typeName(r.TypeURL), r.Version, strings.TrimSpace(r.Message)))
 	}
-	return truncate(strings.Join(parts, "; "), maxRejectionMessage)
+	return translator.CapMessage(strings.Join(parts, "; "), maxRejectionMessage)
 }
 
 // typeName is the last part of a type URL: Cluster, ClusterLoadAssignment, Secret.
@@ -112,17 +112,3 @@ func typeName(typeURL string) string {
 	return typeURL[strings.LastIndexByte(typeURL, '.')+1:]
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

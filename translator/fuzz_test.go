@@ -80,20 +80,14 @@ var fuzzNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // policy; and the same objects in another order, translated again by a
 // Translator that remembers the last call, give equal output.
 func FuzzTranslate(f *testing.F) {
-	seeds := fuzzSeeds(f)
+	seeds := append(fuzzSeeds(f), malformedServiceSeeds(f)...)
 	fuzzCA = fuzzGoldenCA(f)
-	if strictKnownBugs {
-		seeds = append(seeds, knownBugSeeds(f)...)
-	}
 	for _, c := range seeds {
 		f.Add(c.manifest, c.caData, c.hostname, c.sans, c.options, c.targets, c.caRefs, c.service, c.slice, c.flags)
 	}
 	f.Fuzz(func(t *testing.T, manifest, caData []byte, hostname, sans, options, targets, caRefs, service, slice string, flags uint64) {
 		c := fuzzCase{manifest, caData, hostname, sans, options, targets, caRefs, service, slice, flags}
 		in := c.inputs()
-		if bug := knownBug(in); bug != "" && !strictKnownBugs {
-			t.Skip("known bug, reported: " + bug)
-		}
 		opts := translator.Options{AllowInsecureSkipVerify: flags&flagAllowInsecure != 0}
 		out := translator.Translate(in, nil, fuzzNow, opts)
 		fuzzCheckOutput(t, in, out)
@@ -164,33 +158,10 @@ func (c fuzzCase) editedCA(in translator.Inputs) translator.Inputs {
 	return out
 }
 
-// strictKnownBugs (TLSPLANE_KNOWN_BUGS=fail) makes the bugs reported and
-// not fixed yet fail again, and adds their seeds: run it to check a fix.
-var strictKnownBugs = os.Getenv("TLSPLANE_KNOWN_BUGS") == "fail"
-
-// knownBug names the reported, unfixed bug an input hits, "" for none.
-// Delete a case with its fix, and move its seed into fuzzSeeds.
-func knownBug(in translator.Inputs) string {
-	for _, s := range in.Services {
-		if s.Spec.Type == corev1.ServiceTypeExternalName && s.Spec.ExternalName == "" {
-			return "an ExternalName Service without spec.externalName gets an EDS cluster without a load assignment"
-		}
-		numbers := map[int32]bool{}
-		for _, p := range s.Spec.Ports {
-			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
-				continue
-			}
-			if numbers[p.Port] {
-				return "a Service with two TCP ports of one number gets two clusters of one name, one of them plaintext when only the other port is targeted"
-			}
-			numbers[p.Port] = true
-		}
-	}
-	return ""
-}
-
-// knownBugSeeds are inputs that hit knownBug's cases.
-func knownBugSeeds(tb testing.TB) []fuzzCase {
+// malformedServiceSeeds are Services the API server refuses and a manifest
+// file may hold: ExternalName without spec.externalName (targeted and not),
+// and two TCP ports of one number, only one of them targeted.
+func malformedServiceSeeds(tb testing.TB) []fuzzCase {
 	return []fuzzCase{{
 		caData: fuzzGoldenCA(tb), hostname: "pay.shop.example", targets: "pay", caRefs: "pay-ca",
 		service: "pay|ExternalName|\nhttps|443|",
@@ -199,18 +170,10 @@ func knownBugSeeds(tb testing.TB) []fuzzCase {
 	}, {
 		caData: fuzzGoldenCA(tb), hostname: "pay.shop.example", targets: "pay|https", caRefs: "pay-ca",
 		service: "pay||\nhttps|443|\nplain|443|",
+	}, {
+		caData: fuzzGoldenCA(tb), hostname: "pay.shop.example", targets: "pay|https", caRefs: "pay-ca",
+		service: "pay||\nplain|443|\nhttps|443|",
 	}}
-}
-
-// knownBugf is t.Errorf for a reported, unfixed bug: a log line unless
-// TLSPLANE_KNOWN_BUGS=fail.
-func knownBugf(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if strictKnownBugs {
-		t.Errorf(format, args...)
-		return
-	}
-	t.Logf("KNOWN BUG (reported, not fixed): "+format, args...)
 }
 
 // inputs are the manifest's objects and the fuzzed ones, made a set by
@@ -648,10 +611,6 @@ func fuzzCheckStatuses(t *testing.T, in translator.Inputs, out translator.Output
 			for _, err := range metav1validation.ValidateConditions(a.Conditions, path) {
 				if strings.HasSuffix(err.Field, "observedGeneration") && p.Generation < 0 {
 					continue // a negative generation in the input
-				}
-				if err.Type == field.ErrorTypeTooLong && strings.HasSuffix(err.Field, "message") {
-					knownBugf(t, "policy %s: condition message too long for the API server: %v", nn, err)
-					continue
 				}
 				t.Errorf("policy %s: the API server would reject the status: %v", nn, err)
 			}

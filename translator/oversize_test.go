@@ -27,9 +27,6 @@ import (
 
 const mib = 1 << 20
 
-// maxConditionMessage is the API server's limit on a condition message.
-const maxConditionMessage = 32768
-
 // oversizeTimeLimit is generous: the machine running the tests is shared.
 const oversizeTimeLimit = 60 * time.Second
 
@@ -104,8 +101,8 @@ func policyStatus(t *testing.T, out translator.Output) (accepted, resolved metav
 		t.Fatalf("pay-tls has no status: %+v", out.Statuses)
 	}
 	for _, c := range st.Ancestors[0].Conditions {
-		if len(c.Message) > maxConditionMessage {
-			knownBugf(t, "condition %s: message of %d bytes, more than the API server's %d", c.Type, len(c.Message), maxConditionMessage)
+		if len(c.Message) > translator.MaxConditionMessage {
+			t.Errorf("condition %s: message of %d bytes, more than the API server's %d", c.Type, len(c.Message), translator.MaxConditionMessage)
 		}
 		switch c.Type {
 		case "Accepted":

@@ -14,7 +14,7 @@ const maxAncestors = 16
 // ancestorStatuses are this controller's status entries for one policy:
 // one per targetRef, in targetRef order, each with Accepted and ResolvedRefs.
 func ancestorStatuses(v *policyVerdict, attachments []*attachment, controller gwv1.GatewayController) []gwv1.PolicyAncestorStatus {
-	resolved := resolvedRefsCondition(v)
+	resolved := capped(resolvedRefsCondition(v)) // once: shared by every entry
 	out := make([]gwv1.PolicyAncestorStatus, 0, len(attachments))
 	seen := map[string]bool{}
 	for _, a := range attachments {
@@ -27,10 +27,17 @@ func ancestorStatuses(v *policyVerdict, attachments []*attachment, controller gw
 		out = append(out, gwv1.PolicyAncestorStatus{
 			AncestorRef:    ref,
 			ControllerName: controller,
-			Conditions:     []metav1.Condition{acceptedCondition(v, a), resolved},
+			Conditions:     []metav1.Condition{capped(acceptedCondition(v, a)), resolved},
 		})
 	}
 	return out
+}
+
+// capped keeps a condition's message within the API server's limit: an
+// option value or a CA problem may quote up to megabytes of input.
+func capped(c metav1.Condition) metav1.Condition {
+	c.Message = CapMessage(c.Message, MaxConditionMessage)
+	return c
 }
 
 func ancestorRef(v *policyVerdict, a *attachment) gwv1.ParentReference {

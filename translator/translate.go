@@ -103,10 +103,26 @@ type portOutput struct {
 // plaintext without a policy, the policy's TLS when it is accepted, and a
 // TLS that fails every handshake when it is not. Without a cluster, only
 // the warning is set.
-func translatePort(svc *corev1.Service, nn types.NamespacedName, port corev1.ServicePort, policy *policyVerdict, shared *sharedParts, ix *objectIndex) portOutput {
+func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort, shared *sharedParts, ix *objectIndex) portOutput {
+	port, policy := cp.port, cp.governor
+	var warnings []string
+	if cp.warning != "" {
+		warnings = append(warnings, cp.warning)
+	}
+	warn := func(out portOutput) portOutput {
+		out.warning = strings.Join(warnings, "; ")
+		return out
+	}
 	spec := clusterSpec{name: ClusterName(nn, port.Port), eds: shared.eds}
 	external := svc.Spec.Type == corev1.ServiceTypeExternalName
 	if external {
+		if svc.Spec.ExternalName == "" {
+			// The API server refuses it; a manifest file need not. An EDS
+			// cluster in its place would have no load assignment and make
+			// the whole snapshot inconsistent.
+			warnings = append(warnings, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, port.Port))
+			return warn(portOutput{})
+		}
 		spec.externalName, spec.port = svc.Spec.ExternalName, uint32(port.Port)
 	}
 	var secret *tlsv3.Secret
@@ -116,27 +132,31 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, port corev1.Ser
 			spec.tls = policy.cluster
 			secret = policy.secret
 		}
+		if secret != nil && policy.secretErr != nil {
+			// The CA secret is unusable: fail closed rather than serve no
+			// cluster (or a cluster waiting for a secret that never comes).
+			warnings = append(warnings, fmt.Sprintf("Service %s port %d: fails closed: secret %s: %v", nn, port.Port, secret.Name, policy.secretErr))
+			spec.tls, secret = shared.failClosed, nil
+		}
 	}
 	c, err := envoyCluster(spec)
 	if err != nil {
-		return portOutput{warning: fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err)}
-	}
-	if secret != nil && policy.secretErr != nil {
-		return portOutput{warning: fmt.Sprintf("Service %s port %d: no cluster: secret %s: %v", nn, port.Port, secret.Name, policy.secretErr)}
+		warnings = append(warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))
+		return warn(portOutput{})
 	}
 	out := portOutput{cluster: c, secret: secret, policy: policy}
 	if external {
-		return out
+		return warn(out)
 	}
 	cla, err := loadAssignment(c.Name, readyEndpoints(port, ix.slicesByService[nn]))
 	if err != nil {
 		// An EDS cluster without its assignment would never warm; serve it
 		// empty rather than not at all.
-		out.warning = fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err)
+		warnings = append(warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err))
 		cla = &endpointv3.ClusterLoadAssignment{ClusterName: c.Name}
 	}
 	out.endpoint = cla
-	return out
+	return warn(out)
 }
 
 // add puts one port's output into the result; a secret already there (same

@@ -214,20 +214,15 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 		return
 	}
 	if t.forget {
-		for i, port := range svc.Spec.Ports {
-			if protocolOrTCP(port.Protocol) == corev1.ProtocolTCP {
-				p := translatePort(svc, nn, port, governors[i], t.shared, ix)
-				b.add(&p)
-			}
+		for _, cp := range clusterPorts(svc, nn, governors) {
+			p := translatePort(svc, nn, cp, t.shared, ix)
+			b.add(&p)
 		}
 		return
 	}
 	e := &serviceEntry{svc: svc, slices: slices, governors: append([]*policyVerdict(nil), governors...)}
-	for i, port := range svc.Spec.Ports {
-		if protocolOrTCP(port.Protocol) != corev1.ProtocolTCP {
-			continue
-		}
-		e.ports = append(e.ports, translatePort(svc, nn, port, governors[i], t.shared, ix))
+	for _, cp := range clusterPorts(svc, nn, governors) {
+		e.ports = append(e.ports, translatePort(svc, nn, cp, t.shared, ix))
 	}
 	t.services.put(nn, e)
 	for i := range e.ports {
