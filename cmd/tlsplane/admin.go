@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -51,7 +53,7 @@ func newAdminHandler(snaps snapshotView, statuses statusView, gatherer prometheu
 		fmt.Fprintln(w, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /debug/snapshot", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /debug/snapshot", loopbackOnly(func(w http.ResponseWriter, r *http.Request) {
 		node := r.URL.Query().Get("node")
 		if node == "" {
 			http.Error(w, "query parameter node is required: /debug/snapshot?node=ID", http.StatusBadRequest)
@@ -63,16 +65,33 @@ func newAdminHandler(snaps snapshotView, statuses statusView, gatherer prometheu
 			return
 		}
 		writeJSON(w, body)
-	})
-	mux.HandleFunc("GET /debug/status", func(w http.ResponseWriter, _ *http.Request) {
+	}))
+	mux.HandleFunc("GET /debug/status", loopbackOnly(func(w http.ResponseWriter, _ *http.Request) {
 		body, err := statuses.DebugJSON()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		writeJSON(w, body)
-	})
+	}))
 	return mux
+}
+
+// loopbackOnly answers only clients on a loopback address. The debug views
+// show every fleet's configuration, while the admin port is often open to
+// the network for probes and scraping (deploy/ binds it to 0.0.0.0); an
+// operator reaches them from the host or through `kubectl port-forward`,
+// which connects over the Pod's loopback.
+func loopbackOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		addr, perr := netip.ParseAddr(host)
+		if err != nil || perr != nil || !addr.Unmap().IsLoopback() {
+			http.Error(w, fmt.Sprintf("%s answers loopback clients only (it shows every fleet's configuration); from %s use kubectl port-forward or the host itself", r.URL.Path, r.RemoteAddr), http.StatusForbidden)
+			return
+		}
+		h(w, r)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, body []byte) {

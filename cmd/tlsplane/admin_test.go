@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,32 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 	if code, body := get("/debug/status"); code != 200 || !strings.Contains(body, "policies") {
 		t.Errorf("/debug/status = %d %q", code, body)
+	}
+}
+
+func TestDebugEndpointsAnswerLoopbackOnly(t *testing.T) {
+	h := newAdminHandler(&fakeSnapshots{ready: true}, fakeStatuses{}, newRegistry())
+	for _, c := range []struct {
+		remote string
+		path   string
+		want   int
+	}{
+		{"127.0.0.1:5000", "/debug/snapshot?node=envoy-1", http.StatusOK},
+		{"[::1]:5000", "/debug/status", http.StatusOK},
+		{"[::ffff:127.0.0.1]:5000", "/debug/status", http.StatusOK},
+		{"10.1.2.3:5000", "/debug/snapshot?node=envoy-1", http.StatusForbidden},
+		{"[2001:db8::1]:5000", "/debug/status", http.StatusForbidden},
+		{"garbage", "/debug/status", http.StatusForbidden},
+		// Probes and scraping stay open to the network.
+		{"10.1.2.3:5000", "/readyz", http.StatusOK},
+		{"10.1.2.3:5000", "/metrics", http.StatusOK},
+	} {
+		req := httptest.NewRequest(http.MethodGet, c.path, nil)
+		req.RemoteAddr = c.remote
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("GET %s from %s = %d, want %d (%s)", c.path, c.remote, rec.Code, c.want, strings.TrimSpace(rec.Body.String()))
+		}
 	}
 }
