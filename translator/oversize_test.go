@@ -148,17 +148,22 @@ func TestOversizedCABundle(t *testing.T) {
 	tests := []struct {
 		name string
 		data []byte
-		// mayAccept: the bundle is valid, so the policy may be accepted
-		// (there is no size limit yet); otherwise it must be rejected
-		// with InvalidCACertificateRef.
+		// mayAccept: the policy may be accepted; otherwise it must be
+		// rejected with InvalidCACertificateRef. None may: each bundle is
+		// over the 1 MiB a ConfigMap holds, valid certificates or not.
 		mayAccept bool
 		// factor bounds the allocations, times the input size.
 		factor uint64
+		// wantInMessage is part of the ResolvedRefs message.
+		wantInMessage string
 	}{
-		{"20 MiB of PEM certificates", validPEM, true, 10},
-		{"20 MiB of random bytes", garbage, false, 10},
-		{"a 20 MiB PEM block that is not a certificate", hugeBlock, false, 10},
-		{"20 MiB of certificates and one bad block", badLast, false, 10},
+		{"20 MiB of PEM certificates", validPEM, false, 10, "more than the 1048576 a ConfigMap or Secret can hold"},
+		{"20 MiB of random bytes", garbage, false, 10, "ConfigMap shop/pay-ca"},
+		{"a 20 MiB PEM block that is not a certificate", hugeBlock, false, 10, "ConfigMap shop/pay-ca"},
+		{"20 MiB of certificates and one bad block", badLast, false, 10, "ConfigMap shop/pay-ca"},
+		// Just under the limit, the parser itself is what is bounded.
+		{"1 MiB of PEM certificates", bytes.Repeat(ca, mib/len(ca)), true, 10, ""},
+		{"1 MiB of random bytes", garbage[:mib], false, 10, "ConfigMap shop/pay-ca"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,6 +188,9 @@ func TestOversizedCABundle(t *testing.T) {
 			if resolved.Status != metav1.ConditionFalse || resolved.Reason != string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef) ||
 				!strings.Contains(resolved.Message, "ConfigMap shop/pay-ca") {
 				t.Errorf("ResolvedRefs = %s %s %q, want False InvalidCACertificateRef naming ConfigMap shop/pay-ca", resolved.Status, resolved.Reason, resolved.Message)
+			}
+			if !strings.Contains(resolved.Message, tt.wantInMessage) {
+				t.Errorf("ResolvedRefs message %.300q lacks %q", resolved.Message, tt.wantInMessage)
 			}
 			if accepted.Reason != string(gwv1.BackendTLSPolicyReasonNoValidCACertificate) {
 				t.Errorf("Accepted reason = %s, want NoValidCACertificate", accepted.Reason)

@@ -8,6 +8,12 @@ import (
 	"fmt"
 )
 
+// maxCABundle is the most a ConfigMap or Secret holds (1 MiB). A larger
+// bundle can only come from a manifest file; served, it would go to every
+// Envoy of a fleet inside SDS responses that gRPC caps in size, so one
+// policy could stall a whole fleet's secrets.
+const maxCABundle = 1 << 20
+
 // caCertificatesPEM checks that data is a bundle of PEM certificates and
 // returns it normalised: only the CERTIFICATE blocks, re-encoded, in their
 // order. Text between blocks (as in distribution bundles) is ignored.
@@ -17,6 +23,9 @@ import (
 func caCertificatesPEM(data []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("is empty")
+	}
+	if len(data) > maxCABundle {
+		return nil, fmt.Errorf("is %d bytes, more than the %d a ConfigMap or Secret can hold", len(data), maxCABundle)
 	}
 	// While the output would equal data[:kept] (the common case: a file
 	// already canonical), nothing is copied; out is written from the first
