@@ -56,6 +56,14 @@ func TestTwoReplicasLeaderHandover(t *testing.T) {
 	if leader == "tlsplane-a" {
 		follower = "tlsplane-b"
 	}
+	// Only the Lease holder writes: the policy's status is current, so the
+	// holder has written and the other replica must not have.
+	if w := replicas[leader].statusWrites(t); w == "0" {
+		t.Errorf("leader %s wrote no status, yet the status is current", leader)
+	}
+	if w := replicas[follower].statusWrites(t); w != "0" {
+		t.Errorf("follower %s wrote status %s times while not holding the Lease", follower, w)
+	}
 	t.Logf("leader %s crashes (SIGKILL)", leader)
 	crashed := time.Now()
 	replicas[leader].stop(syscall.SIGKILL)
@@ -73,7 +81,12 @@ func TestTwoReplicasLeaderHandover(t *testing.T) {
 
 	t.Log("the new leader writes status")
 	setCA(t, c, ns, "ca", "")
+	written := time.Now()
 	expectStatus(t, c, ns, "pay", noValidCA, invalidCARef)
+	t.Logf("status followed the edit %s after it, written by %s (%s writes)", time.Since(written).Round(10*time.Millisecond), follower, replicas[follower].statusWrites(t))
+	if w := replicas[follower].statusWrites(t); w == "0" {
+		t.Errorf("the new leader %s counts no status write", follower)
+	}
 	expectServedCA(t, replicas[follower], ns, "")
 }
 
