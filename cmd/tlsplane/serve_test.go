@@ -155,19 +155,26 @@ func (p *servingPlane) waitAdmin(t *testing.T, path string, code int, want strin
 // cdsClient is a real ADS SotW client, as an Envoy of fleet quickstart.
 func cdsClient(t *testing.T, addr string) sotw.ADSClient {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	// The deadline bounds every Fetch: a missing response fails the test.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
+	conn, ctx := xdsConn(t, addr)
 	c := sotw.NewADSClient(ctx, &corev3.Node{Id: "serve-test-1", Cluster: "quickstart"}, resource.ClusterType)
 	if err := c.InitConnect(conn); err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// xdsConn is a plaintext gRPC connection to addr and a context whose
+// deadline bounds every stream on it: a missing response fails the test.
+func xdsConn(t *testing.T, addr string) (*grpc.ClientConn, context.Context) {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return conn, ctx
 }
 
 // fetchClusters waits for the next CDS response, ACKs it and returns its
