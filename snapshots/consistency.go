@@ -8,7 +8,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -16,11 +15,10 @@ import (
 // check (EDS references), plus SDS, which it does not check. In ADS mode
 // the cache withholds an SDS reply that holds a secret Envoy did not ask
 // for, and a cluster whose secret is missing stays warming forever.
-func checkConsistent(d *digests, s *cache.Snapshot) error {
+func checkConsistent(d *digests, s *servedSnapshot) error {
 	if err := s.Consistent(); err != nil {
 		return err
 	}
-	// GetResources copies the type's map on every call: once per type.
 	secrets := s.GetResources(resource.SecretType)
 	clusters := s.GetResources(resource.ClusterType)
 	referenced := map[string]bool{}

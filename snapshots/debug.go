@@ -10,7 +10,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -30,7 +29,7 @@ func (p *Publisher) DebugSnapshot(nodeID string) ([]byte, error) {
 	if n, ok := p.nodes[nodeID]; ok {
 		fleet = n.fleet
 	}
-	var snap *cache.Snapshot
+	var snap *servedSnapshot
 	if st := p.fleets[fleet]; st != nil {
 		snap = st.snapshot
 	}
@@ -49,9 +48,9 @@ func (p *Publisher) DebugSnapshot(nodeID string) ([]byte, error) {
 }
 
 // configDump renders a snapshot the way Envoy's admin renders what it got.
-func configDump(snap *cache.Snapshot) ([]byte, error) {
+func configDump(snap *servedSnapshot) ([]byte, error) {
 	clusters := &adminv3.ClustersConfigDump{VersionInfo: snap.GetVersion(resource.ClusterType)}
-	items := snap.GetResources(resource.ClusterType) // a copy per call: once per type
+	items := snap.GetResources(resource.ClusterType)
 	for _, name := range sortedNames(items) {
 		c := items[name].(*clusterv3.Cluster)
 		clusters.DynamicActiveClusters = append(clusters.DynamicActiveClusters, &adminv3.ClustersConfigDump_DynamicCluster{
@@ -59,7 +58,7 @@ func configDump(snap *cache.Snapshot) ([]byte, error) {
 		})
 	}
 	endpoints := &adminv3.EndpointsConfigDump{}
-	items = snap.GetResources(resource.EndpointType) // a copy per call: once per type
+	items = snap.GetResources(resource.EndpointType)
 	for _, name := range sortedNames(items) {
 		e := items[name].(*endpointv3.ClusterLoadAssignment)
 		endpoints.DynamicEndpointConfigs = append(endpoints.DynamicEndpointConfigs, &adminv3.EndpointsConfigDump_DynamicEndpointConfig{
@@ -67,7 +66,7 @@ func configDump(snap *cache.Snapshot) ([]byte, error) {
 		})
 	}
 	secrets := &adminv3.SecretsConfigDump{}
-	items = snap.GetResources(resource.SecretType) // a copy per call: once per type
+	items = snap.GetResources(resource.SecretType)
 	for _, name := range sortedNames(items) {
 		s := items[name].(*tlsv3.Secret)
 		secrets.DynamicActiveSecrets = append(secrets.DynamicActiveSecrets, &adminv3.SecretsConfigDump_DynamicSecret{

@@ -38,7 +38,7 @@ type Publisher struct {
 
 	mu     sync.Mutex
 	last   *translator.Output // last output that passed validation
-	whole  *cache.Snapshot    // last output unfiltered: decides "changed" when no fleet is connected
+	whole  *servedSnapshot    // last output unfiltered: decides "changed" when no fleet is connected
 	fleets map[string]*fleetState
 	nodes  map[string]*nodeState
 }
@@ -47,7 +47,7 @@ type Publisher struct {
 // first translation.
 type fleetState struct {
 	streams  int
-	snapshot *cache.Snapshot
+	snapshot *servedSnapshot
 }
 
 // nodeState maps a node ID to its fleet for DebugSnapshot.
@@ -96,7 +96,7 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pending := map[string]*cache.Snapshot{}
+	pending := map[string]*servedSnapshot{}
 	for fleet, st := range p.fleets {
 		snap, err := p.snapshotFor(out, fleet, whole)
 		if err != nil {
@@ -196,7 +196,7 @@ func (p *Publisher) Origins(names []string) []types.NamespacedName {
 }
 
 // snapshotFor builds fleet's snapshot; an unrestricted fleet shares whole.
-func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *cache.Snapshot) (*cache.Snapshot, error) {
+func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *servedSnapshot) (*servedSnapshot, error) {
 	if _, restricted := p.opts.FleetNamespaces[fleet]; !restricted && whole != nil {
 		return whole, nil
 	}
@@ -212,7 +212,7 @@ func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *cach
 }
 
 // set hands a validated snapshot to the cache; p.mu is held.
-func (p *Publisher) set(fleet string, snap *cache.Snapshot) {
+func (p *Publisher) set(fleet string, snap *servedSnapshot) {
 	// The cache only fails when the context ends, which Background never does.
 	if err := p.cache.SetSnapshot(context.Background(), fleet, snap); err != nil {
 		p.log.Error("set snapshot", "fleet", fleet, "error", err)

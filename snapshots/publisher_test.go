@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,13 +16,13 @@ var (
 	ledger   = st.Backend{Namespace: "bank", Service: "ledger", Port: 443, SNI: "ledger.bank"}
 )
 
-func served(t *testing.T, p *Publisher, fleet string) *cache.Snapshot {
+func served(t *testing.T, p *Publisher, fleet string) *servedSnapshot {
 	t.Helper()
 	s, err := p.Cache().GetSnapshot(fleet)
 	if err != nil {
 		t.Fatalf("fleet %q: %v", fleet, err)
 	}
-	return s.(*cache.Snapshot)
+	return s.(*servedSnapshot)
 }
 
 func TestPublishSetsChangedContentOnly(t *testing.T) {

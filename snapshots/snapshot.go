@@ -19,9 +19,27 @@ func everything(out translator.Output) fleetResources {
 	return fleetResources{clusters: out.Clusters, endpoints: out.Endpoints, secrets: out.Secrets}
 }
 
+// servedSnapshot is a cache.Snapshot whose GetResources hands out one map
+// per type, built once, where cache.Snapshot builds a copy per call.
+// go-control-plane calls it for every delta request and for every delta
+// watch a publish answers, so the copies cost O(requests × resources): at
+// 10,000 clusters they were a quarter of the server's CPU, the garbage
+// collector's share aside. The maps are read-only, like the snapshot.
+type servedSnapshot struct {
+	*cache.Snapshot
+	byType map[string]map[string]types.Resource
+}
+
+var _ cache.ResourceSnapshot = (*servedSnapshot)(nil)
+
+// GetResources returns the shared, read-only map of typeURL's resources.
+func (s *servedSnapshot) GetResources(typeURL string) map[string]types.Resource {
+	return s.byType[typeURL]
+}
+
 // newSnapshot versions each type by its content and refuses an
 // inconsistent result.
-func newSnapshot(d *digests, res fleetResources) (*cache.Snapshot, error) {
+func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 	byType := map[string][]types.Resource{
 		resource.ClusterType:  asResources(res.clusters),
 		resource.EndpointType: asResources(res.endpoints),
@@ -32,9 +50,14 @@ func newSnapshot(d *digests, res fleetResources) (*cache.Snapshot, error) {
 		return nil, err
 	}
 	// A VersionMap set here is kept by ConstructVersionMap: delta gets ours.
-	snap := &cache.Snapshot{VersionMap: v.byResource}
+	snap := &servedSnapshot{Snapshot: &cache.Snapshot{VersionMap: v.byResource}, byType: map[string]map[string]types.Resource{}}
 	for _, typeURL := range servedTypes {
 		snap.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(v.byType[typeURL], byType[typeURL])
+		named := make(map[string]types.Resource, len(byType[typeURL]))
+		for _, r := range byType[typeURL] {
+			named[cache.GetResourceName(r)] = r
+		}
+		snap.byType[typeURL] = named
 	}
 	if err := checkConsistent(d, snap); err != nil {
 		return nil, err
@@ -51,7 +74,7 @@ func asResources[T types.Resource](items []T) []types.Resource {
 }
 
 // sameVersions: equal versions mean equal content, type by type.
-func sameVersions(a, b *cache.Snapshot) bool {
+func sameVersions(a, b *servedSnapshot) bool {
 	for _, typeURL := range servedTypes {
 		if a.GetVersion(typeURL) != b.GetVersion(typeURL) {
 			return false
@@ -61,7 +84,7 @@ func sameVersions(a, b *cache.Snapshot) bool {
 }
 
 // versionAttrs are slog attributes naming each type's version.
-func versionAttrs(s *cache.Snapshot) []any {
+func versionAttrs(s *servedSnapshot) []any {
 	return []any{
 		"cds_version", s.GetVersion(resource.ClusterType),
 		"eds_version", s.GetVersion(resource.EndpointType),
