@@ -73,9 +73,12 @@ FUZZTIME ?= 2m
 fuzz:
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
-# A few seconds per target, for `make test`.
+# A few seconds per target, for `make test`. Counted in executions, not
+# time: Go 1.26's fuzz coordinator can report a spurious "context deadline
+# exceeded" failure when a -fuzztime duration ends mid-execution
+# (go.dev/issue/75804, fixed in Go 1.27); a count has no deadline to race.
 fuzz-short:
-	FUZZTIME=5s FUZZMINIMIZETIME=1s hack/fuzz.sh
+	FUZZTIME=3000x FUZZMINIMIZETIME=50x hack/fuzz.sh
 
 # Performance measurements of issue 6 (minutes, not part of `make test`):
 # writes docs/performance.md, docs/performance.png, docs/performance-raw.txt.

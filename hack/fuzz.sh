@@ -2,7 +2,9 @@
 # Runs every fuzz target for FUZZTIME each (go test -fuzz takes one target
 # per package and invocation). New failing inputs are written to
 # <package>/testdata/fuzz/<target>/; a failure stops the run.
-#   FUZZTIME          per target (default 2m; `make fuzz-short` uses 5s)
+#   FUZZTIME          per target, a duration or a count of executions Nx
+#                     (default 2m; `make fuzz-short` uses 3000x: see the
+#                     Makefile for why a count)
 #   FUZZMINIMIZETIME  spent minimizing each new input (default 5s: the
 #                     default 60s would take most of a short run)
 #   FUZZPARALLEL      fuzzing workers (default: GOMAXPROCS)
