@@ -222,17 +222,12 @@ func checkWithEnvoy(envoy, dir string, c envoyCase) error {
 }
 
 // envoyValidate runs `envoy --mode validate` on a bootstrap with one cluster
-// whose upstream TLS uses o's parameters, as the translator would set them.
+// whose upstream TLS is the translator's own (upstreamTLSContext) with o's
+// parameters. Without a CA secret it has no validation context, since an
+// SDS reference would need an ADS server; certificate hashes, which live
+// there, are put in an inline one.
 func envoyValidate(envoy, dir string, o TLSOptions) (string, error) {
-	tls := &tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{
-		TlsParams: &tlsv3.TlsParameters{
-			TlsMinimumProtocolVersion: o.MinimumVersion,
-			TlsMaximumProtocolVersion: o.MaximumVersion,
-			CipherSuites:              o.Ciphers,
-			EcdhCurves:                o.ECDHCurves,
-			SignatureAlgorithms:       o.SignatureAlgorithms,
-		},
-	}}
+	tls := upstreamTLSContext(upstreamTLS{sni: "probe.example", params: o})
 	if o.CertificateHashes != nil {
 		tls.CommonTlsContext.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{
 			ValidationContext: &tlsv3.CertificateValidationContext{VerifyCertificateHash: o.CertificateHashes},
