@@ -111,4 +111,3 @@ func rejectionMessage(rs []Rejection) string {
 func typeName(typeURL string) string {
 	return typeURL[strings.LastIndexByte(typeURL, '.')+1:]
 }
-
