@@ -96,22 +96,18 @@ type portOutput struct {
 	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
 	secret   *tlsv3.Secret                     // nil without a CA secret
 	policy   *policyVerdict                    // nil without a policy
-	warning  string
+	warnings []string
 }
 
 // translatePort makes one Service port's cluster (and its endpoints):
 // plaintext without a policy, the policy's TLS when it is accepted, and a
 // TLS that fails every handshake when it is not. Without a cluster, only
-// the warning is set.
+// the warnings are set.
 func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort, shared *sharedParts, ix *objectIndex) portOutput {
 	port, policy := cp.port, cp.governor
 	var warnings []string
 	if cp.warning != "" {
 		warnings = append(warnings, cp.warning)
-	}
-	warn := func(out portOutput) portOutput {
-		out.warning = strings.Join(warnings, "; ")
-		return out
 	}
 	spec := clusterSpec{name: ClusterName(nn, port.Port), eds: shared.eds}
 	external := svc.Spec.Type == corev1.ServiceTypeExternalName
@@ -120,8 +116,7 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 			// The API server refuses it; a manifest file need not. An EDS
 			// cluster in its place would have no load assignment and make
 			// the whole snapshot inconsistent.
-			warnings = append(warnings, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, port.Port))
-			return warn(portOutput{})
+			return portOutput{warnings: append(warnings, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, port.Port))}
 		}
 		spec.externalName, spec.port = svc.Spec.ExternalName, uint32(port.Port)
 	}
@@ -141,30 +136,27 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 	}
 	c, err := envoyCluster(spec)
 	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))
-		return warn(portOutput{})
+		return portOutput{warnings: append(warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))}
 	}
-	out := portOutput{cluster: c, secret: secret, policy: policy}
+	out := portOutput{cluster: c, secret: secret, policy: policy, warnings: warnings}
 	if external {
-		return warn(out)
+		return out
 	}
 	cla, err := loadAssignment(c.Name, readyEndpoints(port, ix.slicesByService[nn]))
 	if err != nil {
 		// An EDS cluster without its assignment would never warm; serve it
 		// empty rather than not at all.
-		warnings = append(warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err))
+		out.warnings = append(out.warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err))
 		cla = &endpointv3.ClusterLoadAssignment{ClusterName: c.Name}
 	}
 	out.endpoint = cla
-	return warn(out)
+	return out
 }
 
 // add puts one port's output into the result; a secret already there (same
 // name, so same refs and content) is kept.
 func (b *outputBuilder) add(p *portOutput) {
-	if p.warning != "" {
-		b.warnings = append(b.warnings, p.warning)
-	}
+	b.warnings = append(b.warnings, p.warnings...)
 	if p.cluster == nil {
 		return
 	}
