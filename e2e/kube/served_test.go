@@ -15,8 +15,15 @@ import (
 // that is not accepted fails closed without one).
 func expectServedCA(t *testing.T, cp *controlPlane, ns, cn string) served {
 	t.Helper()
+	return expectServedCAWithin(t, statusWait, cp, ns, cn)
+}
+
+// expectServedCAWithin is expectServedCA with its own bound, for a change
+// that may wait on a reflector's backoff.
+func expectServedCAWithin(t *testing.T, timeout time.Duration, cp *controlPlane, ns, cn string) served {
+	t.Helper()
 	var s served
-	eventually(t, statusWait, fmt.Sprintf("%s serves CA %q for namespace %s", cp.name, cn, ns), func() error {
+	eventually(t, timeout, fmt.Sprintf("%s serves CA %q for namespace %s", cp.name, cn, ns), func() error {
 		body, err := cp.get("/debug/snapshot?node=e2e")
 		if err != nil {
 			return err
