@@ -48,6 +48,7 @@ type Publisher struct {
 type fleetState struct {
 	streams  int
 	snapshot *servedSnapshot
+	feed     *Feed // what the fleet's delta streams read
 }
 
 // nodeState maps a node ID to its fleet for DebugSnapshot.
@@ -139,7 +140,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	n.streams++
 	st := p.fleets[fleet]
 	if st == nil {
-		st = &fleetState{}
+		st = &fleetState{feed: newFeed()}
 		p.fleets[fleet] = st
 	}
 	st.streams++
@@ -220,5 +221,18 @@ func (p *Publisher) set(fleet string, snap *servedSnapshot) {
 	}
 	if st := p.fleets[fleet]; st != nil {
 		st.snapshot = snap
+		st.feed.update(snap)
 	}
+}
+
+// Feed is what the delta streams of fleet read; nil until a stream of the
+// fleet opened (NodeStreamOpened). It stays the fleet's while any of its
+// streams is open.
+func (p *Publisher) Feed(fleet string) *Feed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.fleets[fleet]; st != nil {
+		return st.feed
+	}
+	return nil
 }

@@ -78,7 +78,10 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	// Cancelling ctx ends every stream handler, so Stop is not held up by
 	// long-lived ADS streams.
 	ctx, cancel := context.WithCancel(context.Background())
-	xds := serverv3.NewServer(ctx, pub.Cache(), cb, sotwv3.WithLogger(snapshots.NewCacheLogger(logger)))
+	xds := adsServer{
+		Server: serverv3.NewServer(ctx, pub.Cache(), cb, sotwv3.WithLogger(snapshots.NewCacheLogger(logger))),
+		delta:  &deltaServer{ctx: ctx, pub: pub, cb: cb, log: logger},
+	}
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(MaxSendMsgSize),

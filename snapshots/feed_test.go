@@ -1,0 +1,97 @@
+package snapshots
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
+)
+
+// changedSince reads typeURL's changes after gen from fleet "edge"'s feed.
+func changedSince(t *testing.T, f *Feed, typeURL string, gen uint64) (names []string, now uint64, ok bool) {
+	t.Helper()
+	f.Read(typeURL, func(v FeedView) {
+		names, ok = v.ChangedSince(gen)
+		now = v.Gen
+	})
+	slices.Sort(names)
+	return names, now, ok
+}
+
+func TestFeedLogsWhatEachPublishChanged(t *testing.T) {
+	p := New(Options{})
+	p.NodeStreamOpened(&corev3.Node{Id: "envoy-1", Cluster: "edge"})
+	f := p.Feed("edge")
+	if f == nil {
+		t.Fatal("no feed for a fleet with a stream")
+	}
+	if _, err := p.Publish(st.Output(payments, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	names, first, _ := changedSince(t, f, resource.ClusterType, 0)
+	wantList(t, "clusters of the first publish", names, "bank/ledger/443", "shop/payments/8443")
+
+	woken := f.Changed()
+	moved := payments
+	moved.Address = "10.0.0.2"
+	if _, err := p.Publish(st.Output(moved)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+	default:
+		t.Fatal("an update did not close Changed")
+	}
+	for typeURL, want := range map[string][]string{
+		resource.ClusterType:  {"bank/ledger/443"},                       // removed
+		resource.EndpointType: {"bank/ledger/443", "shop/payments/8443"}, // removed, moved
+		resource.SecretType:   {"bank/ledger/443/ca"},                    // removed
+	} {
+		names, _, ok := changedSince(t, f, typeURL, first)
+		if !ok {
+			t.Fatalf("%s: log does not reach generation %d", typeURL, first)
+		}
+		wantList(t, typeURL, names, want...)
+	}
+	f.Read(resource.ClusterType, func(v FeedView) {
+		if v.Entry("bank/ledger/443") != nil || v.Entry("shop/payments/8443") == nil {
+			t.Error("entries do not follow the publish")
+		}
+	})
+}
+
+func TestFeedLogIsBoundedAndSaysWhenItNoLongerReaches(t *testing.T) {
+	p := New(Options{})
+	p.NodeStreamOpened(&corev3.Node{Id: "envoy-1", Cluster: "edge"})
+	f := p.Feed("edge")
+	b := payments
+	for i := range 3 * minLog {
+		b.SNI = fmt.Sprintf("sni-%d.shop", i)
+		if _, err := p.Publish(st.Output(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Read(resource.ClusterType, func(v FeedView) {
+		if n := len(v.table.log); n > minLog {
+			t.Errorf("log holds %d changes, bound %d", n, minLog)
+		}
+		if _, ok := v.ChangedSince(1); ok {
+			t.Error("the log claims to reach the first generation after trimming")
+		}
+		names, ok := v.ChangedSince(v.Gen - 1)
+		if !ok || !slices.Equal(names, []string{"shop/payments/8443"}) {
+			t.Errorf("last change: %v, %v", names, ok)
+		}
+	})
+}
+
+func wantList(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: got %v, want %v", what, got, want)
+	}
+}
