@@ -3,9 +3,12 @@ package snapshots
 import (
 	"sync"
 
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -45,23 +48,38 @@ type FeedEntry struct {
 	Name, Version string
 	Resource      types.Resource
 
-	once sync.Once
-	any  *anypb.Any
-	err  error
+	once    sync.Once
+	encoded []byte
+	err     error
 }
 
-// Any returns the resource's wire form, marshalled once.
-func (e *FeedEntry) Any() (*anypb.Any, error) {
+// Encoded is the entry as one element of a DeltaDiscoveryResponse's
+// resources (field 2): tag, length and a discovery Resource{name, version,
+// resource}, marshalled once. Protobuf lets a message be the concatenation
+// of its fields, so every stream's response can carry these very bytes.
+func (e *FeedEntry) Encoded() ([]byte, error) {
 	e.once.Do(func() {
-		b, err := cache.MarshalResource(e.Resource)
+		value, err := cache.MarshalResource(e.Resource)
 		if err != nil {
 			e.err = err
 			return
 		}
-		e.any = &anypb.Any{TypeUrl: resource.APITypePrefix + string(e.Resource.ProtoReflect().Descriptor().FullName()), Value: b}
+		r, err := proto.MarshalOptions{Deterministic: true}.Marshal(&discoveryv3.Resource{
+			Name:     e.Name,
+			Version:  e.Version,
+			Resource: &anypb.Any{TypeUrl: resource.APITypePrefix + string(e.Resource.ProtoReflect().Descriptor().FullName()), Value: value},
+		})
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.encoded = protowire.AppendBytes(protowire.AppendTag(nil, deltaResourcesField, protowire.BytesType), r)
 	})
-	return e.any, e.err
+	return e.encoded, e.err
 }
+
+// deltaResourcesField is DeltaDiscoveryResponse.resources.
+const deltaResourcesField = 2
 
 // minLog is the fewest changes a type's log keeps; beyond it the log keeps
 // about twice the type's resources, so memory follows the served set while

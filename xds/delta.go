@@ -51,14 +51,13 @@ type deltaConn struct {
 	feed   *snapshots.Feed
 	subs   map[string]*deltaSub
 	order  []string // types in the order first asked for: CDS before EDS and SDS for Envoy
-	last   map[string]*discoveryv3.DeltaDiscoveryRequest
 	nonce  int64
 }
 
 func (d *deltaServer) serve(stream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
 	s := &deltaConn{
 		id: d.nextID.Add(1), stream: stream,
-		subs: map[string]*deltaSub{}, last: map[string]*discoveryv3.DeltaDiscoveryRequest{},
+		subs: map[string]*deltaSub{},
 	}
 	if err := d.cb.OnDeltaStreamOpen(stream.Context(), s.id, resource.AnyType); err != nil {
 		return err
@@ -150,7 +149,6 @@ func (d *deltaServer) request(s *deltaConn, req *discoveryv3.DeltaDiscoveryReque
 		sub.update(req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
 	}
 	sub.inFlight = false
-	s.last[typeURL] = req
 	return typeURL, nil
 }
 
@@ -173,21 +171,22 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	if a.empty() && !a.mustSend {
 		return nil
 	}
-	resp := &discoveryv3.DeltaDiscoveryResponse{SystemVersionInfo: version, TypeUrl: typeURL}
 	slices.SortFunc(a.resources, func(x, y *snapshots.FeedEntry) int { return strings.Compare(x.Name, y.Name) })
+	slices.Sort(a.removed)
+	encoded := make([][]byte, 0, len(a.resources))
+	names := make([]string, 0, len(a.resources))
 	for _, e := range a.resources {
-		value, err := e.Any()
+		b, err := e.Encoded()
 		if err != nil {
 			return status.Errorf(codes.Internal, "%s %q: %v", typeURL, e.Name, err)
 		}
-		resp.Resources = append(resp.Resources, &discoveryv3.Resource{Name: e.Name, Version: e.Version, Resource: value})
+		encoded = append(encoded, b)
+		names = append(names, e.Name)
 	}
-	slices.Sort(a.removed)
-	resp.RemovedResources = a.removed
 	s.nonce++
-	resp.Nonce = strconv.FormatInt(s.nonce, 10)
-	d.cb.OnStreamDeltaResponse(s.id, s.last[typeURL], resp)
-	if err := s.stream.Send(resp); err != nil {
+	nonce := strconv.FormatInt(s.nonce, 10)
+	d.cb.sent(streamKey{delta: true, id: s.id}, typeURL, sentResponse{nonce: nonce, version: version, resources: names})
+	if err := s.stream.SendMsg(newEncodedDelta(version, typeURL, nonce, a.removed, encoded)); err != nil {
 		return err
 	}
 	sub.inFlight = true

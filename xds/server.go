@@ -83,6 +83,7 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 		delta:  &deltaServer{ctx: ctx, pub: pub, cb: cb, log: logger},
 	}
 	grpcOpts := []grpc.ServerOption{
+		grpc.ForceServerCodecV2(newCodec()),
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(MaxSendMsgSize),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
