@@ -2,6 +2,8 @@
 // snapshot per Envoy fleet: content-hash versions per resource type,
 // per-fleet namespace filtering, and a consistency check before anything is
 // set, so an inconsistent translation never replaces what Envoy is served.
+// Each fleet's Feed carries the same content to delta streams as a log of
+// changes by generation.
 //
 // It owns the snapshot cache. It must not talk to Kubernetes, translate
 // policies, or run a gRPC server (that is package xds).

@@ -20,11 +20,9 @@ func everything(out translator.Output) fleetResources {
 }
 
 // servedSnapshot is a cache.Snapshot whose GetResources hands out one map
-// per type, built once, where cache.Snapshot builds a copy per call.
-// go-control-plane calls it for every delta request and for every delta
-// watch a publish answers, so the copies cost O(requests × resources): at
-// 10,000 clusters they were a quarter of the server's CPU, the garbage
-// collector's share aside. The maps are read-only, like the snapshot.
+// per type, built once, where cache.Snapshot builds a copy per call: per
+// request, the copies cost O(requests × resources). The delta streams' Feed
+// is filled from these maps too. The maps are read-only, like the snapshot.
 type servedSnapshot struct {
 	*cache.Snapshot
 	byType map[string]map[string]types.Resource

@@ -19,11 +19,10 @@ import (
 // its ClusterLoadAssignment again (xDS protocol, "Resource warming").
 //
 // Per-resource (delta) versions of clusters and secrets are
-// go-control-plane's own hash, the one it puts on the wire, so the
-// initial_resource_versions of an Envoy reconnecting to any replica match.
-// A load assignment's wire version stays go-control-plane's content hash
-// while the cache compares ours, so a reconnecting delta Envoy is sent its
-// load assignments once more; that is the price of prompt warming.
+// go-control-plane's hash of their bytes; a load assignment's also covers
+// its readers. The delta server (package xds) puts these very versions on
+// the wire, so the initial_resource_versions of an Envoy reconnecting to
+// any replica match and nothing is sent again.
 
 // encode digests items, sorted by name.
 func encode(d *digests, items []types.Resource) ([]*digest, error) {

@@ -139,8 +139,9 @@ func (c *callbacks) OnDeltaStreamClosed(id int64, _ *corev3.Node) {
 	c.close(streamKey{delta: true, id: id})
 }
 
-// OnStreamDeltaRequest only reports NACKs: the delta cache remembers what
-// it sent per resource and does not re-send a rejected version by itself.
+// OnStreamDeltaRequest only reports NACKs and ACKs: a delta stream is
+// brought up to the feed's generation when answered, so a rejected version
+// is not sent again by itself.
 func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	key := streamKey{delta: true, id: id}
 	if err := c.authorize(key, req.GetNode()); err != nil {

@@ -167,8 +167,8 @@ func TestDeltaClientThatNeverACKsIsBounded(t *testing.T) {
 	if heapAfter := heapAfterGC(); heapAfter > heapBefore+8<<20 {
 		t.Errorf("heap grew from %d to %d bytes", heapBefore, heapAfter)
 	}
-	// go-control-plane's delta server, like SotW's, answers a stream's type
-	// again only after its next request: one response per request.
+	// The delta server, like go-control-plane's SotW one, answers a
+	// stream's type again only after its next request.
 	if n := read.Load(); n != 0 {
 		t.Errorf("the reader that never ACKed was sent %d responses during %d publishes, want none", n, publishes)
 	}
