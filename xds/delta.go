@@ -189,6 +189,7 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	if err := s.stream.SendMsg(newEncodedDelta(version, typeURL, nonce, a.removed, encoded)); err != nil {
 		return err
 	}
+	d.log.Debug("delta response sent", "node", s.node.GetId(), "type", typeURL, "version", version, "nonce", nonce, "resources", len(encoded), "removed", len(a.removed))
 	sub.inFlight = true
 	return nil
 }

@@ -103,6 +103,11 @@ func (a deltaAnswer) empty() bool { return len(a.resources) == 0 && len(a.remove
 // answer computes what the client lacks from v and records it as sent.
 // It costs the changes since the last answer, not the subscription.
 func (s *deltaSub) answer(v snapshots.FeedView) deltaAnswer {
+	if v.Gen == 0 {
+		// Nothing translated yet: an answer now, even empty, would let Envoy
+		// finish initialising without its clusters. Wait for the first one.
+		return deltaAnswer{}
+	}
 	if !s.started {
 		a := s.first(v)
 		s.started, s.synced, s.known, s.pending = true, v.Gen, nil, map[string]struct{}{}

@@ -132,3 +132,17 @@ func TestDeltaStreamTooFarBehindIsToldToReconnect(t *testing.T) {
 		t.Fatalf("stream ended with %v, want Unavailable", err)
 	}
 }
+
+// An Envoy that connects before the first translation is answered by it,
+// not before: an empty answer would let it finish initialising without
+// clusters.
+func TestDeltaStreamWaitsForTheFirstTranslation(t *testing.T) {
+	h := start(t, snapshots.Options{})
+	s := openDelta(t, h)
+	s.send(t, &discoveryv3.DeltaDiscoveryRequest{Node: node("envoy-1", "edge"), TypeUrl: resource.ClusterType})
+	s.none(t)
+	h.publish(t, st.Output(payments), true)
+	resp := s.next(t)
+	names, _ := deltaNames(resp)
+	wantNames(t, "CDS after the first translation", names, "shop/payments/8443")
+}
