@@ -1,6 +1,9 @@
 package snapshots
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -35,6 +38,18 @@ type feedTable struct {
 	// removed; it is complete for generations after logFrom.
 	log     []feedChange
 	logFrom uint64
+
+	fullMu sync.Mutex
+	full   *FullAnswer // every entry, encoded, for the generation it names
+}
+
+// FullAnswer is every entry of a type at one generation, sorted by name and
+// encoded back to back: the first answer to a wildcard subscription, which
+// every stream connecting at that generation shares.
+type FullAnswer struct {
+	gen     uint64
+	Names   []string
+	Encoded []byte
 }
 
 type feedChange struct {
@@ -101,6 +116,9 @@ func (f *Feed) update(snap *servedSnapshot) {
 		if t == nil {
 			t = &feedTable{entries: map[string]*FeedEntry{}, logFrom: f.gen - 1}
 			f.tables[typeURL] = t
+		}
+		if t.version == snap.GetVersion(typeURL) {
+			continue // a type's version hashes all of its resources' versions
 		}
 		t.version = snap.GetVersion(typeURL)
 		versions := snap.VersionMap[typeURL]
@@ -192,6 +210,35 @@ func (v FeedView) ChangedSince(since uint64) (names []string, ok bool) {
 		}
 	}
 	return names, true
+}
+
+// Full is every entry of the view, encoded once per generation.
+func (v FeedView) Full() (*FullAnswer, error) {
+	if v.table == nil {
+		return &FullAnswer{gen: v.Gen}, nil
+	}
+	t := v.table
+	t.fullMu.Lock()
+	defer t.fullMu.Unlock()
+	if t.full != nil && t.full.gen == v.Gen {
+		return t.full, nil
+	}
+	entries := make([]*FeedEntry, 0, len(t.entries))
+	for _, e := range t.entries {
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b *FeedEntry) int { return strings.Compare(a.Name, b.Name) })
+	full := &FullAnswer{gen: v.Gen, Names: make([]string, 0, len(entries))}
+	for _, e := range entries {
+		b, err := e.Encoded()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name, err)
+		}
+		full.Names = append(full.Names, e.Name)
+		full.Encoded = append(full.Encoded, b...)
+	}
+	t.full = full
+	return full, nil
 }
 
 // Read calls fn with a view of typeURL that no update changes meanwhile.

@@ -95,3 +95,46 @@ func wantList(t *testing.T, what string, got []string, want ...string) {
 		t.Errorf("%s: got %v, want %v", what, got, want)
 	}
 }
+
+func TestFeedFullAnswerIsSharedWithinAGeneration(t *testing.T) {
+	p := New(Options{})
+	p.NodeStreamOpened(&corev3.Node{Id: "envoy-1", Cluster: "edge"})
+	f := p.Feed("edge")
+	if _, err := p.Publish(st.Output(payments, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	full := func() *FullAnswer {
+		var a *FullAnswer
+		f.Read(resource.SecretType, func(v FeedView) {
+			var err error
+			if a, err = v.Full(); err != nil {
+				t.Fatal(err)
+			}
+			var want []byte
+			for _, name := range a.Names {
+				b, err := v.Entry(name).Encoded()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, b...)
+			}
+			if string(a.Encoded) != string(want) {
+				t.Error("the full answer is not its entries encoded in name order")
+			}
+		})
+		return a
+	}
+	first := full()
+	wantList(t, "full answer", first.Names, "bank/ledger/443/ca", "shop/payments/8443/ca")
+	if full() != first {
+		t.Error("a second stream at the same generation got a new encoding")
+	}
+	rotated := payments
+	rotated.CA = "-----BEGIN CERTIFICATE-----\nrotated\n-----END CERTIFICATE-----\n"
+	if _, err := p.Publish(st.Output(rotated, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	if full() == first {
+		t.Error("a new generation kept the old encoding")
+	}
+}

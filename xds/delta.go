@@ -160,10 +160,18 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	}
 	var a deltaAnswer
 	var version string
-	// Entries are immutable: collect under the feed's lock, marshal after.
+	var full *snapshots.FullAnswer
+	var fullErr error
+	// Entries are immutable: collect under the feed's lock, encode after.
 	s.feed.Read(typeURL, func(v snapshots.FeedView) {
 		a, version = sub.answer(v), v.Version
+		if a.full {
+			full, fullErr = v.Full()
+		}
 	})
+	if fullErr != nil {
+		return status.Errorf(codes.Internal, "%s: %v", typeURL, fullErr)
+	}
 	if a.behind {
 		d.log.Warn("delta stream fell behind the feed's log; closing it so the client resynchronises", "node", s.node.GetId(), "type", typeURL)
 		return status.Errorf(codes.Unavailable, "%s: this stream missed more updates than are kept; reconnect to resynchronise", typeURL)
@@ -173,8 +181,11 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	}
 	slices.SortFunc(a.resources, func(x, y *snapshots.FeedEntry) int { return strings.Compare(x.Name, y.Name) })
 	slices.Sort(a.removed)
-	encoded := make([][]byte, 0, len(a.resources))
+	encoded := make([][]byte, 0, len(a.resources)+1)
 	names := make([]string, 0, len(a.resources))
+	if full != nil {
+		encoded, names = append(encoded, full.Encoded), full.Names // shared, read-only
+	}
 	for _, e := range a.resources {
 		b, err := e.Encoded()
 		if err != nil {
@@ -189,7 +200,7 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	if err := s.stream.SendMsg(newEncodedDelta(version, typeURL, nonce, a.removed, encoded)); err != nil {
 		return err
 	}
-	d.log.Debug("delta response sent", "node", s.node.GetId(), "type", typeURL, "version", version, "nonce", nonce, "resources", len(encoded), "removed", len(a.removed))
+	d.log.Debug("delta response sent", "node", s.node.GetId(), "type", typeURL, "version", version, "nonce", nonce, "resources", len(names), "removed", len(a.removed))
 	sub.inFlight = true
 	return nil
 }

@@ -90,7 +90,10 @@ func (s *deltaSub) wants(name string) bool {
 // deltaAnswer is what one response carries.
 type deltaAnswer struct {
 	resources []*snapshots.FeedEntry
-	removed   []string
+	// full: every entry of the type, the feed's shared encoding of them
+	// (snapshots.FeedView.Full) rather than resources.
+	full    bool
+	removed []string
 	// mustSend: the first answer to a wildcard subscription goes out even
 	// empty; Envoy waits for it to finish initialising.
 	mustSend bool
@@ -98,7 +101,7 @@ type deltaAnswer struct {
 	behind bool
 }
 
-func (a deltaAnswer) empty() bool { return len(a.resources) == 0 && len(a.removed) == 0 }
+func (a deltaAnswer) empty() bool { return !a.full && len(a.resources) == 0 && len(a.removed) == 0 }
 
 // answer computes what the client lacks from v and records it as sent.
 // It costs the changes since the last answer, not the subscription.
@@ -149,7 +152,10 @@ func (s *deltaSub) answer(v snapshots.FeedView) deltaAnswer {
 // so the client stops waiting for it.
 func (s *deltaSub) first(v snapshots.FeedView) deltaAnswer {
 	a := deltaAnswer{mustSend: s.wildcard}
-	if s.wildcard {
+	switch {
+	case s.wildcard && len(s.known) == 0:
+		a.full = true // what every new wildcard stream gets: shared
+	case s.wildcard:
 		v.Each(func(e *snapshots.FeedEntry) {
 			if s.known[e.Name] != e.Version {
 				a.resources = append(a.resources, e)
