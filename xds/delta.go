@@ -163,6 +163,7 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	var full *snapshots.FullAnswer
 	var fullErr error
 	// Entries are immutable: collect under the feed's lock, encode after.
+	// Only a shared full answer is encoded under it, once per generation.
 	s.feed.Read(typeURL, func(v snapshots.FeedView) {
 		a, version = sub.answer(v), v.Version
 		if a.full {
