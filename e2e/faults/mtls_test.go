@@ -11,8 +11,16 @@ import (
 // Real Envoys against tlsplane with mutual TLS, bootstrapped as
 // docs/security.md shows: the fleet's certificate is served; a certificate
 // of another fleet, no certificate, and plaintext get no configuration.
+// SotW and delta ADS alike.
 func TestMutualTLSWithEnvoy(t *testing.T) {
+	for _, apiType := range []string{"GRPC", "DELTA_GRPC"} {
+		t.Run(apiType, func(t *testing.T) { mutualTLSWithEnvoy(t, apiType) })
+	}
+}
+
+func mutualTLSWithEnvoy(t *testing.T, apiType string) {
 	e := newEnv(t, "")
+	e.apiType = apiType
 	x := newXDSPKI(t, e.root)
 	serverCert, serverKey := x.issue(t, "tlsplane-xds", true, "")
 	fleetCert, fleetKey := x.issue(t, "envoy-faults", false, "spiffe://cluster.local/fleet/faults")

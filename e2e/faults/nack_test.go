@@ -43,9 +43,17 @@ type debugStatus struct {
 }
 
 // A cluster whose endpoints Envoy rejects although tlsplane's checks pass: no resend
-// loop, the other clusters keep updating, and the NACK is reported.
+// loop, the other clusters keep updating, and the NACK is reported, with
+// SotW and with delta ADS (two servers in tlsplane).
 func TestClusterEnvoyRejects(t *testing.T) {
+	for _, apiType := range []string{"GRPC", "DELTA_GRPC"} {
+		t.Run(apiType, func(t *testing.T) { clusterEnvoyRejects(t, apiType) })
+	}
+}
+
+func clusterEnvoyRejects(t *testing.T, apiType string) {
 	e := newEnv(t, "")
+	e.apiType = apiType
 	steadyPort, rejectedPort := e.startBackend(t, "steady"), e.startBackend(t, "rejected")
 	steadyFile, rejectedFile := filepath.Join(e.manifestDir, "steady.yaml"), filepath.Join(e.manifestDir, "rejected.yaml")
 	harness.WriteAtomic(t, steadyFile, manifest(t, backendObjects("steady", steadyPort, e.pki.caPEM, hostMain)))
