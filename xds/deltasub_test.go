@@ -146,3 +146,21 @@ func TestDeltaStreamWaitsForTheFirstTranslation(t *testing.T) {
 	names, _ := deltaNames(resp)
 	wantNames(t, "CDS after the first translation", names, "shop/payments/8443")
 }
+
+// A type tlsplane does not serve (listeners, say) is answered like an empty
+// one: the first wildcard request gets an empty response, so Envoy's
+// initialisation does not wait for it, and named resources are removed.
+func TestDeltaUnservedTypeIsEmpty(t *testing.T) {
+	h := start(t, snapshots.Options{})
+	h.publish(t, st.Output(payments), true)
+	s := openDelta(t, h)
+	s.send(t, &discoveryv3.DeltaDiscoveryRequest{Node: node("envoy-1", "edge"), TypeUrl: resource.ListenerType})
+	resp := s.next(t)
+	if resp.GetTypeUrl() != resource.ListenerType || len(resp.GetResources()) != 0 || len(resp.GetRemovedResources()) != 0 {
+		t.Fatalf("wildcard LDS: %s %v removed %v, want an empty LDS response", resp.GetTypeUrl(), resp.GetResources(), resp.GetRemovedResources())
+	}
+	s.ack(t, resp)
+	resp = s.subscribe(t, "envoy-1", "edge", resource.RouteType, "shop-routes")
+	wantNames(t, "RDS not served", resp.GetRemovedResources(), "shop-routes")
+	s.none(t)
+}
