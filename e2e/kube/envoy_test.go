@@ -53,11 +53,12 @@ func envoyBinary(t *testing.T) string {
 // routing each request to the cluster its header names.
 type kubeEnvoy struct{ *harness.Envoy }
 
-func startEnvoy(t *testing.T, xdsAddr, nodeID, fleet string) *kubeEnvoy {
+// apiType is Envoy's ADS flavour: "GRPC" or "DELTA_GRPC".
+func startEnvoy(t *testing.T, xdsAddr, nodeID, fleet, apiType string) *kubeEnvoy {
 	t.Helper()
 	e := &kubeEnvoy{harness.StartEnvoy(t, harness.EnvoyOptions{
 		Bin: envoyBinary(t), LogDir: t.TempDir(), NodeID: nodeID, Fleet: fleet,
-		XDSAddress: xdsAddr, StatPrefix: "kube", WaitReady: true,
+		XDSAddress: xdsAddr, StatPrefix: "kube", WaitReady: true, APIType: apiType,
 	})}
 	showLogOnFailure(t, e.Process, 10*time.Second, 3000)
 	return e

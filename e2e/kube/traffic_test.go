@@ -115,13 +115,19 @@ func (e *trafficEnv) expectSNI(service, sni string) {
 
 // TestKubeTraffic: Kubernetes mode end to end with a real Envoy and TLS
 // backends in a network namespace — the happy path, a missing CA, the CA
-// rotation and a conflict.
+// rotation and a conflict — with a SotW and with a delta Envoy.
 func TestKubeTraffic(t *testing.T) {
+	for _, api := range []struct{ apiType, lease string }{{"GRPC", "traffic-sotw"}, {"DELTA_GRPC", "traffic-delta"}} {
+		t.Run(api.apiType, func(t *testing.T) { kubeTraffic(t, api.apiType, api.lease) })
+	}
+}
+
+func kubeTraffic(t *testing.T, apiType, lease string) {
 	bnet := newBackendNet(t)
 	c := adminClients(t)
 	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*harness.Process{}}
-	e.cp = startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("traffic"), "--namespaces", e.ns)...)
-	e.envoy = startEnvoy(t, e.cp.xds, "kube-envoy", "edge")
+	e.cp = startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags(lease), "--namespaces", e.ns)...)
+	e.envoy = startEnvoy(t, e.cp.xds, "kube-envoy", "edge", apiType)
 	ca1 := harness.NewAuthority(t, "traffic CA 1")
 	parent := t
 
