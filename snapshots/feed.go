@@ -8,8 +8,6 @@ import (
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -40,14 +38,13 @@ type feedTable struct {
 	logFrom uint64
 
 	fullMu sync.Mutex
-	full   *FullAnswer // every entry, encoded, for the generation it names
+	full   *FullAnswer // every entry, encoded; nil once an update changes the type
 }
 
-// FullAnswer is every entry of a type at one generation, sorted by name and
-// encoded back to back: the first answer to a wildcard subscription, which
-// every stream connecting at that generation shares.
+// FullAnswer is every entry of a type, sorted by name and encoded back to
+// back: the first answer to a wildcard subscription, which every stream
+// connecting before the type changes again shares.
 type FullAnswer struct {
-	gen     uint64
 	Names   []string
 	Encoded []byte
 }
@@ -74,16 +71,12 @@ type FeedEntry struct {
 // of its fields, so every stream's response can carry these very bytes.
 func (e *FeedEntry) Encoded() ([]byte, error) {
 	e.once.Do(func() {
-		value, err := cache.MarshalResource(e.Resource)
-		if err != nil {
-			e.err = err
+		deterministic := proto.MarshalOptions{Deterministic: true}
+		value := &anypb.Any{}
+		if e.err = anypb.MarshalFrom(value, e.Resource, deterministic); e.err != nil {
 			return
 		}
-		r, err := proto.MarshalOptions{Deterministic: true}.Marshal(&discoveryv3.Resource{
-			Name:     e.Name,
-			Version:  e.Version,
-			Resource: &anypb.Any{TypeUrl: resource.APITypePrefix + string(e.Resource.ProtoReflect().Descriptor().FullName()), Value: value},
-		})
+		r, err := deterministic.Marshal(&discoveryv3.Resource{Name: e.Name, Version: e.Version, Resource: value})
 		if err != nil {
 			e.err = err
 			return
@@ -120,7 +113,7 @@ func (f *Feed) update(snap *servedSnapshot) {
 		if t.version == snap.GetVersion(typeURL) {
 			continue // a type's version hashes all of its resources' versions
 		}
-		t.version = snap.GetVersion(typeURL)
+		t.version, t.full = snap.GetVersion(typeURL), nil
 		versions := snap.VersionMap[typeURL]
 		for name, r := range snap.byType[typeURL] {
 			if old := t.entries[name]; old != nil && old.Version == versions[name] {
@@ -212,15 +205,15 @@ func (v FeedView) ChangedSince(since uint64) (names []string, ok bool) {
 	return names, true
 }
 
-// Full is every entry of the view, encoded once per generation.
+// Full is every entry of the view, encoded once per content of the type.
 func (v FeedView) Full() (*FullAnswer, error) {
 	if v.table == nil {
-		return &FullAnswer{gen: v.Gen}, nil
+		return &FullAnswer{}, nil
 	}
 	t := v.table
-	t.fullMu.Lock()
+	t.fullMu.Lock() // readers share the feed's read lock; updates exclude them
 	defer t.fullMu.Unlock()
-	if t.full != nil && t.full.gen == v.Gen {
+	if t.full != nil {
 		return t.full, nil
 	}
 	entries := make([]*FeedEntry, 0, len(t.entries))
@@ -228,7 +221,7 @@ func (v FeedView) Full() (*FullAnswer, error) {
 		entries = append(entries, e)
 	}
 	slices.SortFunc(entries, func(a, b *FeedEntry) int { return strings.Compare(a.Name, b.Name) })
-	full := &FullAnswer{gen: v.Gen, Names: make([]string, 0, len(entries))}
+	full := &FullAnswer{Names: make([]string, 0, len(entries))}
 	for _, e := range entries {
 		b, err := e.Encoded()
 		if err != nil {

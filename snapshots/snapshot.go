@@ -47,7 +47,8 @@ func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A VersionMap set here is kept by ConstructVersionMap: delta gets ours.
+	// A VersionMap set here is kept by ConstructVersionMap (SetSnapshot
+	// calls it); the delta Feed reads it.
 	snap := &servedSnapshot{Snapshot: &cache.Snapshot{VersionMap: v.byResource}, byType: map[string]map[string]types.Resource{}}
 	for _, typeURL := range servedTypes {
 		snap.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(v.byType[typeURL], byType[typeURL])

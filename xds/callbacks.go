@@ -164,12 +164,10 @@ func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscove
 	return nil
 }
 
-func (c *callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, resp *discoveryv3.DeltaDiscoveryResponse) {
-	names := make([]string, 0, len(resp.GetResources()))
-	for _, r := range resp.GetResources() {
-		names = append(names, r.GetName())
-	}
-	c.sent(streamKey{delta: true, id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetSystemVersionInfo(), resources: names})
+// OnStreamDeltaResponse is never called: go-control-plane's delta server
+// does not run (adsServer answers delta), and deltaServer records what it
+// sends with sent itself, without building a response to read names from.
+func (c *callbacks) OnStreamDeltaResponse(int64, *discoveryv3.DeltaDiscoveryRequest, *discoveryv3.DeltaDiscoveryResponse) {
 }
 
 // REST fetches are not served (only ADS is registered).

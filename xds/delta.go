@@ -160,18 +160,15 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	}
 	var a deltaAnswer
 	var version string
-	var full *snapshots.FullAnswer
-	var fullErr error
+	var err error
 	// Entries are immutable: collect under the feed's lock, encode after.
-	// Only a shared full answer is encoded under it, once per generation.
+	// Only a shared full answer is encoded under it, once per content.
 	s.feed.Read(typeURL, func(v snapshots.FeedView) {
-		a, version = sub.answer(v), v.Version
-		if a.full {
-			full, fullErr = v.Full()
-		}
+		a, err = sub.answer(v)
+		version = v.Version
 	})
-	if fullErr != nil {
-		return status.Errorf(codes.Internal, "%s: %v", typeURL, fullErr)
+	if err != nil {
+		return status.Errorf(codes.Internal, "%s: %v", typeURL, err)
 	}
 	if a.behind {
 		d.log.Warn("delta stream fell behind the feed's log; closing it so the client resynchronises", "node", s.node.GetId(), "type", typeURL)
@@ -184,8 +181,8 @@ func (d *deltaServer) respond(s *deltaConn, typeURL string) error {
 	slices.Sort(a.removed)
 	encoded := make([][]byte, 0, len(a.resources)+1)
 	names := make([]string, 0, len(a.resources))
-	if full != nil {
-		encoded, names = append(encoded, full.Encoded), full.Names // shared, read-only
+	if a.full != nil {
+		encoded, names = append(encoded, a.full.Encoded), a.full.Names // shared, read-only
 	}
 	for _, e := range a.resources {
 		b, err := e.Encoded()

@@ -90,9 +90,9 @@ func (s *deltaSub) wants(name string) bool {
 // deltaAnswer is what one response carries.
 type deltaAnswer struct {
 	resources []*snapshots.FeedEntry
-	// full: every entry of the type, the feed's shared encoding of them
-	// (snapshots.FeedView.Full) rather than resources.
-	full    bool
+	// full: every entry of the type, as the feed's shared encoding of them,
+	// in place of resources.
+	full    *snapshots.FullAnswer
 	removed []string
 	// mustSend: the first answer to a wildcard subscription goes out even
 	// empty; Envoy waits for it to finish initialising.
@@ -101,27 +101,32 @@ type deltaAnswer struct {
 	behind bool
 }
 
-func (a deltaAnswer) empty() bool { return !a.full && len(a.resources) == 0 && len(a.removed) == 0 }
+func (a deltaAnswer) empty() bool {
+	return a.full == nil && len(a.resources) == 0 && len(a.removed) == 0
+}
 
 // answer computes what the client lacks from v and records it as sent.
 // It costs the changes since the last answer, not the subscription.
-func (s *deltaSub) answer(v snapshots.FeedView) deltaAnswer {
+func (s *deltaSub) answer(v snapshots.FeedView) (deltaAnswer, error) {
 	if v.Gen == 0 {
 		// Nothing translated yet: an answer now, even empty, would let Envoy
 		// finish initialising without its clusters. Wait for the first one.
-		return deltaAnswer{}
+		return deltaAnswer{}, nil
 	}
 	if !s.started {
-		a := s.first(v)
+		a, err := s.first(v)
+		if err != nil {
+			return deltaAnswer{}, err
+		}
 		s.started, s.synced, s.known, s.pending = true, v.Gen, nil, map[string]struct{}{}
-		return a
+		return a, nil
 	}
 	var a deltaAnswer
 	var changed []string
 	if v.Gen > s.synced {
 		var ok bool
 		if changed, ok = v.ChangedSince(s.synced); !ok {
-			return deltaAnswer{behind: true}
+			return deltaAnswer{behind: true}, nil
 		}
 	}
 	seen := make(map[string]bool, len(changed)+len(s.pending))
@@ -143,18 +148,21 @@ func (s *deltaSub) answer(v snapshots.FeedView) deltaAnswer {
 		add(name)
 	}
 	s.synced, s.pending = v.Gen, map[string]struct{}{}
-	return a
+	return a, nil
 }
 
 // first is the full pass: everything subscribed that the client does not
 // already hold at the served version, and the removal of what it holds
 // that is gone. A subscribed name that is not served is answered removed,
 // so the client stops waiting for it.
-func (s *deltaSub) first(v snapshots.FeedView) deltaAnswer {
+func (s *deltaSub) first(v snapshots.FeedView) (deltaAnswer, error) {
 	a := deltaAnswer{mustSend: s.wildcard}
 	switch {
 	case s.wildcard && len(s.known) == 0:
-		a.full = true // what every new wildcard stream gets: shared
+		var err error
+		if a.full, err = v.Full(); err != nil { // what every new wildcard stream gets: shared
+			return deltaAnswer{}, err
+		}
 	case s.wildcard:
 		v.Each(func(e *snapshots.FeedEntry) {
 			if s.known[e.Name] != e.Version {
@@ -176,5 +184,5 @@ func (s *deltaSub) first(v snapshots.FeedView) deltaAnswer {
 			a.removed = append(a.removed, name)
 		}
 	}
-	return a
+	return a, nil
 }
