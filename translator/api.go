@@ -3,6 +3,8 @@ package translator
 import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -19,6 +21,15 @@ type Inputs struct {
 	EndpointSlices []*discoveryv1.EndpointSlice
 	ConfigMaps     []*corev1.ConfigMap
 	Secrets        []*corev1.Secret
+
+	// The Gateway API surface policies are attached through. ReferenceGrants
+	// of v1beta1 (the CRD's storage version) are read into the v1 type: the
+	// fields are the same. Namespaces are read for allowedRoutes selectors.
+	GatewayClasses  []*gwv1.GatewayClass
+	Gateways        []*gwv1.Gateway
+	HTTPRoutes      []*gwv1.HTTPRoute
+	ReferenceGrants []*gwv1.ReferenceGrant
+	Namespaces      []*corev1.Namespace
 }
 
 // Options are the control plane's settings that change translation.
@@ -31,7 +42,14 @@ type Options struct {
 	// AllowInsecureSkipVerify honours the tlsplane.io/insecureSkipVerify
 	// option; without it such a policy is Invalid.
 	AllowInsecureSkipVerify bool
+	// ListenerAddress is the IP a Gateway's Envoy listeners bind, on every
+	// listener port; empty means DefaultListenerAddress.
+	ListenerAddress string
 }
+
+// DefaultListenerAddress binds Gateway listeners on every IPv4 address of
+// the Envoy host (or Pod).
+const DefaultListenerAddress = "0.0.0.0"
 
 // DefaultControllerName is the controllerName tlsplane writes by default.
 const DefaultControllerName gwv1.GatewayController = "tlsplane.io/controller"
@@ -63,4 +81,32 @@ type Output struct {
 	// Warnings name objects that produced no resource because Envoy would
 	// reject it (objects the API server would not have admitted); sorted.
 	Warnings []string
+
+	// Fleets holds, per Gateway fleet (GatewayFleet of a Gateway of ours),
+	// what only that fleet is served besides the clusters: its listeners,
+	// route configurations and listener certificates.
+	Fleets map[string]*FleetResources
+
+	// GatewayAPI is the status of each GatewayClass, Gateway and HTTPRoute
+	// this controller owns.
+	GatewayAPI GatewayAPIStatuses
+}
+
+// FleetResources is one Gateway's Envoy configuration. Each slice is sorted
+// by name. Secrets hold private keys: they are served to this fleet only.
+type FleetResources struct {
+	Listeners []*listenerv3.Listener
+	Routes    []*routev3.RouteConfiguration
+	Secrets   []*tlsv3.Secret
+}
+
+// GatewayAPIStatuses are computed statuses, complete (other controllers'
+// route parents kept) and read-only.
+type GatewayAPIStatuses struct {
+	// GatewayClasses whose controllerName is ours, by name.
+	GatewayClasses map[string]gwv1.GatewayClassStatus
+	// Gateways of those classes.
+	Gateways map[types.NamespacedName]gwv1.GatewayStatus
+	// HTTPRoutes with a parentRef to one of those Gateways.
+	HTTPRoutes map[types.NamespacedName]gwv1.HTTPRouteStatus
 }
