@@ -18,11 +18,15 @@ const (
 )
 
 // RenderDocument is the document `tlsplane translate` prints, and golden
-// files hold: exactly the keys clusters, endpoints and secrets (Envoy's JSON
+// files hold: the keys clusters, endpoints and secrets (Envoy's JSON
 // mapping, `@type` on Any values, as Envoy's config dump shows them) and
-// policies (the input policies, sorted, with their computed status). It is
-// pure; keys are sorted, so equal inputs give equal bytes.
-func RenderDocument(policies []*gwv1.BackendTLSPolicy, out Output, format string) ([]byte, error) {
+// policies (the input policies, sorted, with their computed status). With
+// Gateway API inputs it adds fleets (each Gateway fleet's listeners, routes
+// and certificates, private keys redacted), gatewayclasses, gateways and
+// httproutes (ours, with their computed status). It is pure; keys are
+// sorted, so equal inputs give equal bytes.
+func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
+	policies := in.Policies
 	doc := map[string][]any{
 		"clusters":  make([]any, 0, len(out.Clusters)),
 		"endpoints": make([]any, 0, len(out.Endpoints)),
@@ -58,6 +62,10 @@ func RenderDocument(policies []*gwv1.BackendTLSPolicy, out Output, format string
 			return nil, fmt.Errorf("BackendTLSPolicy %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		doc["policies"] = append(doc["policies"], v)
+	}
+
+	if err := renderGatewayAPI(doc, in, out); err != nil {
+		return nil, err
 	}
 
 	var buf bytes.Buffer

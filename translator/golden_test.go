@@ -66,7 +66,7 @@ func renderGolden(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	out := translator.Translate(in, nil, goldenNow, goldenOptions(t, path))
-	doc, err := translator.RenderDocument(in.Policies, out, translator.FormatYAML)
+	doc, err := translator.RenderDocument(in, out, translator.FormatYAML)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,14 +55,23 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		t.addService(b, svc, nn, governors, ix)
 	}
 
+	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+	gateways := translateGateways(in, ix, opts, stamp)
+	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
-	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
 	out.Statuses = make(map[types.NamespacedName]gwv1.PolicyStatus, len(verdicts))
 	for i, v := range verdicts {
 		prev, ok := previous[v.name]
 		if !ok {
 			prev = v.policy.Status
+		}
+		if reached := reachingGateways(byPolicy[i], gateways.reach, ix); reached != nil {
+			// Gateway ancestors depend on routes, which the memo does not
+			// track: computed afresh.
+			out.Statuses[v.name] = mergeStatus(prev, gatewayAncestorStatuses(v, byPolicy[i], reached, opts.ControllerName), opts.ControllerName, v.policy.Generation, stamp)
+			continue
 		}
 		out.Statuses[v.name] = t.status(v, byPolicy[i], prev, opts.ControllerName, stamp)
 	}

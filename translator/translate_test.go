@@ -30,7 +30,7 @@ func readCase(t *testing.T, name string) translator.Inputs {
 
 func render(t *testing.T, in translator.Inputs, out translator.Output) []byte {
 	t.Helper()
-	doc, err := translator.RenderDocument(in.Policies, out, translator.FormatJSON)
+	doc, err := translator.RenderDocument(in, out, translator.FormatJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

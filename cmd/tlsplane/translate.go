@@ -61,7 +61,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	for _, w := range out.Warnings {
 		warn(w)
 	}
-	doc, err := translator.RenderDocument(in.Policies, out, *format)
+	doc, err := translator.RenderDocument(in, out, *format)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,123 @@
+package translator
+
+import (
+	"fmt"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// redactedKey stands for a listener certificate's private key in documents
+// meant for people and golden files.
+const redactedKey = "<redacted>"
+
+// renderGatewayAPI adds the Gateway API part of the document, only when
+// there is one, so documents of policies alone keep their shape.
+func renderGatewayAPI(doc map[string][]any, in Inputs, out Output) error {
+	if len(out.Fleets) > 0 {
+		doc["fleets"] = []any{}
+	}
+	for _, name := range sortedNames(out.Fleets) {
+		f := out.Fleets[name]
+		fleet := map[string]any{"name": name, "listeners": []any{}, "routes": []any{}, "secrets": []any{}}
+		for _, l := range f.Listeners {
+			v, err := protoValue(l)
+			if err != nil {
+				return fmt.Errorf("listener %s: %w", l.Name, err)
+			}
+			fleet["listeners"] = append(fleet["listeners"].([]any), v)
+		}
+		for _, r := range f.Routes {
+			v, err := protoValue(r)
+			if err != nil {
+				return fmt.Errorf("route configuration %s: %w", r.Name, err)
+			}
+			fleet["routes"] = append(fleet["routes"].([]any), v)
+		}
+		for _, s := range f.Secrets {
+			v, err := protoValue(redacted(s))
+			if err != nil {
+				return fmt.Errorf("secret %s: %w", s.Name, err)
+			}
+			fleet["secrets"] = append(fleet["secrets"].([]any), v)
+		}
+		doc["fleets"] = append(doc["fleets"], fleet)
+	}
+	st := out.GatewayAPI
+	if len(st.GatewayClasses) > 0 {
+		doc["gatewayclasses"] = []any{}
+	}
+	for _, c := range uniqueSortedClasses(in.GatewayClasses) {
+		status, ok := st.GatewayClasses[c.Name]
+		if !ok {
+			continue
+		}
+		o := c.DeepCopy()
+		o.APIVersion, o.Kind, o.Status = gwv1.GroupVersion.String(), "GatewayClass", status
+		if err := appendJSON(doc, "gatewayclasses", o); err != nil {
+			return fmt.Errorf("GatewayClass %s: %w", c.Name, err)
+		}
+	}
+	gateways := map[types.NamespacedName]*gwv1.Gateway{}
+	for _, g := range in.Gateways {
+		gateways[nameOf(g.Namespace, g.Name)] = g
+	}
+	if len(st.Gateways) > 0 {
+		doc["gateways"] = []any{}
+	}
+	for _, nn := range sortedKeys(st.Gateways) {
+		o := gateways[nn].DeepCopy()
+		o.APIVersion, o.Kind, o.Namespace, o.Status = gwv1.GroupVersion.String(), "Gateway", nn.Namespace, st.Gateways[nn]
+		if err := appendJSON(doc, "gateways", o); err != nil {
+			return fmt.Errorf("Gateway %s: %w", nn, err)
+		}
+	}
+	routes := map[types.NamespacedName]*gwv1.HTTPRoute{}
+	for _, r := range in.HTTPRoutes {
+		routes[nameOf(r.Namespace, r.Name)] = r
+	}
+	if len(st.HTTPRoutes) > 0 {
+		doc["httproutes"] = []any{}
+	}
+	for _, nn := range sortedKeys(st.HTTPRoutes) {
+		o := routes[nn].DeepCopy()
+		o.APIVersion, o.Kind, o.Namespace, o.Status = gwv1.GroupVersion.String(), "HTTPRoute", nn.Namespace, st.HTTPRoutes[nn]
+		if err := appendJSON(doc, "httproutes", o); err != nil {
+			return fmt.Errorf("HTTPRoute %s: %w", nn, err)
+		}
+	}
+	return nil
+}
+
+func appendJSON(doc map[string][]any, key string, o any) error {
+	v, err := jsonValue(o)
+	if err != nil {
+		return err
+	}
+	doc[key] = append(doc[key], v)
+	return nil
+}
+
+// redacted is a copy of a certificate secret without its private key.
+func redacted(s *tlsv3.Secret) *tlsv3.Secret {
+	c := proto.Clone(s).(*tlsv3.Secret)
+	if cert := c.GetTlsCertificate(); cert != nil {
+		cert.PrivateKey = &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: redactedKey}}
+	}
+	return c
+}
+
+func uniqueSortedClasses(in []*gwv1.GatewayClass) []*gwv1.GatewayClass {
+	byName := make(map[string]*gwv1.GatewayClass, len(in))
+	for _, c := range in {
+		byName[c.Name] = c
+	}
+	out := make([]*gwv1.GatewayClass, 0, len(byName))
+	for _, n := range sortedNames(byName) {
+		out = append(out, byName[n])
+	}
+	return out
+}

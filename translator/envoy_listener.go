@@ -1,0 +1,128 @@
+package translator
+
+import (
+	"fmt"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// Envoy extension names of the listener's filters.
+const (
+	hcmFilterName          = "envoy.filters.network.http_connection_manager"
+	routerFilterName       = "envoy.filters.http.router"
+	tlsInspectorFilterName = "envoy.filters.listener.tls_inspector"
+)
+
+// envoyListener builds one Gateway port's listener: an HTTP connection
+// manager per filter chain, its routes over RDS (ADS) and, on an HTTPS
+// port, one chain per Gateway listener picked by SNI, its certificates over
+// SDS (ADS).
+func envoyListener(p listenerPlan) (*listenerv3.Listener, error) {
+	l := &listenerv3.Listener{
+		Name: p.name,
+		Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+			Address:       p.address,
+			PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: p.port},
+		}}},
+	}
+	if p.http != nil {
+		hcm, err := connectionManager(p.name, p.http.name)
+		if err != nil {
+			return nil, err
+		}
+		l.FilterChains = []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{hcm}}}
+		return l, nil
+	}
+	inspector, err := anypb.New(&tlsinspectorv3.TlsInspector{})
+	if err != nil {
+		return nil, err
+	}
+	l.ListenerFilters = []*listenerv3.ListenerFilter{{
+		Name:       tlsInspectorFilterName,
+		ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
+	}}
+	for _, c := range p.chains {
+		hcm, err := connectionManager(p.name+"/"+c.listener, c.routes.name)
+		if err != nil {
+			return nil, err
+		}
+		tls, err := anypb.New(downstreamTLSContext(c.certSecrets))
+		if err != nil {
+			return nil, err
+		}
+		chain := &listenerv3.FilterChain{
+			Name:    c.listener,
+			Filters: []*listenerv3.Filter{hcm},
+			TransportSocket: &corev3.TransportSocket{
+				Name:       tlsTransportSocketName,
+				ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: tls},
+			},
+		}
+		if len(c.serverNames) > 0 {
+			chain.FilterChainMatch = &listenerv3.FilterChainMatch{ServerNames: c.serverNames}
+		}
+		l.FilterChains = append(l.FilterChains, chain)
+	}
+	if len(l.FilterChains) == 0 {
+		return nil, fmt.Errorf("listener %s: no filter chain", p.name)
+	}
+	return l, nil
+}
+
+// connectionManager is the HTTP connection manager of one route table.
+func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error) {
+	router, err := anypb.New(&routerv3.Router{})
+	if err != nil {
+		return nil, err
+	}
+	hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
+		StatPrefix: statPrefix(statName),
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsConfigSource(),
+			RouteConfigName: routeConfig,
+		}},
+		HttpFilters: []*hcmv3.HttpFilter{{
+			Name:       routerFilterName,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &listenerv3.Filter{Name: hcmFilterName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm}}, nil
+}
+
+// statPrefix keeps Envoy's stat names readable: dots would split them.
+func statPrefix(name string) string {
+	return strings.NewReplacer("/", "_", ".", "_").Replace(name)
+}
+
+// downstreamTLSContext terminates TLS with certificates delivered over SDS
+// (ADS), so a certificate rotation changes only the secret.
+func downstreamTLSContext(secrets []string) *tlsv3.DownstreamTlsContext {
+	common := &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2", "http/1.1"}}
+	for _, name := range secrets {
+		common.TlsCertificateSdsSecretConfigs = append(common.TlsCertificateSdsSecretConfigs,
+			&tlsv3.SdsSecretConfig{Name: name, SdsConfig: adsConfigSource()})
+	}
+	return &tlsv3.DownstreamTlsContext{CommonTlsContext: common}
+}
+
+// certificateSecret is a listener certificate's SDS secret: chain and
+// private key inline (the translator reads no files).
+func certificateSecret(name string, chain, key []byte) *tlsv3.Secret {
+	return &tlsv3.Secret{
+		Name: name,
+		Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
+			CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: chain}},
+			PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: key}},
+		}},
+	}
+}

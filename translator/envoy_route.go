@@ -1,0 +1,146 @@
+package translator
+
+import (
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// invalidBackendCluster names no cluster: a weighted share sent to it is
+// answered 500 (cluster_not_found_response_code), as the spec asks of
+// requests routed to an invalid backend.
+const invalidBackendCluster = "tlsplane.invalid-backend"
+
+// envoyRouteConfig builds one route configuration: a virtual host per
+// hostname, routes in the Gateway API's precedence order. The Host
+// header's port is ignored in choosing a virtual host: the Gateway API
+// matches hostnames only.
+func envoyRouteConfig(t *routeTablePlan) *routev3.RouteConfiguration {
+	rc := &routev3.RouteConfiguration{Name: t.name, IgnorePortInHostMatching: true}
+	for _, vh := range t.vhosts {
+		v := &routev3.VirtualHost{Name: vh.hostname, Domains: []string{vh.hostname}}
+		for i := range vh.routes {
+			v.Routes = append(v.Routes, envoyRoute(&vh.routes[i]))
+		}
+		rc.VirtualHosts = append(rc.VirtualHosts, v)
+	}
+	return rc
+}
+
+func envoyRoute(r *routePlan) *routev3.Route {
+	out := &routev3.Route{Name: r.name, Match: routeMatch(r.match)}
+	switch {
+	case r.redirect != nil:
+		out.Action = &routev3.Route_Redirect{Redirect: redirectAction(r.redirect)}
+	case r.direct500:
+		out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
+	default:
+		out.Action = &routev3.Route_Route{Route: routeAction(r.backends)}
+	}
+	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.requestHeaders), r.requestHeaders.remove
+	out.ResponseHeadersToAdd, out.ResponseHeadersToRemove = headerOptions(r.responseHeaders), r.responseHeaders.remove
+	return out
+}
+
+func routeMatch(m matchPlan) *routev3.RouteMatch {
+	rm := &routev3.RouteMatch{}
+	switch m.pathKind {
+	case pathExact:
+		rm.PathSpecifier = &routev3.RouteMatch_Path{Path: m.path}
+	case pathRegex:
+		rm.PathSpecifier = &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: m.path}}
+	default:
+		if m.path == "/" {
+			rm.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: "/"}
+		} else {
+			// Matches /foo and /foo/..., never /foobar: the spec's
+			// element-wise prefix.
+			rm.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: m.path}
+		}
+	}
+	for _, h := range m.headers {
+		rm.Headers = append(rm.Headers, &routev3.HeaderMatcher{
+			Name:                 h.name,
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(h)},
+		})
+	}
+	if m.method != "" {
+		rm.Headers = append(rm.Headers, &routev3.HeaderMatcher{
+			Name:                 ":method",
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(valueMatch{value: m.method})},
+		})
+	}
+	for _, q := range m.query {
+		rm.QueryParameters = append(rm.QueryParameters, &routev3.QueryParameterMatcher{
+			Name:                         q.name,
+			QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: stringMatcher(q)},
+		})
+	}
+	return rm
+}
+
+func stringMatcher(v valueMatch) *matcherv3.StringMatcher {
+	if v.regex {
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: v.value}}}
+	}
+	return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: v.value}}
+}
+
+// routeAction sends to one cluster, or splits by weight; shares of invalid
+// backends go to invalidBackendCluster and are answered 500.
+func routeAction(backends []weightedBackend) *routev3.RouteAction {
+	a := &routev3.RouteAction{ClusterNotFoundResponseCode: routev3.RouteAction_INTERNAL_SERVER_ERROR}
+	name := func(b weightedBackend) string {
+		if b.cluster == "" {
+			return invalidBackendCluster
+		}
+		return b.cluster
+	}
+	if len(backends) == 1 {
+		a.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: name(backends[0])}
+		return a
+	}
+	wc := &routev3.WeightedCluster{}
+	for _, b := range backends {
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: name(b), Weight: wrapperspb.UInt32(b.weight)})
+	}
+	a.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
+	return a
+}
+
+func headerOptions(h headerEdits) []*corev3.HeaderValueOption {
+	var out []*corev3.HeaderValueOption
+	for _, s := range h.set {
+		out = append(out, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: s.name, Value: s.value},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		})
+	}
+	for _, a := range h.add {
+		out = append(out, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: a.name, Value: a.value},
+			AppendAction: corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD,
+		})
+	}
+	return out
+}
+
+func redirectAction(r *redirectPlan) *routev3.RedirectAction {
+	a := &routev3.RedirectAction{HostRedirect: r.host, PortRedirect: r.port, ResponseCode: routev3.RedirectAction_FOUND}
+	if r.code == 301 {
+		a.ResponseCode = routev3.RedirectAction_MOVED_PERMANENTLY
+	}
+	if r.scheme != "" {
+		a.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: strings.ToLower(r.scheme)}
+	}
+	switch {
+	case r.fullPath != "":
+		a.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.fullPath}
+	case r.prefix != nil:
+		a.PathRewriteSpecifier = &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: *r.prefix}
+	}
+	return a
+}

@@ -1,0 +1,55 @@
+package translator
+
+import (
+	"slices"
+	"strings"
+)
+
+// hostnameMatches reports whether host is matched by pattern, a hostname or
+// a `*.` wildcard; a wildcard matches any number of labels before its
+// suffix, never the suffix alone.
+func hostnameMatches(pattern, host string) bool {
+	if suffix, ok := strings.CutPrefix(pattern, "*"); ok {
+		return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
+	}
+	return pattern == host
+}
+
+// intersectHostnames is the hostnames a route serves through a listener:
+// the route's hostnames that the listener's matches, or the listener's when
+// the route's is the more specific wildcard side; "*" when neither sets
+// any. Empty means no intersection. Sorted and unique.
+func intersectHostnames(listener string, route []string) []string {
+	if len(route) == 0 {
+		if listener == "" {
+			return []string{"*"}
+		}
+		return []string{listener}
+	}
+	if listener == "" {
+		return sortedUnique(route)
+	}
+	var out []string
+	for _, h := range route {
+		switch {
+		case hostnameMatches(listener, h) || listener == h:
+			out = append(out, h)
+		case hostnameMatches(h, listener):
+			out = append(out, listener)
+		}
+	}
+	return sortedUnique(out)
+}
+
+func sortedUnique(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

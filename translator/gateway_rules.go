@@ -1,0 +1,278 @@
+package translator
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// routeState is one HTTPRoute as judged: its rules as Envoy routes (without
+// hostnames, which depend on the listener), and the route-wide verdicts.
+type routeState struct {
+	route *gwv1.HTTPRoute
+	nn    types.NamespacedName
+	plans []rankedRoute
+	// resolvedReason is "" when every backendRef resolved; resolvedMsg
+	// names each that did not.
+	resolvedReason, resolvedMsg string
+	// unsupported names what tlsplane does not serve (a filter, a bad
+	// regular expression); those rules answer 500.
+	unsupported []string
+	// backends are the Service ports the route sends traffic to.
+	backends []serviceBackend
+}
+
+// serviceBackend is a Service port a route reaches.
+type serviceBackend struct {
+	service types.NamespacedName
+	port    int32
+}
+
+// rankedRoute is a route plan with what orders it among others.
+type rankedRoute struct {
+	plan routePlan
+	rank routeRank
+}
+
+// judgeRoute translates every rule and match of an HTTPRoute.
+func judgeRoute(r *gwv1.HTTPRoute, ix *objectIndex, g *gatewayIndex) *routeState {
+	rs := &routeState{route: r, nn: nameOf(r.Namespace, r.Name)}
+	var problems []string
+	for i, rule := range r.Spec.Rules {
+		base := routePlan{}
+		unsupported := rs.ruleFilters(i, rule.Filters, &base)
+		backends, ruleProblems := rs.ruleBackends(i, rule, ix, g)
+		problems = append(problems, ruleProblems...)
+		switch {
+		case unsupported:
+			base.direct500 = true
+		case base.redirect != nil:
+		case !anyValid(backends):
+			base.direct500 = true
+		default:
+			base.backends = backends
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwv1.HTTPRouteMatch{{}}
+		}
+		for j, m := range matches {
+			p := base
+			p.name = fmt.Sprintf("%s/rule/%d/match/%d", rs.nn, i, j)
+			mp, err := matchOf(m)
+			if err != nil {
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))
+				continue
+			}
+			p.match = mp
+			rs.plans = append(rs.plans, rankedRoute{plan: p, rank: rankOf(r, mp, i, j)})
+		}
+	}
+	if len(problems) > 0 {
+		rs.resolvedMsg = strings.Join(problems, "; ")
+	}
+	return rs
+}
+
+// ruleFilters applies a rule's filters to p; it reports whether one is
+// not supported (the rule then answers 500: a filter is never skipped).
+func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *routePlan) bool {
+	unsupported := false
+	for k, f := range filters {
+		switch {
+		case f.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil:
+			p.requestHeaders = headerEditsOf(f.RequestHeaderModifier)
+		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil:
+			p.responseHeaders = headerEditsOf(f.ResponseHeaderModifier)
+		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil:
+			p.redirect = redirectOf(f.RequestRedirect)
+		default:
+			unsupported = true
+			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].filters[%d]: type %q is not supported", i, k, f.Type))
+		}
+	}
+	return unsupported
+}
+
+func anyValid(backends []weightedBackend) bool {
+	for _, b := range backends {
+		if b.cluster != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func headerEditsOf(f *gwv1.HTTPHeaderFilter) headerEdits {
+	var h headerEdits
+	for _, s := range f.Set {
+		h.set = append(h.set, headerValue{string(s.Name), s.Value})
+	}
+	for _, a := range f.Add {
+		h.add = append(h.add, headerValue{string(a.Name), a.Value})
+	}
+	h.remove = append(h.remove, f.Remove...)
+	return h
+}
+
+func redirectOf(f *gwv1.HTTPRequestRedirectFilter) *redirectPlan {
+	r := &redirectPlan{code: 302}
+	if f.Scheme != nil {
+		r.scheme = *f.Scheme
+	}
+	if f.Hostname != nil {
+		r.host = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		r.port = uint32(*f.Port)
+	}
+	if f.StatusCode != nil {
+		r.code = *f.StatusCode
+	}
+	if f.Path != nil {
+		switch {
+		case f.Path.Type == gwv1.FullPathHTTPPathModifier && f.Path.ReplaceFullPath != nil:
+			r.fullPath = *f.Path.ReplaceFullPath
+		case f.Path.Type == gwv1.PrefixMatchHTTPPathModifier && f.Path.ReplacePrefixMatch != nil:
+			r.prefix = f.Path.ReplacePrefixMatch
+		}
+	}
+	return r
+}
+
+// ruleBackends resolves a rule's backendRefs. An unresolved ref keeps its
+// weight, with no cluster: its share of requests is answered 500. Refs of
+// weight 0 are left out; none left means the rule answers 500.
+func (rs *routeState) ruleBackends(i int, rule gwv1.HTTPRouteRule, ix *objectIndex, g *gatewayIndex) ([]weightedBackend, []string) {
+	var out []weightedBackend
+	var problems []string
+	for k, ref := range rule.BackendRefs {
+		weight := int32(1)
+		if ref.Weight != nil {
+			weight = *ref.Weight
+		}
+		cluster, reason, msg := rs.resolveBackend(ref.BackendObjectReference, ix, g)
+		if reason != "" {
+			if rs.resolvedReason == "" {
+				rs.resolvedReason = reason
+			}
+			problems = append(problems, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", i, k, msg))
+			cluster = ""
+		}
+		if len(ref.Filters) > 0 {
+			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].backendRefs[%d].filters: per-backend filters are not supported", i, k))
+			cluster = ""
+		}
+		if weight > 0 {
+			out = append(out, weightedBackend{cluster: cluster, weight: uint32(weight)})
+		}
+	}
+	return out, problems
+}
+
+// resolveBackend finds the cluster of a backendRef, or says why there is
+// none with the spec's reason.
+func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *objectIndex, g *gatewayIndex) (string, string, string) {
+	group, kind := "", "Service"
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	ns := rs.nn.Namespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	if group != "" || kind != "Service" {
+		return "", string(gwv1.RouteReasonInvalidKind), fmt.Sprintf("group %q kind %q: only core Services are backends", group, kind)
+	}
+	nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	if !g.permitted(reference{gatewayGroup, "HTTPRoute", rs.nn.Namespace, "", "Service", ns, string(ref.Name)}) {
+		return "", string(gwv1.RouteReasonRefNotPermitted), fmt.Sprintf("Service %s: no ReferenceGrant in %s permits HTTPRoutes of %s", nn, ns, rs.nn.Namespace)
+	}
+	svc, ok := ix.services[nn]
+	if !ok {
+		return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s does not exist", nn)
+	}
+	if ref.Port == nil {
+		return "", string(gwv1.RouteReasonUnsupportedValue), fmt.Sprintf("Service %s: port is required", nn)
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Port != int32(*ref.Port) {
+			continue
+		}
+		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; HTTP needs TCP", nn, p.Port, p.Protocol)
+		}
+		rs.backends = append(rs.backends, serviceBackend{service: nn, port: p.Port})
+		return ClusterName(nn, p.Port), "", ""
+	}
+	return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s has no port %d", nn, *ref.Port)
+}
+
+// matchOf is one HTTPRouteMatch with the API's defaults: PathPrefix "/",
+// Exact headers and query parameters.
+func matchOf(m gwv1.HTTPRouteMatch) (matchPlan, error) {
+	mp := matchPlan{pathKind: pathPrefix, path: "/"}
+	if m.Path != nil {
+		if m.Path.Value != nil {
+			mp.path = *m.Path.Value
+		}
+		if m.Path.Type != nil {
+			switch *m.Path.Type {
+			case gwv1.PathMatchExact:
+				mp.pathKind = pathExact
+			case gwv1.PathMatchRegularExpression:
+				mp.pathKind = pathRegex
+				if _, err := regexp.Compile(mp.path); err != nil {
+					return mp, fmt.Errorf("path %q: %v", mp.path, err)
+				}
+			}
+		}
+	}
+	if mp.pathKind == pathPrefix && mp.path != "/" {
+		// "/foo/" matches as "/foo": the spec ignores a trailing slash.
+		mp.path = strings.TrimRight(mp.path, "/")
+		if mp.path == "" {
+			mp.path = "/"
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		name := strings.ToLower(string(h.Name))
+		if seen[name] {
+			continue // the spec: the first of equal names wins
+		}
+		seen[name] = true
+		regex := h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression
+		if regex {
+			if _, err := regexp.Compile(h.Value); err != nil {
+				return mp, fmt.Errorf("header %s %q: %v", h.Name, h.Value, err)
+			}
+		}
+		mp.headers = append(mp.headers, valueMatch{name: name, value: h.Value, regex: regex})
+	}
+	seenQuery := map[string]bool{}
+	for _, q := range m.QueryParams {
+		if seenQuery[string(q.Name)] {
+			continue
+		}
+		seenQuery[string(q.Name)] = true
+		regex := q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression
+		if regex {
+			if _, err := regexp.Compile(q.Value); err != nil {
+				return mp, fmt.Errorf("query parameter %s %q: %v", q.Name, q.Value, err)
+			}
+		}
+		mp.query = append(mp.query, valueMatch{name: string(q.Name), value: q.Value, regex: regex})
+	}
+	if m.Method != nil {
+		mp.method = string(*m.Method)
+	}
+	return mp, nil
+}
