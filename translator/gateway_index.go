@@ -102,4 +102,6 @@ func (g *gatewayIndex) permitted(r reference) bool {
 }
 
 // gatewayKey is a Gateway's namespace/name as written in a message.
-func gatewayKey(nn types.NamespacedName) string { return strings.Join([]string{nn.Namespace, nn.Name}, "/") }
+func gatewayKey(nn types.NamespacedName) string {
+	return strings.Join([]string{nn.Namespace, nn.Name}, "/")
+}

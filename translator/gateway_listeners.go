@@ -21,13 +21,13 @@ type listenerState struct {
 	supported []gwv1.RouteGroupKind
 	// accepted is false for a protocol or mode tlsplane does not serve;
 	// resolved is false for a certificate that cannot be used.
-	accepted, resolved            bool
-	acceptedReason, acceptedMsg   string
-	resolvedReason, resolvedMsg   string
-	conflictReason, conflictMsg   string
-	certSecrets                   []string
-	attached                      int32
-	routes                        []*attachedRoute
+	accepted, resolved          bool
+	acceptedReason, acceptedMsg string
+	resolvedReason, resolvedMsg string
+	conflictReason, conflictMsg string
+	certSecrets                 []string
+	attached                    int32
+	routes                      []*attachedRoute
 }
 
 // served: the listener gets Envoy configuration.
