@@ -1,0 +1,108 @@
+package translator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// TestEnvoyAcceptsGatewayConfiguration puts a Gateway fleet's listeners
+// (RDS and SDS over ADS, as served) and each of its route configurations
+// (inline, one listener each) to Envoy 1.40's `--mode validate`.
+func TestEnvoyAcceptsGatewayConfiguration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Envoy; skipped with -short")
+	}
+	envoy := translator.EnvoyBinary(t)
+	in := gatewayInputs(t, gatewayWorld)
+	in.Secrets = append(in.Secrets, tlsSecret(t, "shop", "edge-cert", "*.shop.example"))
+	out := translator.Translate(in, nil, time.Now(), translator.Options{ListenerAddress: "127.0.0.1"})
+	fleet := out.Fleets["shop/edge"]
+	if fleet == nil || len(fleet.Listeners) == 0 || len(fleet.Routes) == 0 {
+		t.Fatalf("no Gateway configuration to validate: %+v", fleet)
+	}
+	static := &bootstrapv3.Bootstrap_StaticResources{Listeners: fleet.Listeners, Clusters: []*clusterv3.Cluster{xdsCluster()}}
+	router, err := anypb.New(&routerv3.Router{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, served := range fleet.Routes {
+		// Served over RDS, a route configuration names clusters Envoy may
+		// not hold yet; inline, Envoy would check them unless told not to.
+		rc := proto.Clone(served).(*routev3.RouteConfiguration)
+		rc.ValidateClusters = wrapperspb.Bool(false)
+		hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
+			StatPrefix:     fmt.Sprintf("probe%d", i),
+			RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc},
+			HttpFilters:    []*hcmv3.HttpFilter{{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		static.Listeners = append(static.Listeners, &listenerv3.Listener{
+			Name:         "probe/" + rc.Name,
+			Address:      socket("127.0.0.1", uint32(20000+i)),
+			FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{Name: "envoy.filters.network.http_connection_manager", ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm}}}}},
+		})
+	}
+	bootstrap := &bootstrapv3.Bootstrap{
+		Node:            &corev3.Node{Id: "probe", Cluster: "shop/edge"},
+		StaticResources: static,
+		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{AdsConfig: &corev3.ApiConfigSource{
+			ApiType:             corev3.ApiConfigSource_GRPC,
+			TransportApiVersion: corev3.ApiVersion_V3,
+			GrpcServices: []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: "xds"}}}},
+		}},
+	}
+	b, err := protojson.Marshal(bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bootstrap.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, envoy, "--mode", "validate", "--disable-hot-restart", "--log-level", "error", "-c", path).CombinedOutput(); err != nil {
+		t.Fatalf("Envoy rejects the Gateway configuration: %v\n%s", err, out)
+	}
+}
+
+func xdsCluster() *clusterv3.Cluster {
+	return &clusterv3.Cluster{
+		Name:                 "xds",
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
+		ConnectTimeout:       durationpb.New(time.Second),
+		Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{ClusterName: "xds", Endpoints: []*endpointv3.LocalityLbEndpoints{{
+			LbEndpoints: []*endpointv3.LbEndpoint{{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socket("127.0.0.1", 1)}}}},
+		}}},
+	}
+}
+
+func socket(ip string, port uint32) *corev3.Address {
+	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+		Address: ip, PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
+	}}}
+}
