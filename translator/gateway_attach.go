@@ -78,12 +78,15 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *gatewayState,
 			continue
 		}
 		allowed++
-		l.attached++
 		hostnames := intersectHostnames(l.hostname, routeHostnames(rs.route))
 		if len(hostnames) == 0 {
 			continue
 		}
 		intersecting++
+		// Counted whether or not the listener is served: attachment is
+		// the route's choice and the listener's consent, as conformance
+		// reads attachedRoutes.
+		l.attached++
 		if l.served() {
 			l.routes = append(l.routes, &attachedRoute{route: rs, hostnames: hostnames})
 			res.attachedListener = true

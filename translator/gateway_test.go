@@ -246,9 +246,9 @@ func TestGatewayTranslation(t *testing.T) {
 			t.Fatalf("listener %s observedGeneration = %d", l.Name, l.Conditions[0].ObservedGeneration)
 		}
 	}
-	// http: pay, ledger, vault; https: pay, elsewhere (hostname mismatch
-	// still counts: attachment is parentRefs and allowedRoutes).
-	if attached["http"] != 3 || attached["https"] != 2 || attached["tcp"] != 0 {
+	// http: pay, ledger, vault; https: pay (elsewhere's hostname matches
+	// no listener, so it is not attached).
+	if attached["http"] != 3 || attached["https"] != 1 || attached["tcp"] != 0 {
 		t.Fatalf("attachedRoutes = %v", attached)
 	}
 	wantCondition(t, "tcp listener", gwStatus.Listeners[2].Conditions, "Accepted", metav1.ConditionFalse, "UnsupportedProtocol")
