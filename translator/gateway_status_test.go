@@ -1,0 +1,244 @@
+package translator_test
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+const gatewayClass = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: tlsplane}
+spec: {controllerName: tlsplane.io/controller}
+---
+`
+
+// listenerCase checks one listener's condition (or the Gateway's, with
+// listener "").
+type listenerCase struct {
+	yaml     string
+	secrets  []*corev1.Secret
+	listener gwv1.SectionName
+	typ      string
+	status   metav1.ConditionStatus
+	reason   string
+}
+
+func TestGatewayAndListenerConditions(t *testing.T) {
+	cert := func(ns, name string) *corev1.Secret { return tlsSecret(t, ns, name, "gw.example") }
+	for name, tc := range map[string]listenerCase{
+		"HTTP and HTTPS on one port conflict": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners:
+  - {name: a, protocol: HTTP, port: 8080}
+  - {name: b, protocol: HTTPS, port: 8080, tls: {certificateRefs: [{name: c}]}}`,
+			secrets: []*corev1.Secret{cert("ns", "c")}, listener: "a", typ: "Conflicted", status: metav1.ConditionTrue, reason: "ProtocolConflict"},
+		"two HTTP listeners with one hostname conflict": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners:
+  - {name: a, protocol: HTTP, port: 8080, hostname: x.example}
+  - {name: b, protocol: HTTP, port: 8080, hostname: x.example}`,
+			listener: "b", typ: "Conflicted", status: metav1.ConditionTrue, reason: "HostnameConflict"},
+		"a missing certificate Secret": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: nope}]}}]`,
+			listener: "a", typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "InvalidCertificateRef"},
+		"a Secret that is not a key pair": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: c}]}}]`,
+			secrets:  []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}, Data: map[string][]byte{"tls.crt": []byte("x"), "tls.key": []byte("y")}}},
+			listener: "a", typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "InvalidCertificateRef"},
+		"a certificate in another namespace without a grant": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: c, namespace: certs}]}}]`,
+			secrets: []*corev1.Secret{cert("certs", "c")}, listener: "a", typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "RefNotPermitted"},
+		"a certificate in another namespace with a grant": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: c, namespace: certs}]}}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: g, namespace: certs}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: ns}]
+  to: [{group: "", kind: Secret}]`,
+			secrets: []*corev1.Secret{cert("certs", "c")}, listener: "a", typ: "Programmed", status: metav1.ConditionTrue, reason: "Programmed"},
+		"a route kind tlsplane does not serve": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTP, port: 8080, allowedRoutes: {kinds: [{kind: TCPRoute}]}}]`,
+			listener: "a", typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "InvalidRouteKinds"},
+		"a named address is not supported": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{type: NamedAddress, value: pool}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "UnsupportedAddress"},
+		"no address is not programmed": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTP, port: 8080}]`,
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"a labelled Service gives the address": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {clusterIPs: [10.96.0.7], ports: [{port: 8080}]}`,
+			typ: "Programmed", status: metav1.ConditionTrue, reason: "Programmed"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := gatewayInputs(t, gatewayClass+tc.yaml)
+			in.Secrets = append(in.Secrets, tc.secrets...)
+			out := translator.Translate(in, nil, time.Now(), translator.Options{})
+			st, ok := out.GatewayAPI.Gateways[types.NamespacedName{Namespace: "ns", Name: "gw"}]
+			if !ok {
+				t.Fatalf("no Gateway status")
+			}
+			if tc.listener == "" {
+				wantCondition(t, "Gateway", st.Conditions, tc.typ, tc.status, tc.reason)
+				return
+			}
+			for _, l := range st.Listeners {
+				if l.Name == tc.listener {
+					wantCondition(t, "listener "+string(l.Name), l.Conditions, tc.typ, tc.status, tc.reason)
+					return
+				}
+			}
+			t.Fatalf("no listener %s in %v", tc.listener, st.Listeners)
+		})
+	}
+}
+
+func TestRouteParentConditions(t *testing.T) {
+	gateway := gatewayClass + `
+apiVersion: v1
+kind: Namespace
+metadata: {name: team, labels: {expose: "yes"}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: hidden}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{value: 192.0.2.1}]
+  listeners:
+  - {name: web, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {expose: "yes"}}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app, namespace: team}
+spec: {ports: [{port: 80}, {name: dns, port: 53, protocol: UDP}]}
+---
+`
+	for name, tc := range map[string]struct {
+		route, ns string
+		typ       string
+		status    metav1.ConditionStatus
+		reason    string
+	}{
+		"admitted by the namespace selector": {ns: "team", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec: {parentRefs: [{name: gw, namespace: ns}], rules: [{backendRefs: [{name: app, port: 80}]}]}`,
+			typ: "Accepted", status: metav1.ConditionTrue, reason: "Accepted"},
+		"refused by the namespace selector": {ns: "hidden", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: hidden}
+spec: {parentRefs: [{name: gw, namespace: ns}]}`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "NotAllowedByListeners"},
+		"a sectionName no listener has": {ns: "team", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec: {parentRefs: [{name: gw, namespace: ns, sectionName: nope}]}`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "NoMatchingParent"},
+		"a port no listener has": {ns: "team", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec: {parentRefs: [{name: gw, namespace: ns, port: 9999}]}`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "NoMatchingParent"},
+		"a backend kind that is not a Service": {ns: "team", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec: {parentRefs: [{name: gw, namespace: ns}], rules: [{backendRefs: [{group: example.com, kind: Bucket, name: b}]}]}`,
+			typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "InvalidKind"},
+		"a UDP Service port": {ns: "team", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec: {parentRefs: [{name: gw, namespace: ns}], rules: [{backendRefs: [{name: app, port: 53}]}]}`,
+			typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "UnsupportedProtocol"},
+		"a filter tlsplane does not serve": {ns: "team", route: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec:
+  parentRefs: [{name: gw, namespace: ns}]
+  rules: [{filters: [{type: RequestMirror, requestMirror: {backendRef: {name: app, port: 80}}}], backendRefs: [{name: app, port: 80}]}]`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "UnsupportedValue"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := translator.Translate(gatewayInputs(t, gateway+tc.route), nil, time.Now(), translator.Options{})
+			st, ok := out.GatewayAPI.HTTPRoutes[types.NamespacedName{Namespace: tc.ns, Name: "r"}]
+			if !ok || len(st.Parents) != 1 {
+				t.Fatalf("route status = %+v", st)
+			}
+			wantCondition(t, "route", st.Parents[0].Conditions, tc.typ, tc.status, tc.reason)
+		})
+	}
+}
