@@ -1,9 +1,17 @@
 // Package informers is Kubernetes mode's source: client-go shared informers
-// for Services, EndpointSlices, ConfigMaps and Secrets, and the Gateway API
-// informer for BackendTLSPolicy v1, turned into translator.Inputs and a
-// "something relevant changed" signal.
+// for Services, EndpointSlices, ConfigMaps, Secrets and Namespaces, and the
+// Gateway API informers for BackendTLSPolicy, GatewayClass, Gateway,
+// HTTPRoute and ReferenceGrant (v1, or v1beta1 where only that is served),
+// turned into translator.Inputs and a "something relevant changed" signal.
+//
+// BackendTLSPolicy's CRD is required (its informer retries until it is
+// installed). The other Gateway API CRDs are optional: API discovery at
+// start-up decides which are watched, and a missing one is logged by name
+// and read as an empty list, so a cluster with only BackendTLSPolicy keeps
+// being served. When Gateways are watched, Secrets keep tls.crt and tls.key
+// (listener certificates) besides ca.crt; otherwise no private key is held.
 //
 // It only reads the API server; statuses are written by package
-// statuswriter. It holds no BackendTLSPolicy semantics beyond which objects
-// a policy refers to.
+// statuswriter. It holds no Gateway API semantics beyond which objects
+// refer to which Secrets and ConfigMaps.
 package informers

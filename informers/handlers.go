@@ -1,6 +1,8 @@
 package informers
 
 import (
+	"maps"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +17,12 @@ const (
 	kindEndpointSlice = "EndpointSlice"
 	kindConfigMap     = "ConfigMap"
 	kindSecret        = "Secret"
+
+	kindGatewayClass   = "GatewayClass"
+	kindGateway        = "Gateway"
+	kindHTTPRoute      = "HTTPRoute"
+	kindReferenceGrant = "ReferenceGrant"
+	kindNamespace      = "Namespace"
 )
 
 // handlerFor returns the event handler of one kind's informer.
@@ -39,9 +47,10 @@ func (s *Source) event(kind string, old, obj any) {
 	if s.changed == nil {
 		return // before sync: the first translation reads everything anyway
 	}
-	if kind == kindPolicy {
-		// Any policy event may add or drop references.
-		s.refs = refsOf(s.view.policies())
+	if kind == kindPolicy || kind == kindGateway {
+		// Any policy or Gateway event may add or drop references.
+		v := s.ready()
+		s.refs = refsOf(v.policies(), v.gateways())
 	}
 	if !s.relevant(kind, old, obj) {
 		s.metrics.events.WithLabelValues(kind, "ignored").Inc()
@@ -60,10 +69,13 @@ func (s *Source) relevant(kind string, old, obj any) bool {
 		return s.refs.configMaps[nameOfAny(old)] || s.refs.configMaps[nameOfAny(obj)]
 	case kindSecret:
 		return s.refs.secrets[nameOfAny(old)] || s.refs.secrets[nameOfAny(obj)]
+	case kindNamespace:
+		// allowedRoutes selectors read labels only.
+		return old == nil || obj == nil || !maps.Equal(labelsOfAny(old), labelsOfAny(obj))
 	default:
-		// Every policy, Service and EndpointSlice is translated. A policy's
-		// status counts too: if someone overwrites our entry, translating
-		// again lets the status writer restore it.
+		// Every policy, Service, EndpointSlice and Gateway API object is
+		// translated. A status counts too: if someone overwrites ours,
+		// translating again lets the status writer restore it.
 		return true
 	}
 }
@@ -84,6 +96,13 @@ func sameContent(old, obj any) bool {
 		}
 	}
 	return equality.Semantic.DeepEqual(a, b)
+}
+
+func labelsOfAny(obj any) map[string]string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetLabels()
+	}
+	return nil
 }
 
 func nameOfAny(obj any) types.NamespacedName {

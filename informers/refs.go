@@ -5,15 +5,16 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// refs is the set of ConfigMaps and Secrets some BackendTLSPolicy names in
-// its CA certificate refs: only changes to these can change a translation.
-// (Every Service is translated, into a plain cluster when no policy targets
-// it, so Services and EndpointSlices are always relevant.)
+// refs is the set of ConfigMaps and Secrets that BackendTLSPolicies name in
+// their CA certificate refs and Gateways in their listeners' certificate
+// refs: only changes to these can change a translation. (Every Service is
+// translated, into a plain cluster when no policy targets it, so Services
+// and EndpointSlices are always relevant.)
 type refs struct {
 	configMaps, secrets map[types.NamespacedName]bool
 }
 
-func refsOf(policies []*gwv1.BackendTLSPolicy) refs {
+func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway) refs {
 	r := refs{
 		configMaps: map[types.NamespacedName]bool{},
 		secrets:    map[types.NamespacedName]bool{},
@@ -28,6 +29,25 @@ func refsOf(policies []*gwv1.BackendTLSPolicy) refs {
 			case "ConfigMap":
 				r.configMaps[nn] = true
 			case "Secret":
+				r.secrets[nn] = true
+			}
+		}
+	}
+	for _, g := range gateways {
+		for _, l := range g.Spec.Listeners {
+			if l.TLS == nil {
+				continue
+			}
+			for _, c := range l.TLS.CertificateRefs {
+				if (c.Group != nil && *c.Group != "") || (c.Kind != nil && *c.Kind != "Secret") {
+					continue
+				}
+				// A reference to another namespace is read even before a
+				// ReferenceGrant permits it: the grant may come next.
+				nn := types.NamespacedName{Namespace: g.Namespace, Name: string(c.Name)}
+				if c.Namespace != nil {
+					nn.Namespace = string(*c.Namespace)
+				}
 				r.secrets[nn] = true
 			}
 		}

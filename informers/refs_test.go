@@ -19,7 +19,7 @@ func TestRefsOf(t *testing.T) {
 			},
 		}},
 	}
-	r := refsOf([]*gwv1.BackendTLSPolicy{p})
+	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil)
 	nn := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
 	if !r.configMaps[nn("ca")] || !r.secrets[nn("ca-secret")] {
 		t.Errorf("refs = %+v, want ConfigMap shop/ca and Secret shop/ca-secret", r)
@@ -28,3 +28,31 @@ func TestRefsOf(t *testing.T) {
 		t.Errorf("refs = %+v: a non-core kind or another namespace must not count", r)
 	}
 }
+
+func TestRefsOfGatewayCertificates(t *testing.T) {
+	other, secret, group := gwv1.Namespace("certs"), gwv1.Kind("Secret"), gwv1.Group("")
+	gw := &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"},
+		Spec: gwv1.GatewaySpec{Listeners: []gwv1.Listener{
+			{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80},
+			{Name: "https", Protocol: gwv1.HTTPSProtocolType, Port: 443, TLS: &gwv1.ListenerTLSConfig{
+				CertificateRefs: []gwv1.SecretObjectReference{
+					{Name: "local"},
+					{Group: &group, Kind: &secret, Name: "shared", Namespace: &other},
+					{Kind: ptr(gwv1.Kind("ConfigMap")), Name: "not-a-secret"},
+				},
+			}},
+		}},
+	}
+	r := refsOf(nil, []*gwv1.Gateway{gw})
+	for _, want := range []types.NamespacedName{{Namespace: "edge", Name: "local"}, {Namespace: "certs", Name: "shared"}} {
+		if !r.secrets[want] {
+			t.Errorf("refs.secrets = %v, want %s", r.secrets, want)
+		}
+	}
+	if len(r.secrets) != 2 || len(r.configMaps) != 0 {
+		t.Errorf("refs = %+v, want exactly the two Secrets", r)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

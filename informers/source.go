@@ -5,9 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -19,11 +21,16 @@ import (
 
 // Options configure the Kubernetes source.
 type Options struct {
-	// Client reads Services, EndpointSlices, ConfigMaps and Secrets.
+	// Client reads Services, EndpointSlices, ConfigMaps, Secrets and
+	// Namespaces.
 	Client kubernetes.Interface
-	// Gateway reads BackendTLSPolicies.
+	// Gateway reads the Gateway API kinds.
 	Gateway gwclient.Interface
+	// Discovery tells which Gateway API kinds are served; default
+	// Client.Discovery().
+	Discovery discovery.DiscoveryInterface
 	// Namespaces restricts what is watched; empty means all namespaces.
+	// GatewayClasses and Namespaces, cluster-scoped, are read regardless.
 	Namespaces []string
 	// Logger receives watch errors and sync progress.
 	Logger *slog.Logger
@@ -33,10 +40,17 @@ type Options struct {
 
 // Source watches the API server through shared informers. Use New; Run once.
 type Source struct {
-	log     *slog.Logger
-	metrics *metrics
-	view    *view
-	synced  chan struct{}
+	log        *slog.Logger
+	metrics    *metrics
+	client     kubernetes.Interface
+	gateway    gwclient.Interface
+	discovery  discovery.DiscoveryInterface
+	namespaces []string
+	synced     chan struct{}
+
+	// view is set by Run once discovery has answered which kinds to watch;
+	// nil before.
+	view atomic.Pointer[view]
 
 	// mu serialises event handlers, so changed is never called concurrently
 	// and refs is rebuilt and read in order.
@@ -47,7 +61,7 @@ type Source struct {
 
 var _ pipeline.Source = (*Source)(nil)
 
-// New builds the informers; nothing is listed or watched until Run.
+// New checks opts; nothing is asked of the API server until Run.
 func New(opts Options) (*Source, error) {
 	if opts.Client == nil || opts.Gateway == nil {
 		return nil, errors.New("kubernetes source: Client and Gateway are required")
@@ -56,30 +70,41 @@ func New(opts Options) (*Source, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Source{
-		log:     log.With("source", "kubernetes"),
-		metrics: newMetrics(opts.Registerer),
-		synced:  make(chan struct{}),
+	if opts.Discovery == nil {
+		opts.Discovery = opts.Client.Discovery()
 	}
-	v, err := newView(opts.Client, opts.Gateway, opts.Namespaces, s)
-	if err != nil {
-		return nil, err
-	}
-	s.view = v
-	return s, nil
+	return &Source{
+		log:        log.With("source", "kubernetes"),
+		metrics:    newMetrics(opts.Registerer),
+		client:     opts.Client,
+		gateway:    opts.Gateway,
+		discovery:  opts.Discovery,
+		namespaces: opts.Namespaces,
+		synced:     make(chan struct{}),
+	}, nil
 }
 
-// Run starts the informers, closes Synced once every one of them (and its
-// event handler) has seen the initial list, and watches until ctx ends.
+// Run asks which Gateway API kinds are served, starts their informers and
+// the others', closes Synced once every one of them (and its event
+// handler) has seen the initial list, and watches until ctx ends.
 func (s *Source) Run(ctx context.Context, changed func()) error {
-	s.view.start(ctx)
-	defer s.view.shutdown()
-	s.log.Info("waiting for informers to sync", "namespaces", s.view.namespacesForLog())
-	if !cache.WaitForCacheSync(ctx.Done(), s.view.hasSynced...) {
+	kinds, ok := s.discoverUntil(ctx)
+	if !ok {
+		return nil // ctx ended first
+	}
+	v, err := newView(s.client, s.gateway, s.namespaces, kinds, s)
+	if err != nil {
+		return err
+	}
+	v.start(ctx)
+	defer v.shutdown()
+	s.log.Info("waiting for informers to sync", "namespaces", v.namespacesForLog())
+	if !cache.WaitForCacheSync(ctx.Done(), v.hasSynced...) {
 		return nil // ctx ended first
 	}
 	s.mu.Lock()
-	s.refs = refsOf(s.view.policies())
+	s.view.Store(v)
+	s.refs = refsOf(v.policies(), v.gateways())
 	s.changed = changed
 	s.mu.Unlock()
 	close(s.synced)
@@ -91,25 +116,47 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 // Synced is closed once the first complete view is in the caches.
 func (s *Source) Synced() <-chan struct{} { return s.synced }
 
-// Inputs returns every policy, Service and EndpointSlice, and the
-// ConfigMaps and Secrets that some policy refers to. The objects are the
-// informers' cached ones: read-only, like everything in translator.Inputs.
+// ready is the synced view, or nil before Synced.
+func (s *Source) ready() *view { return s.view.Load() }
+
+// Inputs returns every policy, Service, EndpointSlice and Gateway API
+// object, and the ConfigMaps and Secrets that some policy or Gateway refers
+// to. The objects are the informers' cached ones: read-only, like
+// everything in translator.Inputs. Before Synced it is empty.
 func (s *Source) Inputs() translator.Inputs {
-	policies := s.view.policies()
-	r := refsOf(policies)
-	return translator.Inputs{
-		Policies:       policies,
-		Services:       s.view.services(),
-		EndpointSlices: s.view.endpointSlices(),
-		ConfigMaps:     s.view.configMaps(r.configMaps),
-		Secrets:        s.view.secrets(r.secrets),
+	v := s.ready()
+	if v == nil {
+		return translator.Inputs{}
 	}
+	policies, gateways := v.policies(), v.gateways()
+	r := refsOf(policies, gateways)
+	return translator.Inputs{
+		Policies:        policies,
+		Services:        v.services(),
+		EndpointSlices:  v.endpointSlices(),
+		ConfigMaps:      v.configMaps(r.configMaps),
+		Secrets:         v.secrets(r.secrets),
+		GatewayClasses:  v.gatewayClasses(),
+		Gateways:        gateways,
+		HTTPRoutes:      v.httpRoutes(),
+		ReferenceGrants: v.referenceGrants(),
+		Namespaces:      v.namespaceList(),
+	}
+}
+
+// scopeOf is the synced view's listers of namespace ns, or nil.
+func (s *Source) scopeOf(ns string) *scope {
+	v := s.ready()
+	if v == nil {
+		return nil
+	}
+	return v.scopeOf(ns)
 }
 
 // Policy returns the cached BackendTLSPolicy namespace/name, for the status
 // writer's compare before writing.
 func (s *Source) Policy(nn types.NamespacedName) (*gwv1.BackendTLSPolicy, bool) {
-	sc := s.view.scopeOf(nn.Namespace)
+	sc := s.scopeOf(nn.Namespace)
 	if sc == nil {
 		return nil, false
 	}

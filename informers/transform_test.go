@@ -16,7 +16,7 @@ func TestSlimKeepsOnlyWhatTranslationReads(t *testing.T) {
 		}
 	}
 	sec := &corev1.Secret{ObjectMeta: meta(), Data: map[string][]byte{"ca.crt": []byte("CA"), "tls.key": []byte("KEY")}}
-	if _, err := slim(sec); err != nil {
+	if _, err := (slimmer{}).slim(sec); err != nil {
 		t.Fatal(err)
 	}
 	if len(sec.Data) != 1 || string(sec.Data["ca.crt"]) != "CA" {
@@ -27,7 +27,7 @@ func TestSlimKeepsOnlyWhatTranslationReads(t *testing.T) {
 	}
 
 	cm := &corev1.ConfigMap{ObjectMeta: meta(), Data: map[string]string{"other": "x"}, BinaryData: map[string][]byte{"ca.crt": []byte("B")}}
-	if _, err := slim(cm); err != nil {
+	if _, err := (slimmer{}).slim(cm); err != nil {
 		t.Fatal(err)
 	}
 	if cm.Data != nil || string(cm.BinaryData["ca.crt"]) != "B" {
@@ -35,11 +35,40 @@ func TestSlimKeepsOnlyWhatTranslationReads(t *testing.T) {
 	}
 
 	emptied := &corev1.ConfigMap{ObjectMeta: meta(), Data: map[string]string{"ca.crt": ""}}
-	if _, err := slim(emptied); err != nil {
+	if _, err := (slimmer{}).slim(emptied); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := emptied.Data["ca.crt"]; !ok || v != "" {
 		t.Errorf("emptied ca.crt must stay present and empty, got %v", emptied.Data)
+	}
+}
+
+func TestSlimKeepsListenerKeysOnlyWithGateways(t *testing.T) {
+	data := func() map[string][]byte {
+		return map[string][]byte{"ca.crt": []byte("CA"), "tls.crt": []byte("CHAIN"), "tls.key": []byte("KEY"), "other": []byte("X")}
+	}
+	withGateways := &corev1.Secret{Data: data()}
+	if _, err := (slimmer{listenerKeys: true}).slim(withGateways); err != nil {
+		t.Fatal(err)
+	}
+	if len(withGateways.Data) != 3 || string(withGateways.Data["tls.key"]) != "KEY" || string(withGateways.Data["tls.crt"]) != "CHAIN" {
+		t.Errorf("with Gateways served, secret data = %q, want ca.crt, tls.crt and tls.key", withGateways.Data)
+	}
+	without := &corev1.Secret{Data: data()}
+	if _, err := (slimmer{}).slim(without); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := without.Data["tls.key"]; held || len(without.Data) != 1 {
+		t.Errorf("without Gateways, secret data = %q, want ca.crt only (no private key held)", without.Data)
+	}
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "a"}},
+		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"kubernetes"}}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}
+	if _, err := (slimmer{}).slim(ns); err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels["team"] != "a" || len(ns.Spec.Finalizers) != 0 || ns.Status.Phase != "" {
+		t.Errorf("namespace = %+v, want labels only", ns)
 	}
 }
 

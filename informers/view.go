@@ -20,13 +20,15 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
+	gwlistersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1beta1"
 )
 
 // noResync: every change arrives as a watch event; a periodic resync would
 // only re-deliver unchanged objects.
 const noResync = 0
 
-// view is the informers of one or more namespaces and their listers.
+// view is the informers of one or more namespaces and their listers, and
+// of the cluster-scoped kinds.
 type view struct {
 	kube   []kubeinformers.SharedInformerFactory
 	gw     []gwinformers.SharedInformerFactory
@@ -35,9 +37,14 @@ type view struct {
 	// scope when no restriction is given.
 	byNamespace map[string]*scope
 	hasSynced   []cache.InformerSynced
+
+	// Cluster-scoped, nil when not served (see served).
+	classLister     gwlisters.GatewayClassLister
+	namespaceLister corelisters.NamespaceLister
 }
 
-// scope is the listers of one namespace (or of all of them).
+// scope is the listers of one namespace (or of all of them). The Gateway
+// API listers other than policies are nil when their kind is not served.
 type scope struct {
 	namespace      string
 	policies       gwlisters.BackendTLSPolicyLister
@@ -45,13 +52,48 @@ type scope struct {
 	endpointSlices discoverylisters.EndpointSliceLister
 	configMaps     corelisters.ConfigMapLister
 	secrets        corelisters.SecretLister
+
+	gateways      gwlisters.GatewayLister
+	httpRoutes    gwlisters.HTTPRouteLister
+	grantsV1      gwlisters.ReferenceGrantLister
+	grantsV1beta1 gwlistersv1beta1.ReferenceGrantLister
 }
 
-func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces []string, s *Source) (*view, error) {
+// watched is one informer and the kind its events are counted as.
+type watched struct {
+	kind     string
+	informer cache.SharedIndexInformer
+}
+
+func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces []string, kinds served, s *Source) (*view, error) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
+	slim := slimmer{listenerKeys: kinds.gateways}.slim
 	v := &view{byNamespace: map[string]*scope{}}
+
+	// Cluster-scoped kinds are read cluster-wide even when namespaces are
+	// restricted: a GatewayClass or Namespace belongs to no namespace.
+	var cluster []watched
+	if kinds.gatewayClasses || kinds.gateways {
+		gf := gwinformers.NewSharedInformerFactoryWithOptions(gateway, noResync, gwinformers.WithTransform(slim))
+		kf := kubeinformers.NewSharedInformerFactoryWithOptions(client, noResync, kubeinformers.WithTransform(slim))
+		if kinds.gatewayClasses {
+			cluster = append(cluster, watched{kindGatewayClass, gf.Gateway().V1().GatewayClasses().Informer()})
+			v.classLister = gf.Gateway().V1().GatewayClasses().Lister()
+		}
+		if kinds.gateways {
+			// Namespaces are read for allowedRoutes selectors only.
+			cluster = append(cluster, watched{kindNamespace, kf.Core().V1().Namespaces().Informer()})
+			v.namespaceLister = kf.Core().V1().Namespaces().Lister()
+		}
+		v.kube = append(v.kube, kf)
+		v.gw = append(v.gw, gf)
+	}
+	if err := v.handle(cluster, "", s); err != nil {
+		return nil, err
+	}
+
 	seen := map[string]bool{}
 	for _, ns := range namespaces {
 		if seen[ns] {
@@ -62,45 +104,68 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 			kubeinformers.WithNamespace(ns), kubeinformers.WithTransform(slim))
 		gf := gwinformers.NewSharedInformerFactoryWithOptions(gateway, noResync,
 			gwinformers.WithNamespace(ns), gwinformers.WithTransform(slim))
-		informers := []struct {
-			kind     string
-			informer cache.SharedIndexInformer
-		}{
-			{kindPolicy, gf.Gateway().V1().BackendTLSPolicies().Informer()},
-			{kindService, kf.Core().V1().Services().Informer()},
-			{kindEndpointSlice, kf.Discovery().V1().EndpointSlices().Informer()},
-			{kindConfigMap, kf.Core().V1().ConfigMaps().Informer()},
-			{kindSecret, kf.Core().V1().Secrets().Informer()},
-		}
-		for _, i := range informers {
-			kind := i.kind
-			if err := i.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-				s.log.Warn("watch failed; retrying", "kind", kind, "namespace", nsForLog(ns), "error", err)
-				s.metrics.watchErrors.WithLabelValues(kind).Inc()
-			}); err != nil {
-				return nil, fmt.Errorf("%s informer: %w", kind, err)
-			}
-			reg, err := i.informer.AddEventHandler(s.handlerFor(kind))
-			if err != nil {
-				return nil, fmt.Errorf("%s informer: %w", kind, err)
-			}
-			v.hasSynced = append(v.hasSynced, reg.HasSynced)
-		}
-		v.kube = append(v.kube, kf)
-		v.gw = append(v.gw, gf)
-		v.scopes = append(v.scopes, scope{
+		sc := scope{
 			namespace:      ns,
 			policies:       gf.Gateway().V1().BackendTLSPolicies().Lister(),
 			services:       kf.Core().V1().Services().Lister(),
 			endpointSlices: kf.Discovery().V1().EndpointSlices().Lister(),
 			configMaps:     kf.Core().V1().ConfigMaps().Lister(),
 			secrets:        kf.Core().V1().Secrets().Lister(),
-		})
+		}
+		informers := []watched{
+			{kindPolicy, gf.Gateway().V1().BackendTLSPolicies().Informer()},
+			{kindService, kf.Core().V1().Services().Informer()},
+			{kindEndpointSlice, kf.Discovery().V1().EndpointSlices().Informer()},
+			{kindConfigMap, kf.Core().V1().ConfigMaps().Informer()},
+			{kindSecret, kf.Core().V1().Secrets().Informer()},
+		}
+		if kinds.gateways {
+			informers = append(informers, watched{kindGateway, gf.Gateway().V1().Gateways().Informer()})
+			sc.gateways = gf.Gateway().V1().Gateways().Lister()
+		}
+		if kinds.httpRoutes {
+			informers = append(informers, watched{kindHTTPRoute, gf.Gateway().V1().HTTPRoutes().Informer()})
+			sc.httpRoutes = gf.Gateway().V1().HTTPRoutes().Lister()
+		}
+		switch kinds.referenceGrants {
+		case "v1":
+			informers = append(informers, watched{kindReferenceGrant, gf.Gateway().V1().ReferenceGrants().Informer()})
+			sc.grantsV1 = gf.Gateway().V1().ReferenceGrants().Lister()
+		case "v1beta1":
+			informers = append(informers, watched{kindReferenceGrant, gf.Gateway().V1beta1().ReferenceGrants().Informer()})
+			sc.grantsV1beta1 = gf.Gateway().V1beta1().ReferenceGrants().Lister()
+		}
+		if err := v.handle(informers, ns, s); err != nil {
+			return nil, err
+		}
+		v.kube = append(v.kube, kf)
+		v.gw = append(v.gw, gf)
+		v.scopes = append(v.scopes, sc)
 	}
 	for i := range v.scopes {
 		v.byNamespace[v.scopes[i].namespace] = &v.scopes[i]
 	}
 	return v, nil
+}
+
+// handle connects informers to the source's event handler, watch error
+// log and metrics, and to the sync wait.
+func (v *view) handle(informers []watched, ns string, s *Source) error {
+	for _, i := range informers {
+		kind := i.kind
+		if err := i.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			s.log.Warn("watch failed; retrying", "kind", kind, "namespace", nsForLog(ns), "error", err)
+			s.metrics.watchErrors.WithLabelValues(kind).Inc()
+		}); err != nil {
+			return fmt.Errorf("%s informer: %w", kind, err)
+		}
+		reg, err := i.informer.AddEventHandler(s.handlerFor(kind))
+		if err != nil {
+			return fmt.Errorf("%s informer: %w", kind, err)
+		}
+		v.hasSynced = append(v.hasSynced, reg.HasSynced)
+	}
+	return nil
 }
 
 func (v *view) start(ctx context.Context) {
@@ -130,31 +195,28 @@ func (v *view) scopeOf(ns string) *scope {
 	return v.byNamespace[ns]
 }
 
-func (v *view) policies() []*gwv1.BackendTLSPolicy {
-	var out []*gwv1.BackendTLSPolicy
-	for _, s := range v.scopes {
-		l, _ := s.policies.List(labels.Everything())
+// listAll concatenates one lister's objects over every scope.
+func listAll[T any](v *view, list func(*scope) ([]T, error)) []T {
+	var out []T
+	for i := range v.scopes {
+		l, _ := list(&v.scopes[i])
 		out = append(out, l...)
 	}
 	return out
+}
+
+func (v *view) policies() []*gwv1.BackendTLSPolicy {
+	return listAll(v, func(s *scope) ([]*gwv1.BackendTLSPolicy, error) { return s.policies.List(labels.Everything()) })
 }
 
 func (v *view) services() []*corev1.Service {
-	var out []*corev1.Service
-	for _, s := range v.scopes {
-		l, _ := s.services.List(labels.Everything())
-		out = append(out, l...)
-	}
-	return out
+	return listAll(v, func(s *scope) ([]*corev1.Service, error) { return s.services.List(labels.Everything()) })
 }
 
 func (v *view) endpointSlices() []*discoveryv1.EndpointSlice {
-	var out []*discoveryv1.EndpointSlice
-	for _, s := range v.scopes {
-		l, _ := s.endpointSlices.List(labels.Everything())
-		out = append(out, l...)
-	}
-	return out
+	return listAll(v, func(s *scope) ([]*discoveryv1.EndpointSlice, error) {
+		return s.endpointSlices.List(labels.Everything())
+	})
 }
 
 // configMaps returns the wanted ConfigMaps that exist, by key lookup, so

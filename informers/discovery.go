@@ -1,0 +1,118 @@
+package informers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+)
+
+// served is which of the optional Gateway API kinds the API server serves.
+//
+// BackendTLSPolicy is required, as it always was: without its CRD the
+// informer retries (and warns) until it is installed. The kinds below came
+// later; a cluster that has only BackendTLSPolicy's CRD must keep being
+// served, so a kind whose CRD is missing is logged once, at start-up,
+// naming the CRD, and read as an empty list. A CRD installed afterwards is
+// read after a restart.
+type served struct {
+	gatewayClasses, gateways, httpRoutes bool
+	// referenceGrants is the version read: "v1" when served, else
+	// "v1beta1" (the CRD's storage version, and the only one of older
+	// releases), else "" when neither is.
+	referenceGrants string
+}
+
+// CRD names, as logs and errors name them.
+const (
+	crdGatewayClasses  = "gatewayclasses.gateway.networking.k8s.io"
+	crdGateways        = "gateways.gateway.networking.k8s.io"
+	crdHTTPRoutes      = "httproutes.gateway.networking.k8s.io"
+	crdReferenceGrants = "referencegrants.gateway.networking.k8s.io"
+)
+
+// discover asks the API server which Gateway API resources it serves. A
+// group version it does not know is an answer (nothing served); any other
+// failure is an error.
+func discover(d discovery.DiscoveryInterface) (served, error) {
+	v1, err := resourcesOf(d, gwv1.GroupVersion.String())
+	if err != nil {
+		return served{}, err
+	}
+	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"]}
+	if v1["referencegrants"] {
+		s.referenceGrants = "v1"
+		return s, nil
+	}
+	v1beta1, err := resourcesOf(d, gwv1beta1.GroupVersion.String())
+	if err != nil {
+		return served{}, err
+	}
+	if v1beta1["referencegrants"] {
+		s.referenceGrants = "v1beta1"
+	}
+	return s, nil
+}
+
+func resourcesOf(d discovery.DiscoveryInterface, groupVersion string) (map[string]bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(groupVersion)
+	if apierrors.IsNotFound(err) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovery of %s: %w", groupVersion, err)
+	}
+	out := make(map[string]bool, len(list.APIResources))
+	for _, r := range list.APIResources {
+		out[r.Name] = true
+	}
+	return out, nil
+}
+
+// discoverUntil retries discover, as informers retry a list, until it
+// answers or ctx ends (ok false).
+func (s *Source) discoverUntil(ctx context.Context) (served, bool) {
+	var got served
+	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 10 * time.Second}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
+		var err error
+		got, err = discover(s.discovery)
+		if err != nil {
+			s.log.Warn("API discovery failed; retrying", "error", err)
+			s.metrics.watchErrors.WithLabelValues("discovery").Inc()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return served{}, false
+	}
+	for _, missing := range got.missing() {
+		s.log.Warn("CustomResourceDefinition not installed: its kind is read as empty until tlsplane restarts after it is installed; BackendTLSPolicy is served regardless",
+			"crd", missing)
+	}
+	return got, true
+}
+
+// missing names the CRDs of the kinds not served.
+func (s served) missing() []string {
+	var out []string
+	if !s.gatewayClasses {
+		out = append(out, crdGatewayClasses)
+	}
+	if !s.gateways {
+		out = append(out, crdGateways)
+	}
+	if !s.httpRoutes {
+		out = append(out, crdHTTPRoutes)
+	}
+	if s.referenceGrants == "" {
+		out = append(out, crdReferenceGrants)
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package informers
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+)
+
+// resources is a discovery answer: group version → resource names.
+func resources(gvs map[string][]string) []*metav1.APIResourceList {
+	var out []*metav1.APIResourceList
+	for gv, names := range gvs {
+		l := &metav1.APIResourceList{GroupVersion: gv}
+		for _, n := range names {
+			l.APIResources = append(l.APIResources, metav1.APIResource{Name: n})
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// runSource starts a Source over fake clients until the test ends and
+// returns it once synced, with a counter of change signals.
+func runSource(t *testing.T, kube *kubefake.Clientset, gw *gwfake.Clientset, served map[string][]string) (*Source, *atomic.Int32) {
+	t.Helper()
+	kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(served)
+	src, err := New(Options{Client: kube, Gateway: gw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var changes atomic.Int32
+	go func() { done <- src.Run(ctx, func() { changes.Add(1) }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-src.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("source never synced")
+	}
+	return src, &changes
+}
+
+func TestSourceWithoutGatewayCRDsServesPolicies(t *testing.T) {
+	pol := &gwv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pay"}}
+	src, _ := runSource(t, kubefake.NewClientset(), gwfake.NewClientset(pol),
+		map[string][]string{"gateway.networking.k8s.io/v1": {"backendtlspolicies"}})
+	in := src.Inputs()
+	if len(in.Policies) != 1 {
+		t.Fatalf("policies = %d, want 1", len(in.Policies))
+	}
+	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
+		t.Errorf("Gateway API inputs = %+v, want none when their CRDs are not installed", in)
+	}
+	if _, ok := src.Gateway(nameOfAny(pol)); ok {
+		t.Error("Gateway lookup found something without the Gateway CRD")
+	}
+}
+
+func TestSourceReadsGatewayAPIKinds(t *testing.T) {
+	from := gwv1.Namespace("edge")
+	class := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "tlsplane"}, Spec: gwv1.GatewayClassSpec{ControllerName: "tlsplane.io/controller"}}
+	gw := &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web", Annotations: map[string]string{lastApplied: "{copy}"}},
+		Spec: gwv1.GatewaySpec{GatewayClassName: "tlsplane", Listeners: []gwv1.Listener{{
+			Name: "https", Protocol: gwv1.HTTPSProtocolType, Port: 443,
+			TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Name: "web-cert"}}},
+		}}},
+	}
+	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
+	grant := &gwv1beta1.ReferenceGrant{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "from-edge"},
+		Spec: gwv1beta1.ReferenceGrantSpec{
+			From: []gwv1beta1.ReferenceGrantFrom{{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: from}},
+			To:   []gwv1beta1.ReferenceGrantTo{{Kind: "Service"}},
+		},
+	}
+	cert := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web-cert"},
+		Data: map[string][]byte{"tls.crt": []byte("CHAIN"), "tls.key": []byte("KEY"), "unread": []byte("X")}}
+	unrelated := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "db"}, Data: map[string][]byte{"password": []byte("x")}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edge", Labels: map[string]string{"team": "edge"}}}
+
+	kube := kubefake.NewClientset(cert, unrelated, ns)
+	// NewClientset's tracker knows no Gateway; NewSimpleClientset's does
+	// not list one given to it, only one created through the client.
+	gwc := gwfake.NewSimpleClientset(class, route, grant)
+	if _, err := gwc.GatewayV1().Gateways("edge").Create(context.Background(), gw, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	src, changes := runSource(t, kube, gwc, map[string][]string{
+		// ReferenceGrant served as v1beta1 only, as before Gateway API v1.2.
+		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes"},
+		"gateway.networking.k8s.io/v1beta1": {"referencegrants"},
+	})
+
+	in := src.Inputs()
+	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
+		t.Fatalf("inputs: %d classes, %d gateways, %d routes, %d grants, %d namespaces; want 1 each",
+			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.ReferenceGrants), len(in.Namespaces))
+	}
+	if in.ReferenceGrants[0].Spec.From[0].Namespace != from {
+		t.Errorf("v1beta1 ReferenceGrant read as %+v", in.ReferenceGrants[0].Spec)
+	}
+	if in.Gateways[0].Annotations[lastApplied] != "" {
+		t.Error("Gateway kept its last-applied copy: the transform did not run")
+	}
+	if len(in.Secrets) != 1 || in.Secrets[0].Name != "web-cert" {
+		t.Fatalf("secrets = %v, want only the Gateway's certificate", in.Secrets)
+	}
+	if d := in.Secrets[0].Data; string(d["tls.key"]) != "KEY" || string(d["tls.crt"]) != "CHAIN" || d["unread"] != nil {
+		t.Errorf("certificate data = %q, want tls.crt and tls.key only", d)
+	}
+	if c, ok := src.GatewayClass("tlsplane"); !ok || c.Spec.ControllerName != "tlsplane.io/controller" {
+		t.Errorf("GatewayClass lookup = %v, %v", c, ok)
+	}
+	if _, ok := src.HTTPRoute(nameOfAny(route)); !ok {
+		t.Error("HTTPRoute lookup found nothing")
+	}
+
+	// An unreferenced Secret's change is ignored; the certificate's is not.
+	ctx := context.Background()
+	waitChanges := func(want int32, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for changes.Load() < want && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := changes.Load(); got != want {
+			t.Fatalf("after %s: %d change signals, want %d", what, got, want)
+		}
+	}
+	unrelated.Data["password"] = []byte("y")
+	if _, err := kube.CoreV1().Secrets("edge").Update(ctx, unrelated, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cert.Data["tls.key"] = []byte("NEWKEY")
+	if _, err := kube.CoreV1().Secrets("edge").Update(ctx, cert, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChanges(1, "the certificate's update")
+	// A Namespace's label change matters for allowedRoutes selectors.
+	ns.Labels["team"] = "web"
+	if _, err := kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChanges(2, "the namespace's label change")
+	if got := src.Inputs().Namespaces[0].Labels["team"]; got != "web" {
+		t.Errorf("namespace label = %q, want web", got)
+	}
+	if !slices.ContainsFunc(src.Inputs().Secrets, func(s *corev1.Secret) bool { return string(s.Data["tls.key"]) == "NEWKEY" }) {
+		t.Error("the certificate's new key is not in the inputs")
+	}
+}
