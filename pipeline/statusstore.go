@@ -18,13 +18,15 @@ import (
 
 // StatusStore is the StatusSink of directory mode, where statuses have no
 // object to be written to: it keeps the latest statuses in memory for
-// /debug/status and logs every change, one line per policy.
+// /debug/status and logs every change, one line per policy, GatewayClass,
+// Gateway or HTTPRoute.
 type StatusStore struct {
 	log        *slog.Logger
 	controller gwv1.GatewayController
 
 	mu         sync.RWMutex
 	statuses   map[types.NamespacedName]gwv1.PolicyStatus
+	gatewayAPI translator.GatewayAPIStatuses
 	rejections func() []Rejection
 }
 
@@ -135,15 +137,17 @@ func (s *StatusStore) ShowRejections(list func() []Rejection) {
 }
 
 // DebugJSON is the latest statuses as indented JSON, sorted by policy,
-// and the latest Envoy rejections.
+// the Gateway API statuses, sorted by object, and the latest Envoy
+// rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, rejections := s.statuses, s.rejections
+	statuses, gatewayAPI, rejections := s.statuses, s.gatewayAPI, s.rejections
 	s.mu.RUnlock()
 	out := struct {
-		Policies   []debugPolicy `json:"policies"`
-		Rejections []Rejection   `json:"rejections"`
-	}{Policies: []debugPolicy{}, Rejections: []Rejection{}}
+		Policies []debugPolicy `json:"policies"`
+		debugGatewayAPI
+		Rejections []Rejection `json:"rejections"`
+	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}}
 	if rejections != nil {
 		out.Rejections = rejections()
 	}

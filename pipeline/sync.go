@@ -30,7 +30,7 @@ func (p *Pipeline) sync() {
 	}
 	if changed {
 		p.log.Debug("published", "clusters", len(out.Clusters), "endpoints", len(out.Endpoints),
-			"secrets", len(out.Secrets), "policies", len(out.Statuses))
+			"secrets", len(out.Secrets), "policies", len(out.Statuses), "gatewayFleets", len(out.Fleets))
 	} else {
 		p.log.Debug("translation equals what is served; nothing published")
 	}
@@ -38,6 +38,9 @@ func (p *Pipeline) sync() {
 	p.computed = statuses
 	p.metrics.countPolicies(statuses, p.opts.Translator.ControllerName)
 	p.opts.Sink.Report(statuses)
+	if g, ok := p.opts.Sink.(GatewayAPISink); ok {
+		g.ReportGatewayAPI(out.GatewayAPI)
+	}
 }
 
 // translate runs the translator, turning a panic into an error: one bad

@@ -1,0 +1,140 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// gatewayRecorder is a recorder whose sink also takes Gateway API statuses.
+type gatewayRecorder struct {
+	*recorder
+	got []translator.GatewayAPIStatuses
+}
+
+func (g *gatewayRecorder) ReportGatewayAPI(st translator.GatewayAPIStatuses) {
+	g.add("report-gatewayapi")
+	g.mu.Lock()
+	g.got = append(g.got, st)
+	g.mu.Unlock()
+}
+
+var web = types.NamespacedName{Namespace: "edge", Name: "web"}
+
+func gatewayStatuses(reason string) translator.GatewayAPIStatuses {
+	cond := func(t, status string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: metav1.Now()}
+	}
+	return translator.GatewayAPIStatuses{
+		GatewayClasses: map[string]gwv1.GatewayClassStatus{"tlsplane": {Conditions: []metav1.Condition{cond("Accepted", "True")}}},
+		Gateways: map[types.NamespacedName]gwv1.GatewayStatus{web: {
+			Conditions: []metav1.Condition{cond("Accepted", "True"), cond("Programmed", "True")},
+			Listeners:  []gwv1.ListenerStatus{{Name: "https", Conditions: []metav1.Condition{cond("Conflicted", "False")}}},
+		}},
+		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{{Namespace: "edge", Name: "shop"}: {RouteStatus: gwv1.RouteStatus{
+			Parents: []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: translator.DefaultControllerName,
+				Conditions: []metav1.Condition{cond("Accepted", "True")}}},
+		}}},
+	}
+}
+
+func TestPipelineReportsGatewayAPIStatusesAfterPublishing(t *testing.T) {
+	src := newFakeSource()
+	rec := &gatewayRecorder{recorder: &recorder{}}
+	translate := func(in translator.Inputs, prev translator.PreviousStatus, now time.Time, o translator.Options) translator.Output {
+		out := rec.translate(in, prev, now, o)
+		out.GatewayAPI = gatewayStatuses("Accepted")
+		return out
+	}
+	p, err := New(Options{Source: src, Publisher: rec, Sink: rec, Translate: translate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sync()
+	if got := strings.Join(rec.snapshot(), ","); got != "translate,publish,report,report-gatewayapi" {
+		t.Fatalf("events = %s, want translate,publish,report,report-gatewayapi", got)
+	}
+	if len(rec.got) != 1 || len(rec.got[0].Gateways) != 1 {
+		t.Fatalf("Gateway API statuses reported = %+v", rec.got)
+	}
+
+	rec.publishErr = errTest
+	p.sync()
+	if got := rec.snapshot(); got[len(got)-1] != "publish-error" {
+		t.Errorf("after a failed publish, events = %v: statuses must not be reported", got)
+	}
+}
+
+type testError string
+
+func (e testError) Error() string { return string(e) }
+
+const errTest = testError("publish failed")
+
+func TestFanOutForwardsGatewayAPIToSinksThatTakeIt(t *testing.T) {
+	plain := &recorder{}
+	gw := &gatewayRecorder{recorder: &recorder{}}
+	FanOut{plain, gw}.ReportGatewayAPI(gatewayStatuses("Accepted"))
+	if len(gw.got) != 1 || len(plain.snapshot()) != 0 {
+		t.Errorf("fan-out: gateway sink got %d, plain sink events %v; want 1 and none", len(gw.got), plain.snapshot())
+	}
+}
+
+func TestStatusStoreShowsAndLogsGatewayAPIStatuses(t *testing.T) {
+	var logs bytes.Buffer
+	store := NewStatusStore(slog.New(slog.NewTextHandler(&logs, nil)), "")
+	store.ReportGatewayAPI(gatewayStatuses("Accepted"))
+	if n := strings.Count(logs.String(), `msg="status changed"`); n != 3 {
+		t.Fatalf("first report: %d lines, want 3 (class, gateway, route):\n%s", n, &logs)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("all well (Conflicted=False), yet a warning:\n%s", &logs)
+	}
+
+	logs.Reset()
+	store.ReportGatewayAPI(gatewayStatuses("Accepted")) // only lastTransitionTime moved
+	if logs.Len() != 0 {
+		t.Fatalf("nothing changed, yet logged:\n%s", &logs)
+	}
+	changed := gatewayStatuses("Accepted")
+	gwst := changed.Gateways[web]
+	gwst.Conditions[1] = metav1.Condition{Type: "Programmed", Status: metav1.ConditionFalse, Reason: "AddressNotAssigned", Message: "no address"}
+	changed.Gateways[web] = gwst
+	store.ReportGatewayAPI(changed)
+	line := logs.String()
+	for _, want := range []string{"level=WARN", "kind=Gateway", "name=edge/web", "Programmed.reason=AddressNotAssigned"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log lacks %q:\n%s", want, line)
+		}
+	}
+	if n := strings.Count(line, "status changed"); n != 1 {
+		t.Errorf("%d lines, want 1 (only the Gateway changed):\n%s", n, line)
+	}
+
+	raw, err := store.DebugJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown struct {
+		Policies       []debugPolicy       `json:"policies"`
+		GatewayClasses []debugGatewayClass `json:"gatewayClasses"`
+		Gateways       []debugGateway      `json:"gateways"`
+		HTTPRoutes     []debugHTTPRoute    `json:"httpRoutes"`
+	}
+	if err := json.Unmarshal(raw, &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.GatewayClasses) != 1 || len(shown.Gateways) != 1 || len(shown.HTTPRoutes) != 1 ||
+		shown.Gateways[0].Name != "web" || shown.Gateways[0].Status.Conditions[1].Reason != "AddressNotAssigned" {
+		t.Fatalf("/debug/status = %s", raw)
+	}
+}

@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+var _ GatewayAPISink = (*StatusStore)(nil)
+
+// ReportGatewayAPI stores the Gateway API statuses for /debug/status and
+// logs each GatewayClass, Gateway and HTTPRoute whose conditions changed.
+func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
+	s.mu.Lock()
+	old := s.gatewayAPI
+	s.gatewayAPI = statuses
+	s.mu.Unlock()
+
+	for _, name := range slices.Sorted(maps.Keys(statuses.GatewayClasses)) {
+		next := statuses.GatewayClasses[name]
+		if before, ok := old.GatewayClasses[name]; !ok || !sameConds(before.Conditions, next.Conditions) {
+			s.logConditions("GatewayClass", name, next.Conditions)
+		}
+	}
+	for _, nn := range sortedKeys(statuses.Gateways) {
+		next := statuses.Gateways[nn]
+		if before, ok := old.Gateways[nn]; !ok || !sameGateway(before, next) {
+			conds := next.Conditions
+			for _, l := range next.Listeners {
+				conds = append(slices.Clip(conds), prefixed("listener "+string(l.Name)+" ", l.Conditions)...)
+			}
+			s.logConditions("Gateway", nn.String(), conds)
+		}
+	}
+	for _, nn := range sortedKeys(statuses.HTTPRoutes) {
+		next := s.ourParents(statuses.HTTPRoutes[nn])
+		if before, ok := old.HTTPRoutes[nn]; !ok || !sameParents(s.ourParents(before), next) {
+			var conds []metav1.Condition
+			for _, p := range next {
+				conds = append(conds, prefixed("parent "+ancestorName(p.ParentRef)+" ", p.Conditions)...)
+			}
+			s.logConditions("HTTPRoute", nn.String(), conds)
+		}
+	}
+}
+
+// ourParents keeps the route parent entries this controller writes.
+func (s *StatusStore) ourParents(st gwv1.HTTPRouteStatus) []gwv1.RouteParentStatus {
+	var out []gwv1.RouteParentStatus
+	for _, p := range st.Parents {
+		if p.ControllerName == s.controller {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// logConditions writes one line per object: a group per condition, at
+// warning level when one is not True (Conflicted is True when wrong, so
+// it reads the other way).
+func (s *StatusStore) logConditions(kind, name string, conds []metav1.Condition) {
+	attrs := []any{"kind", kind, "name", name}
+	level := slog.LevelInfo
+	for _, c := range conds {
+		bad := c.Status != metav1.ConditionTrue
+		if strings.HasSuffix(c.Type, string(gwv1.ListenerConditionConflicted)) {
+			bad = c.Status != metav1.ConditionFalse
+		}
+		if bad {
+			level = slog.LevelWarn
+		}
+		attrs = append(attrs, slog.Group(c.Type, "status", string(c.Status), "reason", c.Reason, "message", c.Message))
+	}
+	s.log.Log(context.Background(), level, "status changed", attrs...)
+}
+
+// prefixed names conditions after their listener or parent, for the log.
+func prefixed(prefix string, conds []metav1.Condition) []metav1.Condition {
+	out := make([]metav1.Condition, len(conds))
+	for i, c := range conds {
+		c.Type = prefix + c.Type
+		out[i] = c
+	}
+	return out
+}
+
+// sameConds compares what an operator reads, not lastTransitionTime.
+func sameConds(a, b []metav1.Condition) bool {
+	return slices.EqualFunc(a, b, func(c, d metav1.Condition) bool {
+		return c.Type == d.Type && c.Status == d.Status && c.Reason == d.Reason &&
+			c.Message == d.Message && c.ObservedGeneration == d.ObservedGeneration
+	})
+}
+
+func sameGateway(a, b gwv1.GatewayStatus) bool {
+	return sameConds(a.Conditions, b.Conditions) &&
+		slices.EqualFunc(a.Listeners, b.Listeners, func(x, y gwv1.ListenerStatus) bool {
+			return x.Name == y.Name && x.AttachedRoutes == y.AttachedRoutes && sameConds(x.Conditions, y.Conditions)
+		})
+}
+
+func sameParents(a, b []gwv1.RouteParentStatus) bool {
+	return slices.EqualFunc(a, b, func(x, y gwv1.RouteParentStatus) bool {
+		return ancestorName(x.ParentRef) == ancestorName(y.ParentRef) && sameConds(x.Conditions, y.Conditions)
+	})
+}
+
+// debugGatewayAPI is the Gateway API part of /debug/status, each list
+// sorted by name.
+type debugGatewayAPI struct {
+	GatewayClasses []debugGatewayClass `json:"gatewayClasses"`
+	Gateways       []debugGateway      `json:"gateways"`
+	HTTPRoutes     []debugHTTPRoute    `json:"httpRoutes"`
+}
+
+type debugGatewayClass struct {
+	Name   string                  `json:"name"`
+	Status gwv1.GatewayClassStatus `json:"status"`
+}
+
+type debugGateway struct {
+	Namespace string             `json:"namespace"`
+	Name      string             `json:"name"`
+	Status    gwv1.GatewayStatus `json:"status"`
+}
+
+type debugHTTPRoute struct {
+	Namespace string               `json:"namespace"`
+	Name      string               `json:"name"`
+	Status    gwv1.HTTPRouteStatus `json:"status"`
+}
+
+func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
+	out := debugGatewayAPI{GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{}, HTTPRoutes: []debugHTTPRoute{}}
+	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
+		out.GatewayClasses = append(out.GatewayClasses, debugGatewayClass{name, st.GatewayClasses[name]})
+	}
+	for _, nn := range sortedKeys(st.Gateways) {
+		out.Gateways = append(out.Gateways, debugGateway{nn.Namespace, nn.Name, st.Gateways[nn]})
+	}
+	for _, nn := range sortedKeys(st.HTTPRoutes) {
+		out.HTTPRoutes = append(out.HTTPRoutes, debugHTTPRoute{nn.Namespace, nn.Name, st.HTTPRoutes[nn]})
+	}
+	return out
+}
