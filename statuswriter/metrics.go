@@ -13,8 +13,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_status_writes_total",
-			Help: "BackendTLSPolicy status writes by result: written, unchanged (compare found nothing to do), conflict, error, rejected.",
-		}, []string{"result"}),
+			Help: "Status writes by kind (BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute) and result: written, unchanged (compare found nothing to do), conflict, error, rejected.",
+		}, []string{"kind", "result"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "tlsplane_status_leader",
 			Help: "1 while this replica holds the Lease and writes status.",

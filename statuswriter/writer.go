@@ -19,6 +19,7 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/tlsplane/tlsplane/pipeline"
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // FieldManager names tlsplane's status writes in managedFields.
@@ -26,23 +27,23 @@ const FieldManager = "tlsplane"
 
 // Options configure a Writer.
 type Options struct {
-	// Gateway writes BackendTLSPolicy status. Required.
+	// Gateway writes the Gateway API statuses. Required.
 	Gateway gwclient.Interface
 	// Controller is the controllerName whose entries this writer owns.
 	Controller gwv1.GatewayController
-	// Cached returns the informer's copy of a policy, to compare against
-	// before writing without a GET per policy per translation. When nil,
-	// the writer reads the API server.
-	Cached func(types.NamespacedName) (*gwv1.BackendTLSPolicy, bool)
+	// Cache holds the informers' copies, to compare against before writing
+	// without a GET per object per translation. When nil, the writer reads
+	// the API server.
+	Cache Cache
 	// Election, when set, lets only the Lease holder write. Its Client is
 	// required then.
 	Election *Election
 	// Workers write concurrently; 0 means 2.
 	Workers int
-	// RateLimiter paces retries and writes per policy; nil means client-go's
+	// RateLimiter paces retries and writes per object; nil means client-go's
 	// default controller rate limiter (per-item exponential backoff and an
 	// overall 10 qps, burst 100).
-	RateLimiter workqueue.TypedRateLimiter[types.NamespacedName]
+	RateLimiter workqueue.TypedRateLimiter[Object]
 	Logger      *slog.Logger
 	Registerer  prometheus.Registerer
 }
@@ -65,11 +66,16 @@ type Writer struct {
 
 	mu      sync.Mutex
 	desired map[types.NamespacedName]gwv1.PolicyStatus
+	// gatewayAPI is the latest Gateway API statuses; clearedRoutes are
+	// routes we wrote parents on that no longer name a Gateway of ours,
+	// whose entries of ours are to be removed.
+	gatewayAPI    translator.GatewayAPIStatuses
+	clearedRoutes map[types.NamespacedName]bool
 	// queue exists only during a term of leadership; nil otherwise.
-	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	queue workqueue.TypedRateLimitingInterface[Object]
 }
 
-var _ pipeline.StatusSink = (*Writer)(nil)
+var _ pipeline.GatewayAPISink = (*Writer)(nil)
 
 // New returns a writer; nothing is written until Run.
 func New(opts Options) (*Writer, error) {
@@ -84,17 +90,18 @@ func New(opts Options) (*Writer, error) {
 		opts.Workers = 2
 	}
 	if opts.RateLimiter == nil {
-		opts.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()
+		opts.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[Object]()
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Writer{
-		opts:    opts,
-		log:     log.With("component", "statuswriter"),
-		metrics: newMetrics(opts.Registerer),
-		desired: map[types.NamespacedName]gwv1.PolicyStatus{},
+		opts:          opts,
+		log:           log.With("component", "statuswriter"),
+		metrics:       newMetrics(opts.Registerer),
+		desired:       map[types.NamespacedName]gwv1.PolicyStatus{},
+		clearedRoutes: map[types.NamespacedName]bool{},
 	}, nil
 }
 
@@ -111,12 +118,12 @@ func (w *Writer) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus) {
 		return // not the leader: the desired statuses wait for a term
 	}
 	for nn, st := range statuses {
-		if w.opts.Cached != nil {
-			if live, ok := w.opts.Cached(nn); ok && !needsWrite(live.Status, st, w.opts.Controller) {
+		if w.opts.Cache != nil {
+			if live, ok := w.opts.Cache.Policy(nn); ok && !needsWrite(live.Status, st, w.opts.Controller) {
 				continue
 			}
 		}
-		w.queue.Add(nn)
+		w.queue.Add(Object{KindBackendTLSPolicy, nn})
 	}
 }
 
@@ -141,15 +148,18 @@ func (w *Writer) IsLeader() bool {
 // first, since the previous leader may have left some unwritten.
 func (w *Writer) lead(ctx context.Context) {
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(w.opts.RateLimiter,
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "backendtlspolicy-status"})
+		workqueue.TypedRateLimitingQueueConfig[Object]{Name: "status"})
 	w.mu.Lock()
 	w.queue = queue
 	for nn := range w.desired {
-		queue.Add(nn)
+		queue.Add(Object{KindBackendTLSPolicy, nn})
+	}
+	for _, o := range w.gatewayAPIObjects() {
+		queue.Add(o)
 	}
 	w.mu.Unlock()
 	w.metrics.leader.Set(1)
-	w.log.Info("writing BackendTLSPolicy status", "controller", w.opts.Controller)
+	w.log.Info("writing status", "controller", w.opts.Controller)
 
 	var wg sync.WaitGroup
 	for range w.opts.Workers {
@@ -170,51 +180,107 @@ func (w *Writer) lead(ctx context.Context) {
 	wg.Wait()
 }
 
-// next handles one queued policy; false when the worker should stop.
-func (w *Writer) next(ctx context.Context, queue workqueue.TypedRateLimitingInterface[types.NamespacedName]) bool {
-	nn, shutdown := queue.Get()
+// next handles one queued object; false when the worker should stop.
+func (w *Writer) next(ctx context.Context, queue workqueue.TypedRateLimitingInterface[Object]) bool {
+	o, shutdown := queue.Get()
 	if shutdown {
 		return false
 	}
-	defer queue.Done(nn)
+	defer queue.Done(o)
 	if ctx.Err() != nil {
 		return false // the term or the process ended: no write without the Lease
 	}
-	err := w.write(ctx, nn)
+	err := w.write(ctx, o)
 	switch {
 	case err == nil:
-		queue.Forget(nn)
+		queue.Forget(o)
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
 		// Retrying cannot fix these; the next translation will try again.
-		w.log.Error("status not written", "policy", nn, "error", err)
-		w.metrics.writes.WithLabelValues("rejected").Inc()
-		queue.Forget(nn)
+		w.log.Error("status not written", "object", o.String(), "error", err)
+		w.metrics.writes.WithLabelValues(string(o.Kind), "rejected").Inc()
+		queue.Forget(o)
 	default:
-		w.log.Warn("status write failed; retrying", "policy", nn, "error", err, "retries", queue.NumRequeues(nn))
-		w.metrics.writes.WithLabelValues("error").Inc()
-		queue.AddRateLimited(nn)
+		w.log.Warn("status write failed; retrying", "object", o.String(), "error", err, "retries", queue.NumRequeues(o))
+		w.metrics.writes.WithLabelValues(string(o.Kind), "error").Inc()
+		queue.AddRateLimited(o)
 	}
 	return true
 }
 
-// write makes the live policy's entries of our controller equal to the
-// desired ones, re-reading and re-merging on conflict.
-func (w *Writer) write(ctx context.Context, nn types.NamespacedName) error {
+// write makes the live object's status (our part of it) equal to the
+// desired one.
+func (w *Writer) write(ctx context.Context, o Object) error {
+	switch o.Kind {
+	case KindBackendTLSPolicy:
+		return w.writePolicy(ctx, o)
+	case KindGatewayClass:
+		return w.writeGatewayClass(ctx, o)
+	case KindGateway:
+		return w.writeGateway(ctx, o)
+	case KindHTTPRoute:
+		return w.writeHTTPRoute(ctx, o)
+	}
+	return fmt.Errorf("status writer: unknown kind of %s", o)
+}
+
+// writePolicy makes the live policy's entries of our controller equal to
+// the desired ones.
+func (w *Writer) writePolicy(ctx context.Context, o Object) error {
 	w.mu.Lock()
-	desired, ok := w.desired[nn]
+	desired, ok := w.desired[o.NamespacedName]
 	w.mu.Unlock()
 	if !ok {
 		return nil // the policy is gone from the inputs
 	}
-	client := w.opts.Gateway.GatewayV1().BackendTLSPolicies(nn.Namespace)
+	client := w.opts.Gateway.GatewayV1().BackendTLSPolicies(o.Namespace)
+	return writeStatus(ctx, w, o, statusOps[*gwv1.BackendTLSPolicy]{
+		cached: func() (*gwv1.BackendTLSPolicy, bool) {
+			if w.opts.Cache == nil {
+				return nil, false
+			}
+			return w.opts.Cache.Policy(o.NamespacedName)
+		},
+		get: func(ctx context.Context) (*gwv1.BackendTLSPolicy, error) {
+			return client.Get(ctx, o.Name, metav1.GetOptions{})
+		},
+		merged: func(live *gwv1.BackendTLSPolicy) *gwv1.BackendTLSPolicy {
+			if !needsWrite(live.Status, desired, w.opts.Controller) {
+				return nil
+			}
+			updated := live.DeepCopy()
+			updated.Status = merge(live.Status, desired, w.opts.Controller)
+			return updated
+		},
+		update: func(ctx context.Context, obj *gwv1.BackendTLSPolicy) error {
+			_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return err
+		},
+	})
+}
+
+// statusOps are one kind's steps of writeStatus.
+type statusOps[T any] struct {
+	cached func() (T, bool)
+	get    func(context.Context) (T, error)
+	// merged is live with the desired status, or the zero T (nil) when
+	// live's is already as desired.
+	merged func(live T) T
+	update func(context.Context, T) error
+}
+
+// writeStatus compares the cached object's status with the desired one
+// and writes the merge when they differ, re-reading the API server's copy
+// and re-merging on conflict.
+func writeStatus[T interface{ comparable }](ctx context.Context, w *Writer, o Object, ops statusOps[T]) error {
+	var zero T
 	first := true
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var live *gwv1.BackendTLSPolicy
-		if cached, ok := w.cached(nn); ok && first {
+		var live T
+		if cached, ok := ops.cached(); ok && first {
 			live = cached
 		} else {
 			// A conflict means our copy is stale: read the API server's.
-			got, err := client.Get(ctx, nn.Name, metav1.GetOptions{})
+			got, err := ops.get(ctx)
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
@@ -224,29 +290,21 @@ func (w *Writer) write(ctx context.Context, nn types.NamespacedName) error {
 			live = got
 		}
 		first = false
-		if !needsWrite(live.Status, desired, w.opts.Controller) {
-			w.metrics.writes.WithLabelValues("unchanged").Inc()
+		updated := ops.merged(live)
+		if updated == zero {
+			w.metrics.writes.WithLabelValues(string(o.Kind), "unchanged").Inc()
 			return nil
 		}
-		updated := live.DeepCopy()
-		updated.Status = merge(live.Status, desired, w.opts.Controller)
-		_, err := client.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: FieldManager})
+		err := ops.update(ctx, updated)
 		switch {
 		case err == nil:
-			w.metrics.writes.WithLabelValues("written").Inc()
-			w.log.Debug("status written", "policy", nn)
+			w.metrics.writes.WithLabelValues(string(o.Kind), "written").Inc()
+			w.log.Debug("status written", "object", o.String())
 		case apierrors.IsConflict(err):
-			w.metrics.writes.WithLabelValues("conflict").Inc()
+			w.metrics.writes.WithLabelValues(string(o.Kind), "conflict").Inc()
 		case apierrors.IsNotFound(err):
 			return nil
 		}
 		return err
 	})
-}
-
-func (w *Writer) cached(nn types.NamespacedName) (*gwv1.BackendTLSPolicy, bool) {
-	if w.opts.Cached == nil {
-		return nil, false
-	}
-	return w.opts.Cached(nn)
 }

@@ -1,0 +1,218 @@
+package statuswriter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// apiCache reads the fake API server, standing in for the informers.
+type apiCache struct{ c *gwfake.Clientset }
+
+func (a apiCache) Policy(nn types.NamespacedName) (*gwv1.BackendTLSPolicy, bool) {
+	p, err := a.c.GatewayV1().BackendTLSPolicies(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return p, err == nil
+}
+func (a apiCache) GatewayClass(name string) (*gwv1.GatewayClass, bool) {
+	o, err := a.c.GatewayV1().GatewayClasses().Get(context.Background(), name, metav1.GetOptions{})
+	return o, err == nil
+}
+func (a apiCache) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
+	o, err := a.c.GatewayV1().Gateways(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
+func (a apiCache) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
+	o, err := a.c.GatewayV1().HTTPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
+
+var (
+	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}
+	shopRT  = types.NamespacedName{Namespace: "edge", Name: "shop"}
+	t0      = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	otherCn = gwv1.GatewayController("example.com/other")
+)
+
+func accepted(reason string) []metav1.Condition {
+	return []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: reason, LastTransitionTime: t0}}
+}
+
+func parent(controller gwv1.GatewayController, gateway, reason string) gwv1.RouteParentStatus {
+	return gwv1.RouteParentStatus{ParentRef: gwv1.ParentReference{Name: gwv1.ObjectName(gateway)}, ControllerName: controller, Conditions: accepted(reason)}
+}
+
+func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
+	addr := gwv1.IPAddressType
+	return translator.GatewayAPIStatuses{
+		GatewayClasses: map[string]gwv1.GatewayClassStatus{"tlsplane": {Conditions: accepted("Accepted"),
+			SupportedFeatures: []gwv1.SupportedFeature{{Name: "HTTPRoute"}}}},
+		Gateways: map[types.NamespacedName]gwv1.GatewayStatus{webGW: {
+			Addresses:  []gwv1.GatewayStatusAddress{{Type: &addr, Value: "10.0.0.7"}},
+			Conditions: accepted("Accepted"),
+			Listeners:  []gwv1.ListenerStatus{{Name: "http", AttachedRoutes: 1, SupportedKinds: []gwv1.RouteGroupKind{{Kind: "HTTPRoute"}}, Conditions: accepted("Accepted")}},
+		}},
+		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+			// The translator's copy of another controller's entry may be
+			// stale: the live one must win.
+			parent(otherCn, "theirs", "Stale"),
+			parent(me, "web", routeReason),
+		}}}},
+	}
+}
+
+// gatewayAPIFixture creates the objects through the client: the fake
+// tracker does not list a Gateway handed to its constructor.
+func gatewayAPIFixture(t *testing.T) *gwfake.Clientset {
+	t.Helper()
+	ctx := context.Background()
+	c := gwfake.NewSimpleClientset()
+	if _, err := c.GatewayV1().GatewayClasses().Create(ctx, &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "tlsplane"},
+		Spec: gwv1.GatewayClassSpec{ControllerName: me}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GatewayV1().Gateways("edge").Create(ctx, &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
+	route.Status.Parents = []gwv1.RouteParentStatus{parent(otherCn, "theirs", "Live")}
+	if _, err := c.GatewayV1().HTTPRoutes("edge").Create(ctx, route, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.ClearActions()
+	return c
+}
+
+// statusUpdates counts update actions on status subresources.
+func statusUpdates(c *gwfake.Clientset) map[string]int {
+	out := map[string]int{}
+	for _, a := range c.Actions() {
+		if u, ok := a.(k8stesting.UpdateAction); ok && u.GetSubresource() == "status" {
+			out[u.GetResource().Resource]++
+		}
+	}
+	return out
+}
+
+func runWriter(t *testing.T, w *Writer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 5s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
+	ctx := context.Background()
+	c := gatewayAPIFixture(t)
+	w, err := New(Options{Gateway: c, Controller: me, Cache: apiCache{c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reported before the term starts: written once it does.
+	want := desiredStatuses("Accepted")
+	w.ReportGatewayAPI(want)
+	runWriter(t, w)
+
+	eventually(t, "all three statuses written", func() bool {
+		n := statusUpdates(c)
+		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["httproutes"] == 1
+	})
+	class, _ := apiCache{c}.GatewayClass("tlsplane")
+	if !equality.Semantic.DeepEqual(class.Status, want.GatewayClasses["tlsplane"]) {
+		t.Errorf("GatewayClass status = %+v", class.Status)
+	}
+	gw, _ := apiCache{c}.Gateway(webGW)
+	if !equality.Semantic.DeepEqual(gw.Status, want.Gateways[webGW]) {
+		t.Errorf("Gateway status = %+v", gw.Status)
+	}
+	route, _ := apiCache{c}.HTTPRoute(shopRT)
+	if got := names2(route.Status); len(got) != 2 || got[0] != "example.com/other/theirs/Live" || got[1] != "tlsplane.io/controller/web/Accepted" {
+		t.Errorf("route parents = %v, want the other controller's live entry, then ours", got)
+	}
+
+	// The same statuses again: the compare finds nothing to write.
+	c.ClearActions()
+	w.ReportGatewayAPI(desiredStatuses("Accepted"))
+	time.Sleep(200 * time.Millisecond)
+	if n := statusUpdates(c); len(n) != 0 {
+		t.Errorf("unchanged statuses rewritten: %v", n)
+	}
+
+	// Another controller rewrites its entry meanwhile; ours changes.
+	route.Status.Parents[0] = parent(otherCn, "theirs", "Newer")
+	if _, err := c.GatewayV1().HTTPRoutes("edge").UpdateStatus(ctx, route, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.ReportGatewayAPI(desiredStatuses("NotAllowedByListeners"))
+	eventually(t, "route parent updated", func() bool {
+		r, _ := apiCache{c}.HTTPRoute(shopRT)
+		got := names2(r.Status)
+		return len(got) == 2 && got[0] == "example.com/other/theirs/Newer" && got[1] == "tlsplane.io/controller/web/NotAllowedByListeners"
+	})
+
+	// The route leaves our Gateways: our parent goes, theirs stays.
+	gone := desiredStatuses("Accepted")
+	delete(gone.HTTPRoutes, shopRT)
+	w.ReportGatewayAPI(gone)
+	eventually(t, "our parent removed from a route that left our Gateways", func() bool {
+		r, _ := apiCache{c}.HTTPRoute(shopRT)
+		got := names2(r.Status)
+		return len(got) == 1 && got[0] == "example.com/other/theirs/Newer"
+	})
+}
+
+func names2(st gwv1.HTTPRouteStatus) []string {
+	var out []string
+	for _, p := range st.Parents {
+		out = append(out, string(p.ControllerName)+"/"+string(p.ParentRef.Name)+"/"+p.Conditions[0].Reason)
+	}
+	return out
+}
+
+func TestMergeRouteKeepsOtherControllersParents(t *testing.T) {
+	var live gwv1.HTTPRouteStatus
+	for i := range 31 {
+		live.Parents = append(live.Parents, parent(otherCn, "gw"+string(rune('a'+i%26)), "Accepted"))
+	}
+	desired := gwv1.HTTPRouteStatus{RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(me, "web", "Accepted"), parent(me, "api", "Accepted")}}}
+	if !routeNeedsWrite(live, desired, me) {
+		t.Fatal("routeNeedsWrite = false with none of ours live")
+	}
+	got := mergeRoute(live, desired, me)
+	if len(got.Parents) != maxRouteParents {
+		t.Fatalf("%d parents, want the API's limit %d", len(got.Parents), maxRouteParents)
+	}
+	others := 0
+	for _, p := range got.Parents {
+		if p.ControllerName == otherCn {
+			others++
+		}
+	}
+	if others != 31 || got.Parents[31].ParentRef.Name != "web" {
+		t.Errorf("over the limit, %d of 31 other parents kept and last is %s; want all of theirs and our first", others, got.Parents[31].ParentRef.Name)
+	}
+	if routeNeedsWrite(gwv1.HTTPRouteStatus{RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(otherCn, "x", "A")}}},
+		gwv1.HTTPRouteStatus{}, me) {
+		t.Error("routeNeedsWrite = true with nothing of ours on either side")
+	}
+}

@@ -1,0 +1,27 @@
+package statuswriter
+
+import "k8s.io/apimachinery/pkg/types"
+
+// Kind is a kind whose status the writer writes, as metrics and logs name it.
+type Kind string
+
+const (
+	KindBackendTLSPolicy Kind = "BackendTLSPolicy"
+	KindGatewayClass     Kind = "GatewayClass"
+	KindGateway          Kind = "Gateway"
+	KindHTTPRoute        Kind = "HTTPRoute"
+)
+
+// Object is one queued status write: a kind and its namespace/name
+// (a GatewayClass has no namespace).
+type Object struct {
+	Kind Kind
+	types.NamespacedName
+}
+
+func (o Object) String() string {
+	if o.Namespace == "" {
+		return string(o.Kind) + " " + o.Name
+	}
+	return string(o.Kind) + " " + o.Namespace + "/" + o.Name
+}
