@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +41,16 @@ func GatewayAPICRDDir() (string, error) {
 	return filepath.Join(moduleDir, "config", "crd", "standard"), nil
 }
 
+// RequiredCRDs are the CRDs tlsplane reads; the standard channel must
+// hold each of them, or InstallGatewayAPICRDs fails naming the missing one.
+var RequiredCRDs = []string{
+	"backendtlspolicies.gateway.networking.k8s.io",
+	"gatewayclasses.gateway.networking.k8s.io",
+	"gateways.gateway.networking.k8s.io",
+	"httproutes.gateway.networking.k8s.io",
+	"referencegrants.gateway.networking.k8s.io",
+}
+
 // InstallGatewayAPICRDs applies every manifest of the standard channel and
 // waits until each CRD is Established.
 func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
@@ -66,6 +77,11 @@ func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
 			if obj.GetKind() == "CustomResourceDefinition" {
 				crds = append(crds, obj.GetName())
 			}
+		}
+	}
+	for _, want := range RequiredCRDs {
+		if !slices.Contains(crds, want) {
+			return fmt.Errorf("CustomResourceDefinition %s is not in %s", want, dir)
 		}
 	}
 	return waitEstablished(ctx, cfg, crds, 60*time.Second)
