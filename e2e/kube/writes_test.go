@@ -3,25 +3,34 @@ package kube
 import (
 	"bufio"
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// statusWrites is tlsplane_status_writes_total{result="written"} of cp.
+// statusWrites is the sum over kinds of
+// tlsplane_status_writes_total{kind=…,result="written"} of cp.
 func (cp *controlPlane) statusWrites(t *testing.T) string {
 	t.Helper()
 	body, err := cp.get("/metrics")
 	if err != nil {
 		t.Fatalf("%s: %v", cp.name, err)
 	}
+	var sum float64
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, `tlsplane_status_writes_total{result="written"}`) {
-			return strings.TrimSpace(strings.TrimPrefix(line, `tlsplane_status_writes_total{result="written"}`))
+		line := sc.Text()
+		if !strings.HasPrefix(line, "tlsplane_status_writes_total{") || !strings.Contains(line, `result="written"`) {
+			continue
 		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, "}")+1:]), 64)
+		if err != nil {
+			t.Fatalf("%s: /metrics line %q: %v", cp.name, line, err)
+		}
+		sum += v
 	}
-	return "0"
+	return strconv.FormatFloat(sum, 'f', -1, 64)
 }
 
 // expectNoWriteStorm: once statuses are current, our own writes (which come
