@@ -28,7 +28,8 @@ func FuzzReadManifests(f *testing.F) {
 			if !strings.HasPrefix(err.Error(), "fuzz.yaml: ") {
 				t.Fatalf("error does not name the file: %v", err)
 			}
-			if in.Policies != nil || in.Services != nil || in.EndpointSlices != nil || in.ConfigMaps != nil || in.Secrets != nil {
+			if in.Policies != nil || in.Services != nil || in.EndpointSlices != nil || in.ConfigMaps != nil || in.Secrets != nil ||
+				in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
 				t.Fatalf("an error and objects: %v", err)
 			}
 			return
@@ -56,10 +57,31 @@ func FuzzReadManifests(f *testing.F) {
 				t.Errorf("Secret %s/%s keeps stringData", s.Namespace, s.Name)
 			}
 		}
+		for _, o := range in.Gateways {
+			noNamespace(t, "Gateway", o.Namespace, o.Name)
+		}
+		for _, o := range in.HTTPRoutes {
+			noNamespace(t, "HTTPRoute", o.Namespace, o.Name)
+		}
+		for _, o := range in.ReferenceGrants {
+			noNamespace(t, "ReferenceGrant", o.Namespace, o.Name)
+			if o.APIVersion != "gateway.networking.k8s.io/v1" {
+				t.Errorf("ReferenceGrant %s/%s read as %q, want v1", o.Namespace, o.Name, o.APIVersion)
+			}
+		}
+		for _, o := range in.GatewayClasses {
+			noClusterNamespace(t, "GatewayClass", o.Namespace, o.Name)
+		}
+		for _, o := range in.Namespaces {
+			noClusterNamespace(t, "Namespace", o.Namespace, o.Name)
+		}
 		in = Merge([]Part{{Source: "fuzz.yaml", Inputs: in}}, nil)
 		out := translator.Translate(in, nil, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), translator.Options{})
 		if len(out.Statuses) > len(in.Policies) {
 			t.Errorf("%d statuses for %d policies", len(out.Statuses), len(in.Policies))
+		}
+		if len(out.Fleets) > len(in.Gateways) {
+			t.Errorf("%d fleets for %d gateways", len(out.Fleets), len(in.Gateways))
 		}
 	})
 }
@@ -71,12 +93,21 @@ func noNamespace(t *testing.T, kind, namespace, name string) {
 	}
 }
 
-// fuzzManifestSeeds are the golden translator inputs and the files under
-// testdata/fuzz/manifests (hand-made edge cases of YAML and JSON).
+func noClusterNamespace(t *testing.T, kind, namespace, name string) {
+	t.Helper()
+	if namespace != "" {
+		t.Errorf("%s %q has namespace %q; it is cluster-scoped", kind, name, namespace)
+	}
+}
+
+// fuzzManifestSeeds are the golden translator inputs (the gateway-*
+// cases seed every Gateway API kind), the files under
+// testdata/fuzz/manifests (hand-made edge cases of YAML and JSON), and
+// examples/gateway.
 func fuzzManifestSeeds(tb testing.TB) [][]byte {
 	tb.Helper()
 	var paths []string
-	for _, pattern := range []string{"../testdata/translator/*.in.yaml", "../testdata/fuzz/manifests/*"} {
+	for _, pattern := range []string{"../testdata/translator/*.in.yaml", "../testdata/fuzz/manifests/*", "../examples/gateway/*.yaml"} {
 		found, err := filepath.Glob(pattern)
 		if err != nil {
 			tb.Fatal(err)

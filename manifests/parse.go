@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -88,64 +85,34 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 	if probe.APIVersion == "" || probe.Kind == "" {
 		return fmt.Errorf("%s: not a Kubernetes object: apiVersion and kind are required", where)
 	}
+	key := kindKey{probe.APIVersion, probe.Kind}
+	if key == (kindKey{"v1", "List"}) {
+		return decodeList(where, doc, in, warn, depth)
+	}
+	kind, known := kinds[key]
 	ns := probe.Metadata.Namespace
-	if ns == "" {
+	switch {
+	case known && kind.clusterScoped:
+		ns = ""
+	case ns == "":
 		ns = DefaultNamespace
 	}
-	what := fmt.Sprintf("%s (%s %s %s/%s)", where, probe.APIVersion, probe.Kind, ns, probe.Metadata.Name)
-	decode := func(obj any) error {
+	id := probe.Metadata.Name
+	if ns != "" {
+		id = ns + "/" + id
+	}
+	what := fmt.Sprintf("%s (%s %s %s)", where, probe.APIVersion, probe.Kind, id)
+	if !known {
+		warn(fmt.Sprintf("%s: %s", what, skippedMessage))
+		return nil
+	}
+	return kind.read(func(obj any) error {
 		if err := json.Unmarshal(doc, obj); err != nil {
 			return fmt.Errorf("%s: %v", what, err)
 		}
 		return nil
-	}
-	switch (kindKey{probe.APIVersion, probe.Kind}) {
-	case kindKey{"v1", "List"}:
-		return decodeList(where, doc, in, warn, depth)
-	case kindKey{gwv1.GroupVersion.String(), "BackendTLSPolicy"}:
-		o := &gwv1.BackendTLSPolicy{}
-		if err := decode(o); err != nil {
-			return err
-		}
-		o.Namespace = ns
-		in.Policies = append(in.Policies, o)
-	case kindKey{"v1", "Service"}:
-		o := &corev1.Service{}
-		if err := decode(o); err != nil {
-			return err
-		}
-		o.Namespace = ns
-		in.Services = append(in.Services, o)
-	case kindKey{discoveryv1.SchemeGroupVersion.String(), "EndpointSlice"}:
-		o := &discoveryv1.EndpointSlice{}
-		if err := decode(o); err != nil {
-			return err
-		}
-		o.Namespace = ns
-		in.EndpointSlices = append(in.EndpointSlices, o)
-	case kindKey{"v1", "ConfigMap"}:
-		o := &corev1.ConfigMap{}
-		if err := decode(o); err != nil {
-			return err
-		}
-		o.Namespace = ns
-		in.ConfigMaps = append(in.ConfigMaps, o)
-	case kindKey{"v1", "Secret"}:
-		o := &corev1.Secret{}
-		if err := decode(o); err != nil {
-			return err
-		}
-		o.Namespace = ns
-		applyStringData(o)
-		in.Secrets = append(in.Secrets, o)
-	default:
-		warn(fmt.Sprintf("%s: skipped: tlsplane reads only BackendTLSPolicy (%s), Service, EndpointSlice, ConfigMap and Secret",
-			what, gwv1.GroupVersion))
-	}
-	return nil
+	}, ns, in)
 }
-
-type kindKey struct{ apiVersion, kind string }
 
 // decodeList reads the items of a `kind: List`, as `kubectl get -o yaml`
 // prints them.
@@ -165,19 +132,4 @@ func decodeList(where string, doc []byte, in *translator.Inputs, warn func(strin
 		}
 	}
 	return nil
-}
-
-// applyStringData merges stringData into data, as the API server does on
-// write, so the translator only reads data.
-func applyStringData(s *corev1.Secret) {
-	if len(s.StringData) == 0 {
-		return
-	}
-	if s.Data == nil {
-		s.Data = map[string][]byte{}
-	}
-	for k, v := range s.StringData {
-		s.Data[k] = []byte(v)
-	}
-	s.StringData = nil
 }
