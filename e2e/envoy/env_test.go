@@ -20,8 +20,10 @@ type env struct {
 	backendBin, tlsplaneBin, envoyBin string
 
 	xdsPort, tlsplaneAdminPort int
-	tlsplane                   *harness.Process
-	envoy                      *envoyProxy
+	// serveArgs follow --dir on tlsplane's command line.
+	serveArgs []string
+	tlsplane  *harness.Process
+	envoy     *envoyProxy
 }
 
 // applyTimeout bounds how long a scenario waits for Envoy to apply an edit.
@@ -29,12 +31,19 @@ const applyTimeout = 20 * time.Second
 
 func newEnv(t *testing.T, apiType string) *env {
 	t.Helper()
+	return newEnvIn(t, apiType, strings.ToLower(apiType))
+}
+
+// newEnvIn is newEnv keeping its files in .cache/envoy-e2e/<dir>, so two
+// suites of one ADS flavour keep their logs apart.
+func newEnvIn(t *testing.T, apiType, dir string) *env {
+	t.Helper()
 	e := &env{apiType: apiType, tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
 	if e.tlsplaneBin == "" || e.envoyBin == "" {
 		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
 	}
 	// Kept after the run, git-ignored, for reading logs of a failure.
-	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", strings.ToLower(apiType)))
+	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +67,7 @@ func (e *env) startTLSPlane(t *testing.T) {
 	t.Helper()
 	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.tlsplaneAdminPort,
-		Args: []string{"--dir", e.manifestDir},
+		Args: append([]string{"--dir", e.manifestDir}, e.serveArgs...),
 	}).Process
 }
 

@@ -39,6 +39,10 @@ type EnvoyOptions struct {
 	// WaitReady waits for /ready (an Envoy that never gets its clusters is
 	// never ready).
 	WaitReady bool
+	// GatewayListeners makes the listeners tlsplane's: LDS over ADS and no
+	// static test listener, as an Envoy serving a Gateway is configured
+	// (its fleet is then "<namespace>/<gateway>").
+	GatewayListeners bool
 }
 
 // XDSTLS is the client side of (mutual) TLS on the ADS cluster, as
@@ -84,8 +88,8 @@ func StartEnvoy(t testing.TB, o EnvoyOptions) *Envoy {
 }
 
 // Bootstrap is Envoy's whole static configuration: ADS to tlsplane, one
-// listener routing by ClusterHeader with an access log on stdout, admin on
-// loopback.
+// listener routing by ClusterHeader with an access log on stdout (or, with
+// GatewayListeners, listeners over ADS instead), admin on loopback.
 func Bootstrap(o EnvoyOptions, adminPort, listenerPort int) (map[string]any, error) {
 	type object = map[string]any
 	xdsHost, xdsPortText, err := net.SplitHostPort(o.XDSAddress)
@@ -179,33 +183,37 @@ func Bootstrap(o EnvoyOptions, adminPort, listenerPort int) (map[string]any, err
 			},
 		}
 	}
+	dynamic := object{
+		"ads_config": object{
+			"api_type":              apiType,
+			"transport_api_version": "V3",
+			"grpc_services": []object{{"envoy_grpc": object{
+				"cluster_name": "tlsplane",
+				// Reconnect fast after a tlsplane restart; tests wait for it.
+				"retry_policy": object{"retry_back_off": object{"base_interval": "0.25s", "max_interval": "1s"}},
+			}}},
+			"set_node_on_first_message_only": true,
+		},
+		"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
+	}
+	static := object{"clusters": []object{xdsCluster}}
+	if o.GatewayListeners {
+		dynamic["lds_config"] = object{"ads": object{}, "resource_api_version": "V3"}
+	} else {
+		static["listeners"] = []object{{
+			"name":    statPrefix,
+			"address": addr("127.0.0.1", listenerPort),
+			"filter_chains": []object{{"filters": []object{{
+				"name":         "envoy.filters.network.http_connection_manager",
+				"typed_config": hcm,
+			}}}},
+		}}
+	}
 	return object{
-		"node":  object{"id": o.NodeID, "cluster": o.Fleet},
-		"admin": object{"address": addr("127.0.0.1", adminPort)},
-		"dynamic_resources": object{
-			"ads_config": object{
-				"api_type":              apiType,
-				"transport_api_version": "V3",
-				"grpc_services": []object{{"envoy_grpc": object{
-					"cluster_name": "tlsplane",
-					// Reconnect fast after a tlsplane restart; tests wait for it.
-					"retry_policy": object{"retry_back_off": object{"base_interval": "0.25s", "max_interval": "1s"}},
-				}}},
-				"set_node_on_first_message_only": true,
-			},
-			"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
-		},
-		"static_resources": object{
-			"listeners": []object{{
-				"name":    statPrefix,
-				"address": addr("127.0.0.1", listenerPort),
-				"filter_chains": []object{{"filters": []object{{
-					"name":         "envoy.filters.network.http_connection_manager",
-					"typed_config": hcm,
-				}}}},
-			}},
-			"clusters": []object{xdsCluster},
-		},
+		"node":              object{"id": o.NodeID, "cluster": o.Fleet},
+		"admin":             object{"address": addr("127.0.0.1", adminPort)},
+		"dynamic_resources": dynamic,
+		"static_resources":  static,
 	}, nil
 }
 

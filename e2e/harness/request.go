@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +18,11 @@ type Echo struct {
 	TLSVersion string `json:"tls_version"`
 	ALPN       string `json:"alpn"`
 	Proto      string `json:"proto"`
+	Host       string `json:"host"`
 	Path       string `json:"path"`
+	// Headers are the request headers as the backend received them
+	// (canonical keys), e.g. those a route filter added.
+	Headers map[string][]string `json:"headers"`
 }
 
 // Response is one answer through Envoy's test listener; Echo is set on a 200.
@@ -25,6 +30,8 @@ type Response struct {
 	Status int
 	Echo   Echo
 	Body   string
+	// PeerCertificate is the leaf Envoy presented, on a GatewayGet over TLS.
+	PeerCertificate *x509.Certificate
 }
 
 func (r Response) String() string {
