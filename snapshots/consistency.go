@@ -8,6 +8,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -36,7 +37,65 @@ func checkConsistent(d *digests, s *servedSnapshot) error {
 	}
 	for _, name := range sortedNames(secrets) {
 		if !referenced[name] {
-			return fmt.Errorf("secret %s: referenced by no cluster (ADS would withhold the SDS reply)", name)
+			return fmt.Errorf("secret %s: referenced by no cluster and no listener (ADS would withhold the SDS reply)", name)
+		}
+	}
+	return nil
+}
+
+// checkListeners is the gate for a Gateway fleet's own resources, on top
+// of checkConsistent of its base (whose secrets clusters reference): every
+// route configuration and SDS secret a listener reads is served, every
+// route configuration and listener certificate is read by a listener (ADS
+// withholds a reply holding what Envoy did not ask for), and no name is
+// served twice.
+func checkListeners(part fleetPart, baseSecrets map[string]types.Resource) error {
+	for _, kind := range []struct {
+		name  string
+		items []*digest
+	}{{"listener", part.listeners}, {"route configuration", part.routes}, {"secret", part.secrets}} {
+		for i := 1; i < len(kind.items); i++ { // sorted by name
+			if kind.items[i].name == kind.items[i-1].name {
+				return fmt.Errorf("%s %s: twice in the fleet's resources", kind.name, kind.items[i].name)
+			}
+		}
+	}
+	routes := make(map[string]bool, len(part.routes))
+	for _, r := range part.routes {
+		routes[r.name] = false
+	}
+	own := make(map[string]bool, len(part.secrets))
+	for _, s := range part.secrets {
+		if _, ok := baseSecrets[s.name]; ok {
+			return fmt.Errorf("secret %s: is both a listener certificate and a secret the clusters read", s.name)
+		}
+		own[s.name] = false
+	}
+	for _, l := range part.listeners {
+		for _, name := range l.routes {
+			if _, ok := routes[name]; !ok {
+				return fmt.Errorf("listener %s: references route configuration %q, which is not in the snapshot", l.name, name)
+			}
+			routes[name] = true
+		}
+		for _, name := range l.secrets {
+			_, ours := own[name]
+			if _, theirs := baseSecrets[name]; !ours && !theirs {
+				return fmt.Errorf("listener %s: references secret %q, which is not in the snapshot", l.name, name)
+			}
+			if ours {
+				own[name] = true
+			}
+		}
+	}
+	for _, name := range sortedNames(routes) {
+		if !routes[name] {
+			return fmt.Errorf("route configuration %s: referenced by no listener (ADS would withhold the RDS reply)", name)
+		}
+	}
+	for _, name := range sortedNames(own) {
+		if !own[name] {
+			return fmt.Errorf("secret %s: referenced by no cluster and no listener (ADS would withhold the SDS reply)", name)
 		}
 	}
 	return nil
@@ -59,17 +118,7 @@ func referencedSecrets(c *clusterv3.Cluster) ([]string, error) {
 		if err := cfg.UnmarshalTo(tls); err != nil {
 			return nil, fmt.Errorf("cluster %s: transport_socket %s: %w", c.GetName(), ts.GetName(), err)
 		}
-		common := tls.GetCommonTlsContext()
-		configs := append([]*tlsv3.SdsSecretConfig{
-			common.GetValidationContextSdsSecretConfig(),
-			common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig(),
-		}, common.GetTlsCertificateSdsSecretConfigs()...)
-		for _, sds := range configs {
-			// Secrets from another config source are not ours to serve.
-			if sds.GetName() != "" && sds.GetSdsConfig().GetAds() != nil {
-				names = append(names, sds.GetName())
-			}
-		}
+		names = append(names, adsSecrets(tls.GetCommonTlsContext())...)
 	}
 	return names, nil
 }

@@ -9,6 +9,8 @@ import (
 	adminv3 "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -65,6 +67,23 @@ func configDump(snap *servedSnapshot) ([]byte, error) {
 			VersionInfo: snap.GetVersion(resource.EndpointType), EndpointConfig: mustAny(e),
 		})
 	}
+	listeners := &adminv3.ListenersConfigDump{VersionInfo: snap.GetVersion(resource.ListenerType)}
+	items = snap.GetResources(resource.ListenerType)
+	for _, name := range sortedNames(items) {
+		listeners.DynamicListeners = append(listeners.DynamicListeners, &adminv3.ListenersConfigDump_DynamicListener{
+			Name: name,
+			ActiveState: &adminv3.ListenersConfigDump_DynamicListenerState{
+				VersionInfo: listeners.VersionInfo, Listener: mustAny(items[name].(*listenerv3.Listener)),
+			},
+		})
+	}
+	routes := &adminv3.RoutesConfigDump{}
+	items = snap.GetResources(resource.RouteType)
+	for _, name := range sortedNames(items) {
+		routes.DynamicRouteConfigs = append(routes.DynamicRouteConfigs, &adminv3.RoutesConfigDump_DynamicRouteConfig{
+			VersionInfo: snap.GetVersion(resource.RouteType), RouteConfig: mustAny(items[name].(*routev3.RouteConfiguration)),
+		})
+	}
 	secrets := &adminv3.SecretsConfigDump{}
 	items = snap.GetResources(resource.SecretType)
 	for _, name := range sortedNames(items) {
@@ -73,7 +92,7 @@ func configDump(snap *servedSnapshot) ([]byte, error) {
 			Name: name, VersionInfo: snap.GetVersion(resource.SecretType), Secret: mustAny(redacted(s)),
 		})
 	}
-	dump := &adminv3.ConfigDump{Configs: []*anypb.Any{mustAny(clusters), mustAny(endpoints), mustAny(secrets)}}
+	dump := &adminv3.ConfigDump{Configs: []*anypb.Any{mustAny(clusters), mustAny(endpoints), mustAny(listeners), mustAny(routes), mustAny(secrets)}}
 	raw, err := protojson.Marshal(dump)
 	if err != nil {
 		return nil, fmt.Errorf("config dump: %w", err)
@@ -87,14 +106,21 @@ func configDump(snap *servedSnapshot) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// redacted hides private keys, as Envoy's own config dump does.
+// redacted hides private keys, as Envoy's own config dump does: a
+// Gateway's listener certificates carry theirs inline. Only a CA bundle
+// (a validation context: public) and a certificate chain are shown; key
+// material of any other kind of secret is dropped whole.
 func redacted(s *tlsv3.Secret) *tlsv3.Secret {
-	if s.GetTlsCertificate().GetPrivateKey() == nil {
+	switch s.GetType().(type) {
+	case *tlsv3.Secret_ValidationContext, nil:
 		return s
+	case *tlsv3.Secret_TlsCertificate:
+		c := proto.Clone(s).(*tlsv3.Secret)
+		cert := c.GetTlsCertificate()
+		cert.PrivateKey, cert.PrivateKeyProvider, cert.Password = nil, nil, nil
+		return c
 	}
-	c := proto.Clone(s).(*tlsv3.Secret)
-	c.GetTlsCertificate().PrivateKey = nil
-	return c
+	return &tlsv3.Secret{Name: s.GetName()}
 }
 
 // mustAny only fails for nil or unregistered messages, which these are not.

@@ -30,8 +30,8 @@ func TestDebugSnapshotIsAConfigDump(t *testing.T) {
 	if err := json.Unmarshal(byNode, &dump); err != nil {
 		t.Fatal(err)
 	}
-	wantTypes := []string{"ClustersConfigDump", "EndpointsConfigDump", "SecretsConfigDump"}
-	if len(dump.Configs) != 3 {
+	wantTypes := []string{"ClustersConfigDump", "EndpointsConfigDump", "ListenersConfigDump", "RoutesConfigDump", "SecretsConfigDump"}
+	if len(dump.Configs) != len(wantTypes) {
 		t.Fatalf("configs: %d", len(dump.Configs))
 	}
 	for i, c := range dump.Configs {

@@ -5,17 +5,20 @@ import (
 	"sync"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 )
 
 // digest is what publishing needs to know of one resource: its name, its
 // wire version (go-control-plane's hash of its deterministic bytes) and,
-// for a cluster, the SDS secrets it reads.
+// for a cluster or a listener, the SDS secrets it reads; for a listener,
+// the route configurations it reads.
 type digest struct {
 	name    string
 	wire    string
 	secrets []string
+	routes  []string
 }
 
 // digests memoises a digest per resource pointer. The translator hands back
@@ -71,10 +74,17 @@ func digestOf(r types.Resource) (*digest, error) {
 		return nil, fmt.Errorf("resource %q: %w", name, err)
 	}
 	dg := &digest{name: name, wire: cache.HashResource(b)}
-	if c, ok := r.(*clusterv3.Cluster); ok {
-		if dg.secrets, err = referencedSecrets(c); err != nil {
+	switch r := r.(type) {
+	case *clusterv3.Cluster:
+		if dg.secrets, err = referencedSecrets(r); err != nil {
 			return nil, err
 		}
+	case *listenerv3.Listener:
+		refs, err := referencesOf(r)
+		if err != nil {
+			return nil, err
+		}
+		dg.routes, dg.secrets = refs.routes, refs.secrets
 	}
 	return dg, nil
 }

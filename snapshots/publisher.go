@@ -10,6 +10,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -97,6 +98,10 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.checkUnservedFleets(out, whole); err != nil {
+		p.metrics.publishes.WithLabelValues("error").Inc()
+		return false, err
+	}
 	pending := map[string]*servedSnapshot{}
 	for fleet, st := range p.fleets {
 		snap, err := p.snapshotFor(out, fleet, whole)
@@ -114,9 +119,7 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	}
 	p.last, p.whole = &out, whole
 	p.ready.Store(true)
-	for _, typeURL := range servedTypes {
-		p.metrics.resources.WithLabelValues(typeURL).Set(float64(len(whole.GetResources(typeURL))))
-	}
+	p.countResources(out, whole)
 	if !changed {
 		p.metrics.publishes.WithLabelValues("unchanged").Inc()
 		return false, nil
@@ -124,6 +127,23 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	p.metrics.publishes.WithLabelValues("changed").Inc()
 	p.log.Info("snapshot published", append(versionAttrs(whole), "fleets_updated", len(pending))...)
 	return true, nil
+}
+
+// countResources sets the resource gauges: what every fleet may be served,
+// plus what the Gateway fleets own.
+func (p *Publisher) countResources(out translator.Output, whole *servedSnapshot) {
+	counts := map[string]int{}
+	for _, typeURL := range servedTypes {
+		counts[typeURL] = len(whole.GetResources(typeURL))
+	}
+	for _, own := range out.Fleets {
+		counts[resource.ListenerType] += len(own.Listeners)
+		counts[resource.RouteType] += len(own.Routes)
+		counts[resource.SecretType] += len(own.Secrets)
+	}
+	for typeURL, n := range counts {
+		p.metrics.resources.WithLabelValues(typeURL).Set(float64(n))
+	}
 }
 
 // NodeStreamOpened registers a stream of node before its first watch, so
@@ -196,20 +216,48 @@ func (p *Publisher) Origins(names []string) []types.NamespacedName {
 	return out
 }
 
-// snapshotFor builds fleet's snapshot; an unrestricted fleet shares whole.
+// snapshotFor builds fleet's snapshot; p.mu is held. An unrestricted
+// fleet without a Gateway shares whole; a Gateway fleet adds its own
+// resources to what it would get without them.
 func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *servedSnapshot) (*servedSnapshot, error) {
-	if _, restricted := p.opts.FleetNamespaces[fleet]; !restricted && whole != nil {
-		return whole, nil
+	base := whole
+	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted || whole == nil {
+		res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces)
+		if err != nil {
+			return nil, fmt.Errorf("fleet %q: %w", fleet, err)
+		}
+		if base, err = newSnapshot(p.digests, res); err != nil {
+			return nil, fmt.Errorf("fleet %q: %w", fleet, err)
+		}
 	}
-	res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces)
-	if err != nil {
-		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
+	own := out.Fleets[fleet]
+	if own == nil {
+		return base, nil
 	}
-	snap, err := newSnapshot(p.digests, res)
+	var prev *servedSnapshot
+	if st := p.fleets[fleet]; st != nil {
+		prev = st.snapshot
+	}
+	snap, err := gatewaySnapshot(p.digests, base, own, prev)
 	if err != nil {
 		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
 	}
 	return snap, nil
+}
+
+// checkUnservedFleets checks the Gateway fleets no stream reads yet, so
+// a broken translation is refused whoever is connected; their snapshots
+// are built when a stream opens. p.mu is held.
+func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnapshot) error {
+	for _, fleet := range sortedNames(out.Fleets) {
+		if _, served := p.fleets[fleet]; served || out.Fleets[fleet] == nil {
+			continue
+		}
+		if _, err := checkFleet(p.digests, whole, out.Fleets[fleet]); err != nil {
+			return fmt.Errorf("fleet %q: %w", fleet, err)
+		}
+	}
+	return nil
 }
 
 // set hands a validated snapshot to the cache; p.mu is held.

@@ -90,12 +90,12 @@ func TestPublishErrorKeepsServedSnapshot(t *testing.T) {
 func TestTwoPublishersGiveIdenticalVersions(t *testing.T) {
 	a, b := New(Options{}), New(Options{})
 	for _, p := range []*Publisher{a, b} {
-		p.NodeStreamOpened(&corev3.Node{Id: "n", Cluster: "edge"})
-		if _, err := p.Publish(st.Output(ledger, payments)); err != nil {
+		p.NodeStreamOpened(&corev3.Node{Id: "n", Cluster: edge.Fleet()})
+		if _, err := p.Publish(st.WithGateways(st.Output(ledger, payments), edge)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sa, sb := served(t, a, "edge"), served(t, b, "edge")
+	sa, sb := served(t, a, edge.Fleet()), served(t, b, edge.Fleet())
 	for _, typeURL := range servedTypes {
 		if sa.GetVersion(typeURL) == "" || sa.GetVersion(typeURL) != sb.GetVersion(typeURL) {
 			t.Errorf("%s: %q vs %q", typeURL, sa.GetVersion(typeURL), sb.GetVersion(typeURL))
@@ -134,7 +134,12 @@ func TestFleetNamespacesFilterConsistently(t *testing.T) {
 		"mesh":      {"bank/ledger/443", "shop/payments/8443"},
 	} {
 		s := served(t, p, fleet)
-		for _, typeURL := range servedTypes {
+		for _, typeURL := range []string{resource.ListenerType, resource.RouteType} {
+			if n := len(s.GetResources(typeURL)); n != 0 {
+				t.Errorf("fleet %s without a Gateway: %d of %s", fleet, n, typeURL)
+			}
+		}
+		for _, typeURL := range backendTypes {
 			var got []string
 			for _, name := range sortedNames(s.GetResources(typeURL)) {
 				got = append(got, strings.TrimSuffix(name, "/ca"))

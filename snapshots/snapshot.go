@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -11,8 +12,15 @@ import (
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// servedTypes are the xDS types tlsplane serves, in ADS warming order.
-var servedTypes = []string{resource.ClusterType, resource.EndpointType, resource.SecretType}
+// servedTypes are the xDS types tlsplane serves, in ADS warming order:
+// clusters and their endpoints before the listeners that route to them,
+// and the routes those listeners read. Secrets come last, as before
+// listeners were served: clusters and listeners ask for them by name.
+var servedTypes = []string{resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType, resource.SecretType}
+
+// Serves reports whether tlsplane serves typeURL (to every fleet, if only
+// empty): anything else is answered empty and counted as "other".
+func Serves(typeURL string) bool { return slices.Contains(servedTypes, typeURL) }
 
 // everything is an unrestricted fleet's share of a translation.
 func everything(out translator.Output) fleetResources {
@@ -42,6 +50,10 @@ func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 		resource.ClusterType:  asResources(res.clusters),
 		resource.EndpointType: asResources(res.endpoints),
 		resource.SecretType:   asResources(res.secrets),
+		// Listeners and routes are a Gateway fleet's own (gatewaySnapshot):
+		// every other fleet is served none.
+		resource.ListenerType: nil,
+		resource.RouteType:    nil,
 	}
 	v, err := versionsOf(d, res)
 	if err != nil {
@@ -51,17 +63,22 @@ func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 	// calls it); the delta Feed reads it.
 	snap := &servedSnapshot{Snapshot: &cache.Snapshot{VersionMap: v.byResource}, byType: map[string]map[string]types.Resource{}}
 	for _, typeURL := range servedTypes {
-		snap.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(v.byType[typeURL], byType[typeURL])
-		named := make(map[string]types.Resource, len(byType[typeURL]))
-		for _, r := range byType[typeURL] {
-			named[cache.GetResourceName(r)] = r
-		}
-		snap.byType[typeURL] = named
+		snap.setType(typeURL, v.byType[typeURL], byType[typeURL])
 	}
 	if err := checkConsistent(d, snap); err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// setType makes items typeURL's resources, at version.
+func (s *servedSnapshot) setType(typeURL, version string, items []types.Resource) {
+	s.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(version, items)
+	named := make(map[string]types.Resource, len(items))
+	for _, r := range items {
+		named[cache.GetResourceName(r)] = r
+	}
+	s.byType[typeURL] = named
 }
 
 func asResources[T types.Resource](items []T) []types.Resource {
@@ -87,6 +104,8 @@ func versionAttrs(s *servedSnapshot) []any {
 	return []any{
 		"cds_version", s.GetVersion(resource.ClusterType),
 		"eds_version", s.GetVersion(resource.EndpointType),
+		"lds_version", s.GetVersion(resource.ListenerType),
+		"rds_version", s.GetVersion(resource.RouteType),
 		"sds_version", s.GetVersion(resource.SecretType),
 	}
 }

@@ -11,6 +11,9 @@ import (
 	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
 )
 
+// backendTypes are the types every fleet is served resources of.
+var backendTypes = []string{resource.ClusterType, resource.EndpointType, resource.SecretType}
+
 // go-control-plane calls GetResources per delta request and per delta
 // watch: it must hand out one map, not build a copy each time.
 func TestServedSnapshotSharesItsMaps(t *testing.T) {
@@ -18,7 +21,7 @@ func TestServedSnapshotSharesItsMaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typeURL := range servedTypes {
+	for _, typeURL := range backendTypes {
 		first, again := snap.GetResources(typeURL), snap.GetResources(typeURL)
 		if reflect.ValueOf(first).UnsafePointer() != reflect.ValueOf(again).UnsafePointer() {
 			t.Errorf("%s: two calls, two maps", typeURL)
@@ -33,7 +36,12 @@ func TestServedSnapshotSharesItsMaps(t *testing.T) {
 			}
 		}
 	}
-	if snap.GetResources(resource.ListenerType) != nil {
+	for _, typeURL := range []string{resource.ListenerType, resource.RouteType} {
+		if got := snap.GetResources(typeURL); got == nil || len(got) != 0 || snap.GetVersion(typeURL) == "" {
+			t.Errorf("%s without a Gateway: %v at version %q, want none at a version", typeURL, got, snap.GetVersion(typeURL))
+		}
+	}
+	if snap.GetResources(resource.RuntimeType) != nil {
 		t.Error("a type tlsplane does not serve has resources")
 	}
 }

@@ -60,6 +60,9 @@ func typeVersion(enc []*digest) string {
 	return hashOf(chunks...)
 }
 
+// noneVersion is the version of a type with no resources.
+var noneVersion = typeVersion(nil)
+
 // versions are the per-type (SotW) and per-resource (delta) versions of a
 // fleet's resources.
 type versions struct {
@@ -86,11 +89,15 @@ func versionsOf(d *digests, res fleetResources) (versions, error) {
 			resource.ClusterType:  cds,
 			resource.EndpointType: hashOf(typeVersion(endpoints), cds),
 			resource.SecretType:   typeVersion(secrets),
+			resource.ListenerType: noneVersion,
+			resource.RouteType:    noneVersion,
 		},
 		byResource: map[string]map[string]string{
 			resource.ClusterType:  wireVersions(clusters),
 			resource.EndpointType: withReaders(endpoints, readers(res.clusters, clusters)),
 			resource.SecretType:   wireVersions(secrets),
+			resource.ListenerType: {},
+			resource.RouteType:    {},
 		},
 	}
 	return v, nil
