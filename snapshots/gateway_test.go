@@ -240,7 +240,9 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 			wantErr: `fleet "shop/edge": listener shop/edge/80: references route configuration "shop/edge/80", which is not in the snapshot`,
 		},
 		"orphan route configuration": {
-			edit:    func(f *translator.FleetResources) { f.Routes = append(f.Routes, edge.RouteConfiguration("shop/edge/81")) },
+			edit: func(f *translator.FleetResources) {
+				f.Routes = append(f.Routes, edge.RouteConfiguration("shop/edge/81"))
+			},
 			wantErr: `fleet "shop/edge": route configuration shop/edge/81: referenced by no listener`,
 		},
 		"missing certificate": {
