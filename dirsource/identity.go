@@ -14,20 +14,35 @@ import (
 // from files are the same only when they are the same pointer, which the
 // source keeps for files whose bytes did not change.
 func forgetResourceVersions(in translator.Inputs) {
-	forget := func(o metav1.Object) { o.SetResourceVersion("") }
-	for _, o := range in.Policies {
-		forget(o)
+	for _, o := range objects(in) {
+		o.SetResourceVersion("")
 	}
-	for _, o := range in.Services {
-		forget(o)
+}
+
+// count is the number of objects in in.
+func count(in translator.Inputs) int {
+	return len(objects(in))
+}
+
+// objects lists every object of in, of every kind the translator reads.
+func objects(in translator.Inputs) []metav1.Object {
+	var all []metav1.Object
+	all = appendObjects(all, in.Policies)
+	all = appendObjects(all, in.Services)
+	all = appendObjects(all, in.EndpointSlices)
+	all = appendObjects(all, in.ConfigMaps)
+	all = appendObjects(all, in.Secrets)
+	all = appendObjects(all, in.GatewayClasses)
+	all = appendObjects(all, in.Gateways)
+	all = appendObjects(all, in.HTTPRoutes)
+	all = appendObjects(all, in.ReferenceGrants)
+	all = appendObjects(all, in.Namespaces)
+	return all
+}
+
+func appendObjects[T metav1.Object](all []metav1.Object, objs []T) []metav1.Object {
+	for _, o := range objs {
+		all = append(all, o)
 	}
-	for _, o := range in.EndpointSlices {
-		forget(o)
-	}
-	for _, o := range in.ConfigMaps {
-		forget(o)
-	}
-	for _, o := range in.Secrets {
-		forget(o)
-	}
+	return all
 }

@@ -197,11 +197,6 @@ func (s *Source) state(rel string) *fileState {
 	return st
 }
 
-// count is the number of objects in in.
-func count(in translator.Inputs) int {
-	return len(in.Policies) + len(in.Services) + len(in.EndpointSlices) + len(in.ConfigMaps) + len(in.Secrets)
-}
-
 // readFailed reports a path that cannot be read, once per distinct error.
 func (s *Source) readFailed(st *fileState, shown string, err error) {
 	if st.failing && st.problem == err.Error() {
