@@ -1,5 +1,5 @@
 // Command tlsplane is an Envoy xDS control plane for Gateway API
-// BackendTLSPolicy. This file only dispatches subcommands; each lives in its
+// BackendTLSPolicy, Gateways and HTTPRoutes. This file only dispatches subcommands; each lives in its
 // own file and owns its flags.
 package main
 
@@ -8,10 +8,11 @@ import (
 	"os"
 )
 
-const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy
+const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy,
+Gateways and HTTPRoutes
 
 Usage:
-  tlsplane translate [-o yaml|json] [--controller-name NAME] PATH...
+  tlsplane translate [-o yaml|json] [--controller-name NAME] [--listener-address IP] PATH...
   tlsplane serve [flags]            (tlsplane serve -h lists them)
   tlsplane version
 `

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -41,6 +42,7 @@ type serveConfig struct {
 	controllerName          string
 	systemCABundle          string
 	allowInsecureSkipVerify bool
+	listenerAddress         string
 	fleetNamespaces         map[string][]string
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
@@ -59,6 +61,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.controllerName, "controller-name", string(translator.DefaultControllerName), "controllerName written into the policy status entries this control plane owns")
 	fs.StringVar(&cfg.systemCABundle, "system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy hosts, trusted by wellKnownCACertificates: System")
 	fs.BoolVar(&cfg.allowInsecureSkipVerify, "allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option; without this flag such a policy is Invalid")
+	registerListenerAddress(fs, &cfg.listenerAddress)
 	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed gets every namespace", func(v string) error {
 		fleets, err := parseFleetNamespaces(v)
 		cfg.fleetNamespaces = fleets
@@ -89,6 +92,21 @@ func (cfg *serveConfig) checkOneSource() error {
 		return errors.New("no source: give --dir DIR, or the Kubernetes flags (tlsplane serve -h)")
 	}
 	return nil
+}
+
+// registerListenerAddress adds --listener-address, shared by serve and
+// translate. It must be an IP: Envoy rejects a listener bound to a name.
+func registerListenerAddress(fs *flag.FlagSet, addr *string) {
+	*addr = translator.DefaultListenerAddress
+	fs.Func("listener-address", "the `IP` address every Gateway listener binds on the Envoy hosts, at each listener's port (default "+
+		translator.DefaultListenerAddress+": every IPv4 address)", func(v string) error {
+		ip, err := netip.ParseAddr(v)
+		if err != nil || ip.Zone() != "" {
+			return fmt.Errorf("%q is not an IP address", v)
+		}
+		*addr = ip.String()
+		return nil
+	})
 }
 
 // parseFleetNamespaces reads `edge=shop,pay;internal=ops`.
@@ -190,6 +208,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			ControllerName:          controller,
 			SystemCABundlePath:      cfg.systemCABundle,
 			AllowInsecureSkipVerify: cfg.allowInsecureSkipVerify,
+			ListenerAddress:         cfg.listenerAddress,
 		},
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,

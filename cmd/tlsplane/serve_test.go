@@ -75,6 +75,18 @@ func TestServeFlagsAndSourceErrors(t *testing.T) {
 	if _, err := parseServeFlags([]string{"--dir", ".", "--fleet-namespaces", "edge"}, io.Discard); err == nil {
 		t.Error("a bad --fleet-namespaces was accepted")
 	}
+	if cfg.listenerAddress != "0.0.0.0" {
+		t.Errorf("default --listener-address = %q, want 0.0.0.0", cfg.listenerAddress)
+	}
+	for _, bad := range []string{"localhost", "10.0.0.1:80", "fe80::1%eth0", ""} {
+		if _, err := parseServeFlags([]string{"--dir", ".", "--listener-address", bad}, io.Discard); err == nil ||
+			!strings.Contains(err.Error(), "listener-address") || !strings.Contains(err.Error(), `"`+bad+`" is not an IP address`) {
+			t.Errorf("--listener-address %q: %v, want an error naming the flag and value", bad, err)
+		}
+	}
+	if cfg, err := parseServeFlags([]string{"--dir", ".", "--listener-address", "::"}, io.Discard); err != nil || cfg.listenerAddress != "::" {
+		t.Errorf("--listener-address :: = %+v, %v", cfg, err)
+	}
 	if _, err := parseServeFlags([]string{"--dir", ".", "stray"}, io.Discard); err == nil {
 		t.Error("a positional argument was accepted")
 	}
@@ -86,9 +98,9 @@ type servingPlane struct {
 	done            chan error
 }
 
-func startServe(t *testing.T, dir string) *servingPlane {
+func startServe(t *testing.T, dir string, flags ...string) *servingPlane {
 	t.Helper()
-	cfg, err := parseServeFlags([]string{"--dir", dir}, io.Discard)
+	cfg, err := parseServeFlags(append([]string{"--dir", dir}, flags...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,11 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: tlsplane translate [-o yaml|json] [--controller-name NAME] PATH...\n\n"+
+		fmt.Fprint(stderr, "Usage: tlsplane translate [-o yaml|json] [--controller-name NAME] [--listener-address IP] PATH...\n\n"+
 			"Reads manifests (files, or directories of *.yaml, *.yml, *.json) and prints the Envoy\n"+
-			"clusters, endpoints and secrets, and the policies with their computed status.\n"+
+			"clusters, endpoints and secrets, each Gateway fleet's listeners, route configurations\n"+
+			"and certificates (private keys redacted), and the policies, GatewayClasses, Gateways\n"+
+			"and HTTPRoutes with their computed status.\n"+
 			"SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.\n\n")
 		fs.PrintDefaults()
 	}
@@ -31,6 +33,8 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	controller := fs.String("controller-name", string(translator.DefaultControllerName), "controllerName written into status")
 	systemCA := fs.String("system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy host, for wellKnownCACertificates: System")
 	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
+	var listenerAddress string
+	registerListenerAddress(fs, &listenerAddress)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -57,6 +61,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 		ControllerName:          gwv1.GatewayController(*controller),
 		SystemCABundlePath:      *systemCA,
 		AllowInsecureSkipVerify: *allowInsecure,
+		ListenerAddress:         listenerAddress,
 	})
 	for _, w := range out.Warnings {
 		warn(w)

@@ -62,3 +62,38 @@ func TestTranslateErrors(t *testing.T) {
 		}
 	}
 }
+
+// examples/gateway translates without a warning; its listeners bind
+// --listener-address, 0.0.0.0 by default, and private keys are not printed.
+func TestTranslateGatewayExample(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "address: 0.0.0.0"},
+		{[]string{"--listener-address", "10.1.2.3"}, "address: 10.1.2.3"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := runTranslate(append(c.args, "../../examples/gateway"), &stdout, &stderr); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		out := stdout.String()
+		if stderr.Len() != 0 {
+			t.Errorf("%v: warnings: %s", c.args, stderr.String())
+		}
+		for _, want := range []string{c.want, "name: shop/edge/10080", "name: shop/edge/10443/https", "name: shop/edge-certificate/certificate", "kind: HTTPRoute"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: output lacks %q", c.args, want)
+			}
+		}
+		if strings.Contains(out, "BEGIN PRIVATE KEY") || strings.Contains(out, "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS") {
+			t.Errorf("%v: output prints the listener certificate's private key", c.args)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	err := runTranslate([]string{"--listener-address", "edge.shop.example", "../../examples/gateway"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `"edge.shop.example" is not an IP address`) {
+		t.Errorf("a host name as --listener-address: %v, want an error naming it", err)
+	}
+}
