@@ -189,6 +189,9 @@ func splitList(v string) []string {
 	return out
 }
 
+// The informers' caches are what the status writer compares against.
+var _ statuswriter.Cache = (*informers.Source)(nil)
+
 // kubeSource runs the status writer beside the informers, so the pipeline's
 // wait for its source also waits for the writer to release the Lease.
 type kubeSource struct {
