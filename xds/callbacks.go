@@ -247,7 +247,7 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) *c
 	node = st.node
 	if !st.types[typeURL] {
 		st.types[typeURL] = true
-		c.metrics.streams.WithLabelValues(snapshots.Fleet(node), typeURL).Inc()
+		c.metrics.streams.WithLabelValues(snapshots.Fleet(node), typeLabel(typeURL)).Inc()
 	}
 	c.mu.Unlock()
 	if first {
@@ -266,14 +266,14 @@ func (c *callbacks) close(key streamKey) {
 		return
 	}
 	for typeURL := range st.types {
-		c.metrics.streams.WithLabelValues(snapshots.Fleet(st.node), typeURL).Dec()
+		c.metrics.streams.WithLabelValues(snapshots.Fleet(st.node), typeLabel(typeURL)).Dec()
 	}
 	c.pub.NodeStreamClosed(st.node)
 	c.log.Debug("xDS stream closed", "node", st.node.GetId(), "fleet", snapshots.Fleet(st.node), "delta", key.delta)
 }
 
 func (c *callbacks) sent(key streamKey, typeURL string, resp sentResponse) {
-	c.metrics.responses.WithLabelValues(typeURL).Inc()
+	c.metrics.responses.WithLabelValues(typeLabel(typeURL)).Inc()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.streams[key]

@@ -147,20 +147,51 @@ func TestDeltaStreamWaitsForTheFirstTranslation(t *testing.T) {
 	wantNames(t, "CDS after the first translation", names, "shop/payments/8443")
 }
 
-// A type tlsplane does not serve (listeners, say) is answered like an empty
+// A type tlsplane does not serve (runtime, say) is answered like an empty
 // one: the first wildcard request gets an empty response, so Envoy's
 // initialisation does not wait for it, and named resources are removed.
+// Its metrics go under the type_url "other": a client cannot grow the
+// label set.
 func TestDeltaUnservedTypeIsEmpty(t *testing.T) {
+	h := start(t, snapshots.Options{})
+	h.publish(t, st.Output(payments), true)
+	s := openDelta(t, h)
+	s.send(t, &discoveryv3.DeltaDiscoveryRequest{Node: node("envoy-1", "edge"), TypeUrl: resource.RuntimeType})
+	resp := s.next(t)
+	if resp.GetTypeUrl() != resource.RuntimeType || len(resp.GetResources()) != 0 || len(resp.GetRemovedResources()) != 0 {
+		t.Fatalf("wildcard RTDS: %s %v removed %v, want an empty RTDS response", resp.GetTypeUrl(), resp.GetResources(), resp.GetRemovedResources())
+	}
+	s.ack(t, resp)
+	resp = s.subscribe(t, "envoy-1", "edge", "type.googleapis.com/made.up.Type", "anything")
+	wantNames(t, "made-up type", resp.GetRemovedResources(), "anything")
+	s.none(t)
+	if got := counterValue(t, h.metrics.responses.WithLabelValues(otherTypes)); got != 2 {
+		t.Errorf("responses of unserved types = %v, want 2 under %q", got, otherTypes)
+	}
+	if got := counterValue(t, h.metrics.streams.WithLabelValues("edge", otherTypes)); got != 2 {
+		t.Errorf("streams gauge of unserved types = %v, want 2 under %q", got, otherTypes)
+	}
+	if got := counterValue(t, h.metrics.responses.WithLabelValues(resource.RuntimeType)); got != 0 {
+		t.Errorf("an unserved type has a label of its own (%v responses)", got)
+	}
+}
+
+// Listeners and routes are served types: a fleet without a Gateway gets
+// an empty LDS answer with a version, and named routes removed.
+func TestDeltaFleetWithoutGatewayHasNoListenersOrRoutes(t *testing.T) {
 	h := start(t, snapshots.Options{})
 	h.publish(t, st.Output(payments), true)
 	s := openDelta(t, h)
 	s.send(t, &discoveryv3.DeltaDiscoveryRequest{Node: node("envoy-1", "edge"), TypeUrl: resource.ListenerType})
 	resp := s.next(t)
-	if resp.GetTypeUrl() != resource.ListenerType || len(resp.GetResources()) != 0 || len(resp.GetRemovedResources()) != 0 {
-		t.Fatalf("wildcard LDS: %s %v removed %v, want an empty LDS response", resp.GetTypeUrl(), resp.GetResources(), resp.GetRemovedResources())
+	if resp.GetTypeUrl() != resource.ListenerType || len(resp.GetResources()) != 0 || resp.GetSystemVersionInfo() == "" {
+		t.Fatalf("wildcard LDS: %s %v version %q, want an empty, versioned LDS response", resp.GetTypeUrl(), resp.GetResources(), resp.GetSystemVersionInfo())
 	}
 	s.ack(t, resp)
 	resp = s.subscribe(t, "envoy-1", "edge", resource.RouteType, "shop-routes")
 	wantNames(t, "RDS not served", resp.GetRemovedResources(), "shop-routes")
 	s.none(t)
+	if got := counterValue(t, h.metrics.responses.WithLabelValues(resource.ListenerType)); got != 1 {
+		t.Errorf("LDS responses = %v, want 1 under its own type_url", got)
+	}
 }

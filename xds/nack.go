@@ -42,7 +42,7 @@ type nackReporter struct {
 }
 
 func (r *nackReporter) report(n NACK) {
-	r.metrics.nacks.WithLabelValues(n.TypeURL).Inc()
+	r.metrics.nacks.WithLabelValues(typeLabel(n.TypeURL)).Inc()
 	key := nackKey{n.NodeID, n.TypeURL, n.Version}
 	r.mu.Lock()
 	if r.seen[key] {

@@ -63,7 +63,7 @@ func TestNACKReportedOncePerNodeTypeVersion(t *testing.T) {
 		origins: func([]string) []types.NamespacedName { return nil },
 		onNACK:  func(n NACK) { got = append(got, n) },
 	}
-	n := NACK{NodeID: "a", TypeURL: "cds", Version: "v1", Nonce: "1"}
+	n := NACK{NodeID: "a", TypeURL: resource.ClusterType, Version: "v1", Nonce: "1"}
 	r.report(n)
 	n.Nonce = "2"
 	r.report(n) // same version after a reconnect
@@ -74,7 +74,7 @@ func TestNACKReportedOncePerNodeTypeVersion(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("reported %d times, want 3: %+v", len(got), got)
 	}
-	if c := counterValue(t, r.metrics.nacks.WithLabelValues("cds")); c != 4 {
+	if c := counterValue(t, r.metrics.nacks.WithLabelValues(resource.ClusterType)); c != 4 {
 		t.Errorf("counter = %v, want every NACK counted (4)", c)
 	}
 }
