@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,7 @@ func gatewayListeners(t *testing.T, e *gwEnv, s *summary) {
 	for _, l := range last {
 		seen = append(seen, l.Name)
 	}
+	sort.Strings(seen)
 	s.note("gateway-listeners-on-loopback", "%s", strings.Join(seen, ", "))
 	if err != nil {
 		t.Fatalf("Envoy's Gateway listeners: %v; it holds %v", err, last)

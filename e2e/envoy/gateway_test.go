@@ -37,10 +37,53 @@ type gwEnv struct {
 func gatewayMode(t *testing.T, apiType string) {
 	e := &gwEnv{env: newEnvIn(t, apiType, "gateway-"+strings.ToLower(apiType))}
 	e.serveArgs = []string{"--listener-address", "127.0.0.1"}
-	e.pki = newGatewayPKI(t, e.pkiDir)
-	b := startGatewayBackends(t, e.env, e.pki)
-	e.ports = gatewayPorts{http: harness.FreePort(t), https: harness.FreePort(t)}
 	s := newSummary("Gateway "+gwFleet+", Envoy ADS "+apiType, e.root)
+	var b *gatewayBackends // started below, once failures are summarized
+	type scenario struct {
+		name string
+		run  func(t *testing.T)
+	}
+	scenarios := []scenario{
+		{"gateway-listeners-on-loopback", func(t *testing.T) { gatewayListeners(t, e, s) }},
+		{"http-routes-by-host", func(t *testing.T) { routesByHost(t, e, b, s) }},
+		{"http-routes-by-path-prefix-and-exact", func(t *testing.T) { routesByPath(t, e, b, s) }},
+		{"https-two-certificates-one-port-by-sni", func(t *testing.T) { httpsBySNI(t, e, b, s) }},
+		{"weights-80-20", func(t *testing.T) { weights(t, e, b, s) }},
+		{"request-header-modifier", func(t *testing.T) { headerFilter(t, e, b, s) }},
+		{"cross-namespace-backend-needs-referencegrant", func(t *testing.T) { crossNamespaceBackend(t, e, b, s) }},
+		{"cross-namespace-certificate-needs-referencegrant", func(t *testing.T) { crossNamespaceCertificate(t, e, b, s) }},
+		{"backendtlspolicy-on-routed-service", func(t *testing.T) { routedPolicy(t, e, b, s) }},
+		{"backendtlspolicy-wrong-ca-fails-closed", func(t *testing.T) {
+			routedFailClosed(t, e, b, s, "backendtlspolicy-wrong-ca-fails-closed", "wrong-ca.example", svcWrongCA, failChain)
+		}},
+		{"backendtlspolicy-san-mismatch-fails-closed", func(t *testing.T) {
+			routedFailClosed(t, e, b, s, "backendtlspolicy-san-mismatch-fails-closed", "san-mismatch.example", svcSANMismatch, failSAN)
+		}},
+		{"envoy-rejected-nothing", func(t *testing.T) { envoyRejectedNothing(t, e.gwEnvoy, s) }},
+		{"no-plaintext-to-tls-backends", func(t *testing.T) {
+			for _, be := range []*backend{b.secure, b.sentinel} {
+				if c := be.counts(t); c.Plaintext != 0 {
+					t.Errorf("backend %s received %d plaintext requests", be.name, c.Plaintext)
+				}
+			}
+		}},
+	}
+	// A setup that fails (t.Fatal) still leaves every scenario in the
+	// summary, as not run.
+	started := false
+	defer func() {
+		if !started {
+			var names []string
+			for _, sc := range scenarios {
+				names = append(names, sc.name)
+			}
+			s.notRun("the Gateway setup failed, see the test log", names...)
+		}
+	}()
+
+	e.pki = newGatewayPKI(t, e.pkiDir)
+	b = startGatewayBackends(t, e.env, e.pki)
+	e.ports = gatewayPorts{http: harness.FreePort(t), https: harness.FreePort(t)}
 	writeGatewayWorld(t, e.manifestDir, e.pki, b, e.ports)
 
 	e.startTLSPlane(t)
@@ -52,46 +95,31 @@ func gatewayMode(t *testing.T, apiType string) {
 	// Registered after Envoy, so it runs before Envoy stops.
 	t.Cleanup(func() { e.saveDiagnostics(t) })
 
-	s.run(t, "gateway-listeners-on-loopback", func(t *testing.T) { gatewayListeners(t, e, s) })
-	s.run(t, "http-routes-by-host", func(t *testing.T) { routesByHost(t, e, b, s) })
-	s.run(t, "http-routes-by-path-prefix-and-exact", func(t *testing.T) { routesByPath(t, e, b, s) })
-	s.run(t, "https-two-certificates-one-port-by-sni", func(t *testing.T) { httpsBySNI(t, e, b, s) })
-	s.run(t, "weights-80-20", func(t *testing.T) { weights(t, e, b, s) })
-	s.run(t, "request-header-modifier", func(t *testing.T) { headerFilter(t, e, b, s) })
-	s.run(t, "cross-namespace-backend-needs-referencegrant", func(t *testing.T) { crossNamespaceBackend(t, e, b, s) })
-	s.run(t, "cross-namespace-certificate-needs-referencegrant", func(t *testing.T) { crossNamespaceCertificate(t, e, b, s) })
-	s.run(t, "backendtlspolicy-on-routed-service", func(t *testing.T) { routedPolicy(t, e, b, s) })
-	s.run(t, "backendtlspolicy-wrong-ca-fails-closed", func(t *testing.T) {
-		routedFailClosed(t, e, b, s, "backendtlspolicy-wrong-ca-fails-closed", "wrong-ca.example", svcWrongCA, failChain)
-	})
-	s.run(t, "backendtlspolicy-san-mismatch-fails-closed", func(t *testing.T) {
-		routedFailClosed(t, e, b, s, "backendtlspolicy-san-mismatch-fails-closed", "san-mismatch.example", svcSANMismatch, failSAN)
-	})
-	s.run(t, "envoy-rejected-nothing", func(t *testing.T) {
-		st, err := e.gwEnvoy.Stats()
-		if err != nil {
-			t.Fatal(err)
+	started = true
+	for _, sc := range scenarios {
+		s.run(t, sc.name, sc.run)
+	}
+}
+
+// envoyRejectedNothing: no xDS subscription of the Envoy counts a rejected
+// update.
+func envoyRejectedNothing(t *testing.T, envoy *harness.Envoy, s *summary) {
+	st, err := envoy.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subscriptions := filterSuffix(st, ".update_rejected")
+	var rejected []string
+	for k, v := range subscriptions {
+		if v != 0 {
+			rejected = append(rejected, fmt.Sprintf("%s=%d", k, v))
 		}
-		subscriptions := filterSuffix(st, ".update_rejected")
-		var rejected []string
-		for k, v := range subscriptions {
-			if v != 0 {
-				rejected = append(rejected, fmt.Sprintf("%s=%d", k, v))
-			}
-		}
-		sort.Strings(rejected)
-		s.note("envoy-rejected-nothing", "%d xDS subscriptions checked", len(subscriptions))
-		if len(rejected) > 0 {
-			t.Errorf("Envoy rejected configuration from tlsplane: %s", strings.Join(rejected, ", "))
-		}
-	})
-	s.run(t, "no-plaintext-to-tls-backends", func(t *testing.T) {
-		for _, be := range []*backend{b.secure, b.sentinel} {
-			if c := be.counts(t); c.Plaintext != 0 {
-				t.Errorf("backend %s received %d plaintext requests", be.name, c.Plaintext)
-			}
-		}
-	})
+	}
+	sort.Strings(rejected)
+	s.note("envoy-rejected-nothing", "%d xDS subscriptions checked", len(subscriptions))
+	if len(rejected) > 0 {
+		t.Errorf("Envoy rejected configuration from tlsplane: %s", strings.Join(rejected, ", "))
+	}
 }
 
 func (e *gwEnv) xdsAddress() string { return "127.0.0.1:" + strconv.Itoa(e.xdsPort) }

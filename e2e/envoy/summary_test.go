@@ -70,6 +70,17 @@ func (s *summary) run(t *testing.T, name string, f func(t *testing.T)) {
 	s.lines = append(s.lines, line)
 }
 
+// notRun records scenarios that never started, e.g. after their setup
+// failed, as failures: a summary must not read "0 failed" then.
+func (s *summary) notRun(why string, names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range names {
+		s.fail++
+		s.lines = append(s.lines, fmt.Sprintf("%-4s %s  (not run: %s)", "FAIL", name, why))
+	}
+}
+
 // note attaches what a scenario observed to its summary line.
 func (s *summary) note(name, format string, args ...any) {
 	s.mu.Lock()
