@@ -1,6 +1,9 @@
 // Package envoy is the end-to-end proof of the file mode: a real Envoy 1.40
 // carries requests over the upstream TLS that `tlsplane serve --dir`
 // configured, to real HTTPS echo backends (examples/backend), and refuses the
-// requests it must refuse. It uses only the standard library, and starts
-// every process itself: $TLSPLANE_BIN, $ENVOY_BIN and the echo backend.
+// requests it must refuse. TestGateway does the same for a Gateway: an Envoy
+// of fleet <namespace>/<gateway> with no listener of its own gets the
+// Gateway's listeners, routes and certificates over ADS and routes by host,
+// path, weight and SNI. It uses only the standard library, and starts every
+// process itself: $TLSPLANE_BIN, $ENVOY_BIN and the echo backends.
 package envoy
