@@ -118,7 +118,7 @@ func referencedSecrets(c *clusterv3.Cluster) ([]string, error) {
 		if err := cfg.UnmarshalTo(tls); err != nil {
 			return nil, fmt.Errorf("cluster %s: transport_socket %s: %w", c.GetName(), ts.GetName(), err)
 		}
-		names = append(names, adsSecrets(tls.GetCommonTlsContext())...)
+		names = appendADSSecrets(names, tls.GetCommonTlsContext())
 	}
 	return names, nil
 }

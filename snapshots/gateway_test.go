@@ -133,7 +133,7 @@ func TestGatewayFleetVersionsFollowWhatChanged(t *testing.T) {
 	if _, err := p.Publish(out); err != nil {
 		t.Fatal(err)
 	}
-	first, mesh := served(t, p, edge.Fleet()), served(t, p, "mesh")
+	first := served(t, p, edge.Fleet())
 	if changed, err := p.Publish(st.WithGateways(st.Output(payments, ledger), edge)); err != nil || changed {
 		t.Fatalf("same content (new pointers): changed=%v err=%v", changed, err)
 	}
@@ -160,6 +160,7 @@ func TestGatewayFleetVersionsFollowWhatChanged(t *testing.T) {
 			if _, err := p.Publish(out); err != nil { // back to the first content
 				t.Fatal(err)
 			}
+			mesh := served(t, p, "mesh")
 			if _, err := p.Publish(tc.out); err != nil {
 				t.Fatal(err)
 			}

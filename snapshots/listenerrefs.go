@@ -47,24 +47,24 @@ func referencesOf(l *listenerv3.Listener) (listenerRefs, error) {
 		if err := cfg.UnmarshalTo(tls); err != nil {
 			return listenerRefs{}, fmt.Errorf("listener %s: filter chain %q: transport_socket: %w", l.GetName(), chain.GetName(), err)
 		}
-		refs.secrets = append(refs.secrets, adsSecrets(tls.GetCommonTlsContext())...)
+		refs.secrets = appendADSSecrets(refs.secrets, tls.GetCommonTlsContext())
 	}
 	return refs, nil
 }
 
-// adsSecrets lists the SDS secrets a TLS context reads over ADS: its
-// certificates and its validation context, plain or combined.
-func adsSecrets(common *tlsv3.CommonTlsContext) []string {
-	configs := append([]*tlsv3.SdsSecretConfig{
-		common.GetValidationContextSdsSecretConfig(),
-		common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig(),
-	}, common.GetTlsCertificateSdsSecretConfigs()...)
-	var names []string
-	for _, sds := range configs {
+// appendADSSecrets appends the SDS secrets a TLS context reads over ADS:
+// its certificates and its validation context, plain or combined.
+func appendADSSecrets(names []string, common *tlsv3.CommonTlsContext) []string {
+	add := func(sds *tlsv3.SdsSecretConfig) {
 		// Secrets from another config source are not ours to serve.
 		if sds.GetName() != "" && sds.GetSdsConfig().GetAds() != nil {
 			names = append(names, sds.GetName())
 		}
+	}
+	add(common.GetValidationContextSdsSecretConfig())
+	add(common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig())
+	for _, sds := range common.GetTlsCertificateSdsSecretConfigs() {
+		add(sds)
 	}
 	return names
 }
