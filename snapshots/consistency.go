@@ -72,13 +72,13 @@ func checkListeners(part fleetPart, baseSecrets map[string]types.Resource) error
 		own[s.name] = false
 	}
 	for _, l := range part.listeners {
-		for _, name := range l.routes {
+		for _, name := range l.listener.routes {
 			if _, ok := routes[name]; !ok {
 				return fmt.Errorf("listener %s: references route configuration %q, which is not in the snapshot", l.name, name)
 			}
 			routes[name] = true
 		}
-		for _, name := range l.secrets {
+		for _, name := range l.listener.secrets {
 			_, ours := own[name]
 			if _, theirs := baseSecrets[name]; !ours && !theirs {
 				return fmt.Errorf("listener %s: references secret %q, which is not in the snapshot", l.name, name)

@@ -12,13 +12,13 @@ import (
 
 // digest is what publishing needs to know of one resource: its name, its
 // wire version (go-control-plane's hash of its deterministic bytes) and,
-// for a cluster or a listener, the SDS secrets it reads; for a listener,
-// the route configurations it reads.
+// for a cluster, the SDS secrets it reads; for a listener, the routes and
+// secrets it reads (behind a pointer: a digest per cluster stays 64 bytes).
 type digest struct {
-	name    string
-	wire    string
-	secrets []string
-	routes  []string
+	name     string
+	wire     string
+	secrets  []string
+	listener *listenerRefs
 }
 
 // digests memoises a digest per resource pointer. The translator hands back
@@ -84,7 +84,7 @@ func digestOf(r types.Resource) (*digest, error) {
 		if err != nil {
 			return nil, err
 		}
-		dg.routes, dg.secrets = refs.routes, refs.secrets
+		dg.listener = &refs
 	}
 	return dg, nil
 }
