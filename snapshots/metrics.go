@@ -24,7 +24,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		resources: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tlsplane_snapshot_resources",
-			Help: "Resources in the last published translation, by xDS type URL.",
+			Help: "Resources in the last published translation, by xDS type URL: what every fleet may be served plus what the Gateway fleets own.",
 		}, []string{"type_url"}),
 	}
 	if reg != nil {
