@@ -1,6 +1,7 @@
 package translator_test
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -430,6 +431,18 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	})
 	r.Shuffle(len(out.ConfigMaps), func(i, j int) { out.ConfigMaps[i], out.ConfigMaps[j] = out.ConfigMaps[j], out.ConfigMaps[i] })
 	r.Shuffle(len(out.Secrets), func(i, j int) { out.Secrets[i], out.Secrets[j] = out.Secrets[j], out.Secrets[i] })
+	out.GatewayClasses = fuzzShuffle(r, in.GatewayClasses)
+	out.Gateways = fuzzShuffle(r, in.Gateways)
+	out.HTTPRoutes = fuzzShuffle(r, in.HTTPRoutes)
+	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
+	out.Namespaces = fuzzShuffle(r, in.Namespaces)
+	return out
+}
+
+// fuzzShuffle is a shuffled copy of s.
+func fuzzShuffle[T any](r *rand.Rand, s []T) []T {
+	out := slices.Clone(s)
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
 }
 
@@ -448,8 +461,19 @@ func fuzzOutputDifference(a, b translator.Output) string {
 		return "origins"
 	case !slices.Equal(a.Warnings, b.Warnings):
 		return "warnings: " + strings.Join(a.Warnings, "; ") + " vs " + strings.Join(b.Warnings, "; ")
+	case !fuzzFleetsEqual(a.Fleets, b.Fleets):
+		return "Gateway fleets"
+	case !reflect.DeepEqual(a.GatewayAPI, b.GatewayAPI):
+		return "Gateway API statuses"
 	}
 	return ""
+}
+
+func fuzzFleetsEqual(a, b map[string]*translator.FleetResources) bool {
+	return maps.EqualFunc(a, b, func(x, y *translator.FleetResources) bool {
+		return fuzzProtoListsEqual(x.Listeners, y.Listeners) && fuzzProtoListsEqual(x.Routes, y.Routes) &&
+			fuzzProtoListsEqual(x.Secrets, y.Secrets)
+	})
 }
 
 func fuzzProtoListsEqual[M proto.Message](a, b []M) bool {
