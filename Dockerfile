@@ -9,7 +9,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/tlsplane ./cmd/tlsplane \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.stampedVersion=${VERSION}" -o /out/tlsplane ./cmd/tlsplane \
  && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/backend ./examples/backend
 
 FROM scratch AS backend

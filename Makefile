@@ -9,8 +9,10 @@ export ENVOY_BIN
 
 .PHONY: build run test test-unit golden envoy e2e e2e-kube kube-apiserver bench fuzz
 
+# -buildvcs=auto: `tlsplane version` reports the commit even where GOFLAGS
+# turns VCS stamping off (and still builds outside a git checkout).
 build:
-	$(GO) build -o $(BIN) ./cmd/tlsplane
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/tlsplane
 
 run: build
 	$(BIN) serve --dir examples/quickstart

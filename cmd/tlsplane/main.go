@@ -12,13 +12,10 @@ const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTL
 Gateways and HTTPRoutes
 
 Usage:
-  tlsplane translate [-o yaml|json] [--controller-name NAME] [--listener-address IP] PATH...
-  tlsplane serve [flags]            (tlsplane serve -h lists them)
+  tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)
+  tlsplane serve [flags]                               (tlsplane serve --help)
   tlsplane version
 `
-
-// version is stamped at build time: -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -32,7 +29,7 @@ func main() {
 	case "serve":
 		err = runServe(os.Args[2:])
 	case "version", "--version":
-		fmt.Println(version)
+		fmt.Println(versionLine())
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

@@ -48,11 +48,50 @@ type serveConfig struct {
 	xdsAuth                 *xdsAuthFlags
 }
 
-// parseServeFlags parses args with a FlagSet of its own.
-func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
+// serveHelp heads `tlsplane serve --help`; serveFlagGroups orders the rest.
+const serveHelp = `Usage: tlsplane serve --dir DIR | --kubeconfig FILE | (in a Pod) [flags]
+
+Serves Envoy fleets over ADS (state-of-the-world and delta xDS v3) from
+exactly one source: a directory of manifests, or the Kubernetes API.
+Flags may be given as --flag value or --flag=value.
+`
+
+var serveFlagGroups = []flagGroup{
+	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces"}},
+	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
+	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
+		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
+		"kube-api-qps", "kube-api-burst"}},
+	{"Logging", []string{"log-format", "log-level"}},
+}
+
+// parseServeFlags parses args with a FlagSet of its own; -h and --help
+// print the grouped help to stdout and return flag.ErrHelp.
+func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
+	cfg, fs := newServeFlags()
+	rest, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, fs, serveHelp, serveFlagGroups)
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (tlsplane serve --help lists the flags)", err)
+	}
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: serve takes only flags (tlsplane serve --help)", rest[0])
+	}
+	if err := cfg.checkOneSource(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// newServeFlags defines serve's flags on a FlagSet of their own.
+func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("tlsplane serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.dir, "dir", "", "directory of manifests to serve and watch (*.yaml, *.yml, *.json; a mounted ConfigMap works)")
 	fs.StringVar(&cfg.xdsAddress, "xds-address", "127.0.0.1:18000", "address of the ADS gRPC server (SotW and delta xDS v3)")
 	fs.StringVar(&cfg.adminAddress, "admin-address", "127.0.0.1:19000", "address of the admin HTTP server: /healthz /readyz /metrics /debug/snapshot?node=ID /debug/status")
@@ -69,16 +108,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	})
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: serve takes only flags (tlsplane serve -h)", fs.Arg(0))
-	}
-	if err := cfg.checkOneSource(); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, fs
 }
 
 // checkOneSource: exactly one of --dir and Kubernetes mode, checked before
@@ -89,7 +119,7 @@ func (cfg *serveConfig) checkOneSource() error {
 	case cfg.dir != "" && kube:
 		return errors.New("--dir and the Kubernetes flags both select a source: give exactly one")
 	case cfg.dir == "" && !kube:
-		return errors.New("no source: give --dir DIR, or the Kubernetes flags (tlsplane serve -h)")
+		return errors.New("no source: give --dir DIR, or the Kubernetes flags (tlsplane serve --help)")
 	}
 	return nil
 }
@@ -142,7 +172,7 @@ func parseFleetNamespaces(v string) (map[string][]string, error) {
 
 // runServe is `tlsplane serve`: it runs until SIGTERM or SIGINT.
 func runServe(args []string) error {
-	cfg, err := parseServeFlags(args, os.Stderr)
+	cfg, err := parseServeFlags(args, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -11,49 +11,55 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
 )
+
+const translateHelp = `Usage: tlsplane translate [flags] PATH...
+
+Reads manifests (files, or directories of *.yaml, *.yml, *.json; in a
+directory, documents that are not Kubernetes objects are skipped with a
+warning) and prints the Envoy clusters, endpoints and secrets, each Gateway
+fleet's listeners, route configurations and certificates (private keys
+redacted), and the policies, GatewayClasses, Gateways and HTTPRoutes with
+their computed status. Flags may come before or after the paths.
+SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.
+`
+
+var translateFlagGroups = []flagGroup{
+	{"Output", []string{"o"}},
+	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+}
 
 // runTranslate runs the translator offline on manifests and prints the
 // document golden files hold. Rejected policies are status, not failure.
 func runTranslate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: tlsplane translate [-o yaml|json] [--controller-name NAME] [--listener-address IP] PATH...\n\n"+
-			"Reads manifests (files, or directories of *.yaml, *.yml, *.json) and prints the Envoy\n"+
-			"clusters, endpoints and secrets, each Gateway fleet's listeners, route configurations\n"+
-			"and certificates (private keys redacted), and the policies, GatewayClasses, Gateways\n"+
-			"and HTTPRoutes with their computed status.\n"+
-			"SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.\n\n")
-		fs.PrintDefaults()
-	}
 	format := fs.String("o", translator.FormatYAML, "output format: yaml or json")
 	controller := fs.String("controller-name", string(translator.DefaultControllerName), "controllerName written into status")
 	systemCA := fs.String("system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy host, for wellKnownCACertificates: System")
 	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
 	var listenerAddress string
 	registerListenerAddress(fs, &listenerAddress)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+	paths, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, fs, translateHelp, translateFlagGroups)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w (tlsplane translate --help lists the flags)", err)
 	}
 	if *format != translator.FormatYAML && *format != translator.FormatJSON {
 		return fmt.Errorf("-o %q: want yaml or json", *format)
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return errors.New("no PATH given")
+	if len(paths) == 0 {
+		return errors.New("no PATH given (tlsplane translate --help)")
 	}
 	now, err := translateClock()
 	if err != nil {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
-	in, err := manifests.Read(fs.Args(), warn)
+	in, err := readManifests(paths, warn)
 	if err != nil {
 		return err
 	}

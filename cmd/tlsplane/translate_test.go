@@ -97,3 +97,51 @@ func TestTranslateGatewayExample(t *testing.T) {
 		t.Errorf("a host name as --listener-address: %v, want an error naming it", err)
 	}
 }
+
+// In a directory, a document that is not a Kubernetes object is skipped
+// with a warning naming it (examples/ holds Envoy bootstraps); named
+// explicitly, it is an error. Flags may follow the paths.
+func TestTranslateDirectorySkipsForeignDocuments(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := runTranslate([]string{"../../examples/", "-o", "json"}, &stdout, &stderr); err != nil {
+		t.Fatalf("translate examples/ -o json: %v", err)
+	}
+	if !strings.HasPrefix(stdout.String(), "{") || !strings.Contains(stdout.String(), `"shop/payments/8443"`) {
+		t.Errorf("translate examples/ -o json: not the JSON document:\n%.300s", stdout.String())
+	}
+	if want := "examples/envoy.yaml: document 1: skipped: not a Kubernetes object (no apiVersion)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("no warning %q; stderr:\n%s", want, stderr.String())
+	}
+
+	dir := t.TempDir()
+	mixed := "admin: {}\n---\n" + `apiVersion: v1
+kind: Service
+metadata: {name: a, namespace: ns}
+spec: {ports: [{name: http, port: 80}]}
+---
+- a list
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b, namespace: ns}
+spec: {ports: [{name: http, port: "eighty"}]}
+`
+	if err := os.WriteFile(dir+"/mixed.yaml", []byte(mixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	err := runTranslate([]string{dir}, &stdout, &stderr)
+	// Documents keep their numbers: the broken Service is document 4.
+	if err == nil || !strings.Contains(err.Error(), "mixed.yaml: document 4") {
+		t.Errorf("a broken Service after skipped documents: %v, want an error naming document 4", err)
+	}
+	for _, want := range []string{"document 1: skipped: not a Kubernetes object (no apiVersion)", "document 3: skipped: not a Kubernetes object (not a YAML mapping)"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("no warning %q; stderr:\n%s", want, stderr.String())
+		}
+	}
+	if err := runTranslate([]string{"../../examples/envoy.yaml"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "not a Kubernetes object") {
+		t.Errorf("translate examples/envoy.yaml: %v, want an error", err)
+	}
+}
