@@ -64,7 +64,7 @@ func TestAdminEndpoints(t *testing.T) {
 		t.Errorf("/readyz after the first snapshot = %d, want 200", code)
 	}
 	code, body := get("/metrics")
-	for _, want := range []string{"tlsplane_probe_total 1", "go_goroutines", "process_", `tlsplane_build_info{version="dev"} 1`} {
+	for _, want := range []string{"tlsplane_probe_total 1", "go_goroutines", "process_", `tlsplane_build_info{version="` + version + `"} 1`} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics = %d, lacks %q", code, want)
 		}
