@@ -2,11 +2,14 @@ package envoy
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +23,19 @@ import (
 // tlsplane's network namespace. So the compose setup cannot drift from what
 // `make e2e` proves, although no Docker engine runs here.
 func TestQuickstart(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Created first, so a scenario that cannot run is in the summary.
+	s := newSummary("quickstart: e2e/docker-compose.yaml run without Docker", root)
+	scenarios := []string{"happy-path", "failure-case"}
 	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
 	if tlsplaneBin == "" || envoyBin == "" {
-		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
+		cannotRun(t, s, scenarios, "TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("the compose check scripts need curl")
+		cannotRun(t, s, scenarios, "the compose check scripts need curl")
 	}
 	compose, err := readCompose(filepath.Join("..", "docker-compose.yaml"))
 	if err != nil {
@@ -41,11 +51,8 @@ func TestQuickstart(t *testing.T) {
 			t.Fatalf("docker-compose.yaml: no script for %s", check)
 		}
 	}
-	requireFreePorts(t, compose)
-
-	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", "quickstart"))
-	if err != nil {
-		t.Fatal(err)
+	if busy := takenPorts(t, compose); busy != "" {
+		cannotRun(t, s, scenarios, busy)
 	}
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
@@ -53,7 +60,6 @@ func TestQuickstart(t *testing.T) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := newSummary("quickstart: e2e/docker-compose.yaml run without Docker", root)
 	backendBin := buildBackend(t, root)
 	run := func(svc, bin string) *harness.Process {
 		return harness.Start(t, root, svc, bin, compose.localArgs(compose.commands[svc])...)
@@ -88,9 +94,22 @@ func runCheck(t *testing.T, dir string, c *composeFile, check string, s *summary
 	}
 }
 
-// requireFreePorts skips the test when a fixed quickstart port is taken,
-// e.g. by a `make run` on this machine.
-func requireFreePorts(t *testing.T, c *composeFile) {
+// cannotRun ends the test when a prerequisite is missing: a failure under
+// CI=true, where every scenario must run, else a skip. Either way each
+// scenario is a line of the summary.
+func cannotRun(t *testing.T, s *summary, scenarios []string, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		s.notRun(why+"; CI=true: not skipped", scenarios...)
+		t.Fatalf("%s (CI=true: not skipped)", why)
+	}
+	s.skipped(why, scenarios...)
+	t.Skip(why)
+}
+
+// takenPorts names a fixed quickstart port that is in use, e.g. by the
+// README walkthrough's `make run`, or returns "".
+func takenPorts(t *testing.T, c *composeFile) string {
 	t.Helper()
 	envoyYAML, err := os.ReadFile(c.mounts["/etc/envoy/envoy.yaml"])
 	if err != nil {
@@ -108,11 +127,12 @@ func requireFreePorts(t *testing.T, c *composeFile) {
 	for _, m := range regexp.MustCompile(`port_value: (\d+)`).FindAllStringSubmatch(string(envoyYAML), -1) {
 		addrs["127.0.0.1:"+m[1]] = true
 	}
-	for addr := range addrs {
+	for _, addr := range slices.Sorted(maps.Keys(addrs)) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			t.Skipf("quickstart port %s is in use (%v); stop whatever holds it to run this test", addr, err)
+			return fmt.Sprintf("quickstart port %s is in use (%v); stop whatever holds it, e.g. the README walkthrough", addr, err)
 		}
 		ln.Close()
 	}
+	return ""
 }

@@ -36,6 +36,7 @@ type summary struct {
 	lines []string
 	pass  int
 	fail  int
+	skip  int
 	notes map[string]string
 }
 
@@ -81,6 +82,17 @@ func (s *summary) notRun(why string, names ...string) {
 	}
 }
 
+// skipped records scenarios that could not run here, e.g. for lack of a
+// prerequisite, so a skip stays visible in the summary and its count.
+func (s *summary) skipped(why string, names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range names {
+		s.skip++
+		s.lines = append(s.lines, fmt.Sprintf("%-4s %s  (%s)", "SKIP", name, why))
+	}
+}
+
 // note attaches what a scenario observed to its summary line.
 func (s *summary) note(name, format string, args ...any) {
 	s.mu.Lock()
@@ -100,6 +112,10 @@ func (s *summary) String() string {
 		b.WriteString(l + "\n")
 	}
 	fmt.Fprintf(&b, "logs, manifests and certificates: %s\n", s.logs)
-	fmt.Fprintf(&b, "%d passed, %d failed\n", s.pass, s.fail)
+	fmt.Fprintf(&b, "%d passed, %d failed", s.pass, s.fail)
+	if s.skip > 0 {
+		fmt.Fprintf(&b, ", %d skipped", s.skip)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
