@@ -11,8 +11,10 @@ export ENVOY_BIN
 
 # -buildvcs=auto: `tlsplane version` reports the commit even where GOFLAGS
 # turns VCS stamping off (and still builds outside a git checkout).
+# hack/progress.sh: the first build is minutes of silence otherwise.
 build:
-	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/tlsplane
+	hack/progress.sh "building $(BIN)" "the first build downloads the modules and compiles client-go, gRPC and Envoy's protos: 2 to 3 minutes on 2 cores; later builds take seconds" \
+		$(GO) build -buildvcs=auto -o $(BIN) ./cmd/tlsplane
 
 run: build
 	$(BIN) serve --dir examples/quickstart
@@ -26,9 +28,18 @@ test: envoy
 
 # Fast: no Envoy, no API server (-short skips the Envoy option matrix).
 UNIT_FLAGS ?= -short
-test-unit:
+test-unit: testsummary
 	$(GO) vet ./...
-	$(GO) test -count=1 $(UNIT_FLAGS) ./...
+	$(SUMMARY) -title "unit tests" -list notpassed -- $(GO) test -json -count=1 $(UNIT_FLAGS) ./...
+
+# Every suite `make test` runs goes through hack/testsummary: go test's own
+# output, then each test's PASS, FAIL or SKIP (with the reason) and an
+# "N passed, N failed" line. -ci-skip-fails: under CI=true a skipped
+# end-to-end test (a missing prerequisite) fails the run.
+SUMMARY := $(CURDIR)/bin/testsummary
+.PHONY: testsummary
+testsummary:
+	$(GO) build -o $(SUMMARY) ./hack/testsummary
 
 golden:
 	$(GO) test ./translator -run TestGolden -update
@@ -36,10 +47,12 @@ golden:
 envoy:
 	hack/install-envoy.sh
 
-# -v: the per-scenario summary is the last thing printed. Logs, manifests and
+# -v: every scenario's log, then the per-scenario summaries, then the
+# per-test summary. Logs, manifests and
 # certificates of the last run stay in e2e/.cache/envoy-e2e.
-e2e: build envoy
-	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v ./envoy/...
+e2e: build envoy testsummary
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(SUMMARY) -title e2e/envoy -v -ci-skip-fails -- \
+		$(GO) test -json -count=1 -timeout 15m ./envoy/...
 
 # Docker hosts only (none here, so not part of `make test`): the quickstart
 # in containers, a happy path and a TLS failure, then everything is removed.
@@ -56,16 +69,18 @@ e2e-compose:
 kube-apiserver:
 	hack/build-kube-apiserver.sh
 
-e2e-kube: build kube-apiserver
-	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./kube/...
+e2e-kube: build kube-apiserver testsummary
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(SUMMARY) -title e2e/kube -ci-skip-fails -- \
+		$(GO) test -json -count=1 -timeout 20m ./kube/...
 
 # Faults with a real Envoy: kill -9 of tlsplane under traffic, a burst of
 # 1,000 edits, endpoints Envoy rejects, an unreadable or full --dir (mounts
 # a small tmpfs when allowed, else skips that case). Logs of the last run
 # stay in e2e/.cache/faults-e2e.
 .PHONY: e2e-faults
-e2e-faults: build envoy
-	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 10m -v ./faults/...
+e2e-faults: build envoy testsummary
+	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(SUMMARY) -title e2e/faults -v -ci-skip-fails -- \
+		$(GO) test -json -count=1 -timeout 10m ./faults/...
 
 # Fuzz targets (hack/fuzz.sh lists them), FUZZTIME each; failing inputs are
 # written to <package>/testdata/fuzz/. Without -fuzz, `go test` runs only

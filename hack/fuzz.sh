@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for FUZZTIME each (go test -fuzz takes one target
 # per package and invocation). New failing inputs are written to
-# <package>/testdata/fuzz/<target>/; a failure stops the run.
+# <package>/testdata/fuzz/<target>/; every target runs, then a summary,
+# and the script fails if one did.
 #   FUZZTIME          per target, a duration or a count of executions Nx
 #                     (default 2m; `make fuzz-short` uses 3000x: see the
 #                     Makefile for why a count)
@@ -26,9 +27,22 @@ if [[ -n "${FUZZPARALLEL:-}" ]]; then
 	parallel=(-parallel "$FUZZPARALLEL")
 fi
 
+# Every target runs even after a failure; the summary lists each, and the
+# script fails if any did.
+summary=() passed=0 failed=0
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== $name ($pkg) for $FUZZTIME"
-	"$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" \
-		-fuzzminimizetime "$FUZZMINIMIZETIME" "${parallel[@]}" "$pkg"
+	start=$(date +%s)
+	if "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" \
+		-fuzzminimizetime "$FUZZMINIMIZETIME" "${parallel[@]}" "$pkg"; then
+		summary+=("PASS $name ($pkg, $(( $(date +%s) - start ))s)") passed=$((passed + 1))
+	else
+		summary+=("FAIL $name ($pkg, $(( $(date +%s) - start ))s; new failing inputs go to $pkg/testdata/fuzz/$name/)") failed=$((failed + 1))
+	fi
 done
+echo
+echo "=== fuzz for $FUZZTIME per target: per-target summary"
+printf '%s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs a command that can be silent for minutes, and says it is still
+# working: a line every ${PROGRESS_EVERY:-30} seconds, from the first such
+# interval on, so a fast run prints nothing more.
+#   hack/progress.sh "building bin/tlsplane" "about 2 minutes the first time" go build ...
+# Exits with the command's status.
+set -uo pipefail
+what=$1 estimate=$2
+shift 2
+every=${PROGRESS_EVERY:-30}
+start=$(date +%s)
+"$@" &
+pid=$!
+(
+	while sleep "$every"; do
+		kill -0 "$pid" 2>/dev/null || exit 0
+		echo "... still $what: $(( $(date +%s) - start ))s so far ($estimate)"
+	done
+) &
+ticker=$!
+wait "$pid"
+status=$?
+kill "$ticker" 2>/dev/null
+wait "$ticker" 2>/dev/null
+exit "$status"
