@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +18,9 @@ type TLSPlaneOptions struct {
 	// XDSPort and AdminPort are its loopback ports; a restart passes the
 	// old ones so Envoy reconnects to the same address. 0: a free port.
 	XDSPort, AdminPort int
+	// XDSHost is the IP the xDS server binds; 127.0.0.1 when empty. Any
+	// other address needs --insecure-xds or mutual TLS in Args.
+	XDSHost string
 	// Args follow `serve --xds-address … --admin-address …`: the source
 	// (--dir or --kubeconfig) and any other flag.
 	Args []string
@@ -29,6 +33,7 @@ type TLSPlaneOptions struct {
 // TLSPlane is a running `tlsplane serve`.
 type TLSPlane struct {
 	*Process
+	XDSHost            string
 	XDSPort, AdminPort int
 }
 
@@ -48,20 +53,23 @@ func StartTLSPlane(t testing.TB, o TLSPlaneOptions) *TLSPlane {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 30 * time.Second
 	}
+	if o.XDSHost == "" {
+		o.XDSHost = "127.0.0.1"
+	}
 	args := append([]string{"serve",
-		"--xds-address", "127.0.0.1:" + strconv.Itoa(o.XDSPort),
+		"--xds-address", net.JoinHostPort(o.XDSHost, strconv.Itoa(o.XDSPort)),
 		"--admin-address", "127.0.0.1:" + strconv.Itoa(o.AdminPort)}, o.Args...)
 	cmd := exec.Command(o.Bin, args...)
 	if len(o.Env) > 0 {
 		cmd.Env = append(os.Environ(), o.Env...)
 	}
-	p := &TLSPlane{Process: StartCmd(t, o.LogDir, o.Name, cmd), XDSPort: o.XDSPort, AdminPort: o.AdminPort}
+	p := &TLSPlane{Process: StartCmd(t, o.LogDir, o.Name, cmd), XDSHost: o.XDSHost, XDSPort: o.XDSPort, AdminPort: o.AdminPort}
 	WaitReady(t, p.Process, p.AdminURL("/readyz"), o.ReadyTimeout)
 	return p
 }
 
-// XDSAddress is where Envoy connects: 127.0.0.1:PORT.
-func (p *TLSPlane) XDSAddress() string { return "127.0.0.1:" + strconv.Itoa(p.XDSPort) }
+// XDSAddress is where Envoy connects: XDSHost:PORT.
+func (p *TLSPlane) XDSAddress() string { return net.JoinHostPort(p.XDSHost, strconv.Itoa(p.XDSPort)) }
 
 // AdminURL is path on the admin listener (/readyz, /metrics, /debug/…).
 func (p *TLSPlane) AdminURL(path string) string {

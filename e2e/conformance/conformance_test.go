@@ -1,0 +1,79 @@
+package conformance
+
+import (
+	"os"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/apis/v1alpha2"
+	"sigs.k8s.io/gateway-api/apis/v1alpha3"
+	"sigs.k8s.io/gateway-api/apis/v1beta1"
+	"sigs.k8s.io/gateway-api/conformance"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	conformanceconfig "sigs.k8s.io/gateway-api/conformance/utils/config"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+)
+
+// TestConformance runs the suite's GATEWAY-HTTP profile; the features
+// beyond its core are those tlsplane's GatewayClass lists in
+// status.supportedFeatures (the suite infers them). CONFORMANCE_REPORT is
+// where the ConformanceReport is written; CONFORMANCE_RUN_TEST runs one
+// test by its short name.
+func TestConformance(t *testing.T) {
+	c := newCluster(t)
+	log.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+
+	cl, err := client.New(c.api.Config, client.Options{})
+	must(t, err)
+	for _, install := range []func(*runtime.Scheme) error{
+		v1alpha3.Install, v1alpha2.Install, v1beta1.Install, gwv1.Install, apiextensionsv1.AddToScheme,
+	} {
+		must(t, install(cl.Scheme()))
+	}
+	clientset, err := kubernetes.NewForConfig(c.api.Config)
+	must(t, err)
+
+	opts := suite.ConformanceOptions{
+		ConfigurableOptions: suite.ConfigurableOptions{
+			GatewayClassName:     GatewayClassName,
+			CleanupBaseResources: true,
+			CleanupTestResources: true,
+			Mode:                 "default",
+			TimeoutConfig:        conformanceconfig.DefaultTimeoutConfig(),
+			ConformanceProfiles:  []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName},
+			ReportOutputPath:     os.Getenv("CONFORMANCE_REPORT"),
+			RunTest:              os.Getenv("CONFORMANCE_RUN_TEST"),
+			Implementation: confv1.Implementation{
+				Organization: "tlsplane",
+				Project:      "tlsplane",
+				URL:          "https://github.com/tlsplane/tlsplane",
+				Version:      implementationVersion(),
+				Contact:      []string{"https://github.com/tlsplane/tlsplane/issues"},
+			},
+		},
+		Client:     cl,
+		Clientset:  clientset,
+		RestConfig: c.api.Config,
+	}
+	t.Cleanup(func() {
+		for _, why := range c.agent.Unrunnable() {
+			t.Logf("node agent: not run: %s", why)
+		}
+	})
+	conformance.RunConformanceWithOptions(t, opts)
+}
+
+// implementationVersion is the commit under test (CONFORMANCE_VERSION,
+// set by make conformance), else "dev".
+func implementationVersion() string {
+	if v := os.Getenv("CONFORMANCE_VERSION"); v != "" {
+		return v
+	}
+	return "dev"
+}

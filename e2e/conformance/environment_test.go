@@ -1,0 +1,136 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/tlsplane/tlsplane/e2e/apiserver"
+	"github.com/tlsplane/tlsplane/e2e/harness"
+	"github.com/tlsplane/tlsplane/e2e/node"
+)
+
+// GatewayClassName is the class the suite runs against.
+const GatewayClassName = "tlsplane-conformance"
+
+// controllerName is tlsplane's default --controller-name.
+const controllerName gwv1.GatewayController = "tlsplane.io/controller"
+
+// cluster is everything the suite talks to, started by newCluster and
+// stopped at the test's end.
+type cluster struct {
+	api      *apiserver.Server
+	tlsplane *harness.TLSPlane
+	agent    *node.Agent
+	logDir   string
+}
+
+// need fails under CI=true, where the suite must run, and skips elsewhere.
+func need(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("conformance needs %s: %v (CI=true: not skipped)", what, err)
+	}
+	t.Skipf("conformance needs %s: %v", what, err)
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		need(t, "root (network namespaces)", fmt.Errorf("running as uid %d", os.Geteuid()))
+	}
+	_, err := exec.LookPath("ip")
+	need(t, "ip (iproute2)", err)
+	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
+	for name, bin := range map[string]string{"TLSPLANE_BIN": tlsplaneBin, "ENVOY_BIN": envoyBin} {
+		if bin == "" {
+			need(t, name, fmt.Errorf("not set (make conformance sets it)"))
+		}
+		_, err := os.Stat(bin)
+		need(t, name, err)
+	}
+	images, err := node.ConformanceImages()
+	need(t, "the images' binaries", err)
+
+	logDir := os.Getenv("CONFORMANCE_LOG_DIR")
+	if logDir == "" {
+		logDir = t.TempDir()
+	}
+	must(t, os.MkdirAll(logDir, 0o755))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	startCtx, startCancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer startCancel()
+	api, err := apiserver.Start(startCtx)
+	need(t, "kube-apiserver (make kube-apiserver)", err)
+	t.Cleanup(func() {
+		copyLog(t, filepath.Join(api.Dir, "kube-apiserver.log"), logDir)
+		copyLog(t, filepath.Join(api.Dir, "kube-controller-manager.log"), logDir)
+		api.Stop()
+	})
+	t.Logf("kube-apiserver ready in %s at %s", api.Ready.Round(time.Millisecond), api.URL)
+	kcm, err := api.StartControllerManager(apiserver.ClusterControllers)
+	need(t, "kube-controller-manager (make kube-apiserver)", err)
+	t.Cleanup(kcm.Stop)
+
+	client, err := kubernetes.NewForConfig(api.Config)
+	must(t, err)
+	gw, err := gwclient.NewForConfig(api.Config)
+	must(t, err)
+
+	network, err := node.NewNetwork()
+	must(t, err)
+	t.Cleanup(network.Close)
+	agent, err := node.StartAgent(ctx, t, client, network, images, "conformance-node", logDir)
+	must(t, err)
+
+	// Envoys in their namespaces reach tlsplane on the bridge; plaintext
+	// xDS is allowed there because nothing but this test's namespaces is
+	// on that link.
+	cp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
+		Bin: tlsplaneBin, LogDir: logDir, Name: "tlsplane", XDSHost: network.Gateway,
+		Args:         []string{"--kubeconfig", api.Kubeconfig, "--insecure-xds", "--controller-name", string(controllerName)},
+		Env:          []string{"POD_NAME=tlsplane-conformance"},
+		ReadyTimeout: 90 * time.Second,
+	})
+	_, err = node.StartProvisioner(ctx, t, client, gw, network, controllerName, envoyBin, cp.XDSAddress(), logDir)
+	must(t, err)
+
+	_, err = gw.GatewayV1().GatewayClasses().Create(ctx, &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: GatewayClassName},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: controllerName},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	return &cluster{api: api, tlsplane: cp, agent: agent, logDir: logDir}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyLog keeps a server's log beside the others once it stops.
+func copyLog(t *testing.T, path, dir string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(path)), data, 0o644); err != nil {
+		t.Logf("keeping %s: %v", path, err)
+	}
+}

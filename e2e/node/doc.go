@@ -1,0 +1,12 @@
+// Package node stands in for the node side of a Kubernetes cluster on a
+// machine with no kubelet and no container runtime: a Linux bridge whose
+// hosts are network namespaces (Network), an agent that schedules Pods to
+// its one Node and runs each Pod whose image it knows as a local process in
+// a namespace of its own (Agent), and a Gateway provisioner that gives each
+// Gateway of a class a real Envoy in a namespace and a LoadBalancer
+// Service announcing its address (Provisioner). Everything else a cluster
+// does comes from the real kube-apiserver and kube-controller-manager.
+//
+// It needs root and iproute2. Every address it hands out is on the bridge
+// the test created; nothing it starts has a route anywhere else.
+package node

@@ -1,0 +1,64 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// Images maps an image repository (no tag, no digest) to the binary that
+// is its entrypoint: the node agent runs a container of that image as that
+// binary, whatever the tag, with the container's args.
+type Images map[string]string
+
+// ConformanceImages are the images of the Gateway API conformance suite's
+// base manifests, as built by hack/build-conformance-images.sh into
+// e2e/.cache/bin/images: echo-basic from the suite's own module, CoreDNS
+// from its module.
+func ConformanceImages() (Images, error) {
+	dir := os.Getenv("CONFORMANCE_IMAGES_DIR")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", ".cache", "bin", "images")
+	}
+	images := Images{
+		"registry.k8s.io/gateway-api/echo-basic": filepath.Join(dir, "echo-basic"),
+		"registry.k8s.io/coredns/coredns":        filepath.Join(dir, "coredns"),
+	}
+	for repo, bin := range images {
+		if _, err := os.Stat(bin); err != nil {
+			return nil, fmt.Errorf("the binary of image %s is not built (run hack/build-conformance-images.sh): %w", repo, err)
+		}
+	}
+	return images, nil
+}
+
+// Binary is the entrypoint of image, false when the agent cannot run it.
+func (im Images) Binary(image string) (string, bool) {
+	bin, ok := im[repository(image)]
+	return bin, ok
+}
+
+// Known lists the repositories, for messages.
+func (im Images) Known() string {
+	var names []string
+	for repo := range im {
+		names = append(names, repo)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// repository is image without its digest and tag.
+func repository(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}

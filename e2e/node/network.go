@@ -1,0 +1,151 @@
+package node
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"sync"
+)
+
+// Network is a Linux bridge with an address of its own (Gateway, where the
+// host's servers listen for the namespaces) and a /16 from which every
+// Host gets one address. Hosts have no default route: they reach the
+// bridge's subnet and nothing else.
+type Network struct {
+	bridge  string
+	prefix  string // first two octets, "10.217"
+	Gateway string // the host side, prefix.0.1
+
+	mu    sync.Mutex
+	next  int
+	hosts []*Host
+}
+
+// Host is one network namespace on the bridge.
+type Host struct {
+	Netns string
+	IP    string
+	veth  string
+}
+
+// NewNetwork creates the bridge. Close removes it and every Host. What a
+// killed run left behind (its cleanup never ran) is removed first.
+func NewNetwork() (*Network, error) {
+	removeStale()
+	id := rand.IntN(1 << 16)
+	n := &Network{
+		bridge: fmt.Sprintf("tpcbr%04x", id),
+		prefix: fmt.Sprintf("10.%d", 216+rand.IntN(16)),
+		next:   2,
+	}
+	n.Gateway = n.prefix + ".0.1"
+	for _, args := range [][]string{
+		{"link", "add", n.bridge, "type", "bridge"},
+		{"addr", "add", n.Gateway + "/16", "dev", n.bridge},
+		{"link", "set", n.bridge, "up"},
+	} {
+		if err := ip(args...); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// AddHost creates a namespace named after name with the next free address.
+func (n *Network) AddHost(name string) (*Host, error) {
+	n.mu.Lock()
+	i := n.next
+	n.next++
+	n.mu.Unlock()
+	if i >= 250*250 {
+		return nil, fmt.Errorf("network %s: no address left", n.bridge)
+	}
+	h := &Host{
+		Netns: fmt.Sprintf("%s-%s", n.bridge, name),
+		IP:    fmt.Sprintf("%s.%d.%d", n.prefix, i/250, i%250+1),
+		veth:  fmt.Sprintf("tpv%x", rand.Uint32()),
+	}
+	inner := h.veth + "n"
+	steps := [][]string{
+		{"netns", "add", h.Netns},
+		{"link", "add", h.veth, "type", "veth", "peer", "name", inner},
+		{"link", "set", h.veth, "master", n.bridge},
+		{"link", "set", h.veth, "up"},
+		{"link", "set", inner, "netns", h.Netns},
+		{"-n", h.Netns, "addr", "add", h.IP + "/16", "dev", inner},
+		{"-n", h.Netns, "link", "set", inner, "up"},
+		{"-n", h.Netns, "link", "set", "lo", "up"},
+	}
+	for _, args := range steps {
+		if err := ip(args...); err != nil {
+			h.remove()
+			return nil, err
+		}
+	}
+	n.mu.Lock()
+	n.hosts = append(n.hosts, h)
+	n.mu.Unlock()
+	return h, nil
+}
+
+// Command is argv run inside the host's namespace.
+func (h *Host) Command(argv ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", h.Netns}, argv...)...)
+}
+
+// Remove deletes the namespace (and with it the veth pair).
+func (n *Network) Remove(h *Host) {
+	h.remove()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, x := range n.hosts {
+		if x == h {
+			n.hosts = append(n.hosts[:i], n.hosts[i+1:]...)
+			break
+		}
+	}
+}
+
+func (h *Host) remove() {
+	_ = exec.Command("ip", "netns", "del", h.Netns).Run()
+	_ = exec.Command("ip", "link", "del", h.veth).Run() // normally gone with its peer
+}
+
+// Close removes every host and the bridge.
+func (n *Network) Close() {
+	n.mu.Lock()
+	hosts := n.hosts
+	n.hosts = nil
+	n.mu.Unlock()
+	for _, h := range hosts {
+		h.remove()
+	}
+	_ = exec.Command("ip", "link", "del", n.bridge).Run()
+}
+
+// removeStale deletes the namespaces and bridges of earlier runs.
+func removeStale() {
+	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if name, _, _ := strings.Cut(line, " "); strings.HasPrefix(name, "tpcbr") {
+				_ = exec.Command("ip", "netns", "del", name).Run()
+			}
+		}
+	}
+	if out, err := exec.Command("ip", "-o", "link", "show", "type", "bridge").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "tpcbr") {
+				_ = exec.Command("ip", "link", "del", strings.TrimSuffix(f[1], ":")).Run()
+			}
+		}
+	}
+}
+
+func ip(args ...string) error {
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
