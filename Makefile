@@ -7,6 +7,7 @@ VENV     := .venv
 ENVOY_BIN ?= $(CURDIR)/$(VENV)/bin/envoy
 export ENVOY_BIN
 
+.PHONY: conformance conformance-images
 .PHONY: build run test test-unit golden envoy e2e e2e-kube kube-apiserver bench fuzz
 
 # -buildvcs=auto: `tlsplane version` reports the commit even where GOFLAGS
@@ -23,8 +24,10 @@ run: build
 # -short the unit tests include the option-name matrix run against Envoy.
 test: envoy
 	$(MAKE) test-unit UNIT_FLAGS=
+	$(MAKE) image
 	$(MAKE) fuzz-short
 	$(MAKE) e2e e2e-faults e2e-kube
+	$(MAKE) conformance
 
 # Fast: no Envoy, no API server (-short skips the Envoy option matrix).
 UNIT_FLAGS ?= -short
@@ -69,6 +72,16 @@ e2e-compose:
 kube-apiserver:
 	hack/build-kube-apiserver.sh
 
+# The image, built from the Dockerfile by buildah (no Docker engine here;
+# apt-get installs buildah when missing) and checked without running it:
+# entrypoint, non-root user, ports, and that its /tlsplane is this static
+# binary. The Dockerfile's golang stage cannot be pulled here, so the
+# binary comes from this build (see hack/image.sh). A few seconds.
+.PHONY: image
+image:
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath -ldflags "-s -w" -o bin/image/out/tlsplane ./cmd/tlsplane
+	hack/image.sh
+
 e2e-kube: build kube-apiserver testsummary
 	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(SUMMARY) -title e2e/kube -ci-skip-fails -- \
 		$(GO) test -json -count=1 -timeout 20m ./kube/...
@@ -103,3 +116,24 @@ fuzz-short:
 # PROPAGATION_EDITS (see hack/bench.sh).
 bench: envoy
 	hack/bench.sh
+
+# The upstream Gateway API conformance suite (sigs.k8s.io/gateway-api/
+# conformance, the version e2e/go.mod pins), unmodified, against tlsplane
+# in Kubernetes mode: real kube-apiserver and kube-controller-manager, the
+# e2e node agent running the suite's backends, a real Envoy per Gateway
+# (e2e/node). It writes the ConformanceReport to docs/conformance/ and
+# fails only when a test listed in e2e/conformance/passing.txt did not
+# pass (the ratchet). Logs of the last run stay in e2e/.cache/conformance/.
+CONFORMANCE_DIR := $(CURDIR)/e2e/.cache/conformance
+conformance-images:
+	hack/build-conformance-images.sh
+
+conformance: build envoy kube-apiserver conformance-images
+	rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR) docs/conformance
+	@echo "running the Gateway API conformance suite (a few minutes); go test -json events in $(CONFORMANCE_DIR)/events.json"
+	-cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) CONFORMANCE_LOG_DIR=$(CONFORMANCE_DIR)/run \
+		CONFORMANCE_REPORT=$(CURDIR)/docs/conformance/tlsplane-report.yaml \
+		CONFORMANCE_VERSION=$$(git rev-parse --short HEAD 2>/dev/null || echo dev) \
+		$(GO) test -count=1 -timeout 45m -json ./conformance/ > $(CONFORMANCE_DIR)/events.json 2>&1
+	cd e2e && $(GO) run ./conformance/ratchet -events $(CONFORMANCE_DIR)/events.json \
+		-passing conformance/passing.txt -logs $(CONFORMANCE_DIR)/failures

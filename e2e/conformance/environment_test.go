@@ -114,6 +114,18 @@ func newCluster(t *testing.T) *cluster {
 		Spec:       gwv1.GatewayClassSpec{ControllerName: controllerName},
 	}, metav1.CreateOptions{})
 	must(t, err)
+	// The suite reads the class's supportedFeatures once, at its start.
+	err = harness.Eventually(60*time.Second, 200*time.Millisecond, func() error {
+		gc, err := gw.GatewayV1().GatewayClasses().Get(ctx, GatewayClassName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(gc.Status.SupportedFeatures) == 0 {
+			return fmt.Errorf("GatewayClass %s has no status.supportedFeatures yet", GatewayClassName)
+		}
+		return nil
+	})
+	must(t, err)
 	return &cluster{api: api, tlsplane: cp, agent: agent, logDir: logDir}
 }
 
