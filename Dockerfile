@@ -1,5 +1,10 @@
 # tlsplane image: a static binary on scratch, running as a non-root user.
 #   docker build --build-arg VERSION=$(git describe --always --dirty) -t tlsplane .
+# Without VERSION the binary reports what the Go build info knows ("dev" in
+# a context without .git). `make image` (part of `make test`) builds the
+# tlsplane stage with buildah, the `build` stage replaced by a build context
+# holding the Makefile's static binary, and checks the result: keep
+# ENTRYPOINT, USER and EXPOSE in step with hack/image.sh.
 # The `backend` stage is the examples/backend echo server, used by
 # e2e/docker-compose.yaml: docker build --target backend -t tlsplane-backend .
 FROM golang:1.26 AS build
@@ -8,7 +13,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
+ARG VERSION=
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.stampedVersion=${VERSION}" -o /out/tlsplane ./cmd/tlsplane \
  && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/backend ./examples/backend
 
