@@ -14,7 +14,7 @@ export ENVOY_BIN
 # turns VCS stamping off (and still builds outside a git checkout).
 # hack/progress.sh: the first build is minutes of silence otherwise.
 build:
-	hack/progress.sh "building $(BIN)" "the first build downloads the modules and compiles client-go, gRPC and Envoy's protos: 2 to 3 minutes on 2 cores; later builds take seconds" \
+	hack/progress.sh "building $(BIN)" "the first build downloads the modules and compiles client-go, gRPC and Envoy's protos: 2 to 4 minutes on 2 cores; later builds take seconds" \
 		$(GO) build -buildvcs=auto -o $(BIN) ./cmd/tlsplane
 
 run: build

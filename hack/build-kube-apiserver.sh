@@ -32,15 +32,21 @@ cd "$mod"
 minor="$(echo "$kube_version" | cut -d. -f2)"
 v=k8s.io/component-base/version
 ldflags="-s -w -X $v.gitVersion=$kube_version -X $v.gitMajor=1 -X $v.gitMinor=$minor"
-echo "building etcd (embedded, go.etcd.io/etcd/server/v3) into $bin"
-"$go" build -trimpath -ldflags "-s -w" -o "$bin/etcd" ./etcd
+# Every step says how long it takes, and hack/progress.sh repeats it every
+# 30 s while the step runs, so the long compiles are never silent.
+progress="$root/hack/progress.sh"
+echo "The first time, this downloads and compiles Kubernetes: 8 to 20 minutes on 2 cores in all; later runs reuse the result."
+echo "building etcd (embedded, go.etcd.io/etcd/server/v3) into $bin; the first time it downloads the modules of e2e/cmd too (1 to 3 minutes)"
+"$progress" "downloading modules and building etcd" "1 to 3 minutes the first time" "$go" build -trimpath -ldflags "-s -w" -o "$bin/etcd" ./etcd
 echo "building kube-apiserver $kube_version into $bin (about 8 minutes on 2 cores the first time)"
 start=$(date +%s)
-"$go" build -trimpath -ldflags "$ldflags" -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+"$progress" "building kube-apiserver" "about 8 minutes on 2 cores the first time" \
+  "$go" build -trimpath -ldflags "$ldflags" -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 echo "built kube-apiserver in $(( $(date +%s) - start ))s"
 # Most of its packages are kube-apiserver's, already compiled above.
 echo "building kube-controller-manager $kube_version into $bin (about 3 minutes more the first time)"
 start=$(date +%s)
-"$go" build -trimpath -ldflags "$ldflags" -o "$bin/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
+"$progress" "building kube-controller-manager" "about 3 minutes more the first time" \
+  "$go" build -trimpath -ldflags "$ldflags" -o "$bin/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
 echo "built kube-controller-manager in $(( $(date +%s) - start ))s"
 echo "$stamp" > "$bin/stamp"
