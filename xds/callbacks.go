@@ -10,6 +10,8 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tlsplane/tlsplane/snapshots"
@@ -18,6 +20,14 @@ import (
 // sentPerType bounds the responses remembered per stream and type to
 // resolve a NACK's nonce; Envoy only ever NACKs one of the last few.
 const sentPerType = 4
+
+// MaxUnservedTypes bounds the distinct type URLs tlsplane does not serve
+// that one stream may name; the next one ends the stream
+// (ResourceExhausted). go-control-plane's SotW loop costs every request
+// and response the number of types the stream watches, so without a bound
+// a client could make one stream cost quadratic CPU. Envoy asks for a few
+// unserved types at most (runtime, extension configs).
+const MaxUnservedTypes = 16
 
 // streamKey tells SotW and delta streams apart: go-control-plane numbers
 // each kind from 1.
@@ -31,7 +41,13 @@ type streamState struct {
 	peer  peerIdentity
 	node  *corev3.Node // nil until the first request
 	types map[string]bool
-	sent  map[string][]sentResponse
+	// unserved counts the entries of types tlsplane does not serve.
+	unserved int
+	// fleetLabel is the stream's fleet label in the metrics, set with node.
+	fleetLabel string
+	// labels are the type_url labels the stream counts in.
+	labels map[string]bool
+	sent   map[string][]sentResponse
 	// acked is, per type, the last response Envoy accepted.
 	acked map[string]sentResponse
 }
@@ -92,7 +108,10 @@ func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest)
 	if err := c.authorize(key, req.GetNode()); err != nil {
 		return err
 	}
-	node := c.request(key, req.GetNode(), req.GetTypeUrl())
+	node, err := c.request(key, req.GetNode(), req.GetTypeUrl())
+	if err != nil {
+		return err
+	}
 	sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
 	if req.GetErrorDetail() == nil {
 		if found {
@@ -147,7 +166,10 @@ func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscove
 	if err := c.authorize(key, req.GetNode()); err != nil {
 		return err
 	}
-	node := c.request(key, req.GetNode(), req.GetTypeUrl())
+	node, err := c.request(key, req.GetNode(), req.GetTypeUrl())
+	if err != nil {
+		return err
+	}
 	if req.GetErrorDetail() == nil {
 		if sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce()); found {
 			c.forget(key, req.GetTypeUrl(), sent.nonce)
@@ -178,7 +200,7 @@ func (c *callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.
 func (c *callbacks) open(key streamKey, peer peerIdentity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, sent: map[string][]sentResponse{}, acked: map[string]sentResponse{}}
+	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, labels: map[string]bool{}, sent: map[string][]sentResponse{}, acked: map[string]sentResponse{}}
 }
 
 func (c *callbacks) ack(key streamKey, typeURL string, resp sentResponse) {
@@ -229,13 +251,14 @@ func (c *callbacks) authorize(key streamKey, node *corev3.Node) error {
 }
 
 // request notes the stream's node and types; it returns the stream's node,
-// which later requests may omit.
-func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) *corev3.Node {
+// which later requests may omit, or an error that ends the stream when it
+// names one type tlsplane does not serve too many.
+func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*corev3.Node, error) {
 	c.mu.Lock()
 	st := c.streams[key]
 	if st == nil {
 		c.mu.Unlock()
-		return node
+		return node, nil
 	}
 	first := st.node == nil
 	if first {
@@ -243,18 +266,41 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) *c
 			node = &corev3.Node{}
 		}
 		st.node = node
+		st.fleetLabel = c.metrics.acquireFleet(snapshots.Fleet(node))
 	}
 	node = st.node
 	if !st.types[typeURL] {
+		if !snapshots.Serves(typeURL) {
+			if st.unserved >= MaxUnservedTypes {
+				c.mu.Unlock()
+				c.log.Warn("xDS stream ended: too many type URLs tlsplane does not serve", "node", node.GetId(), "fleet", snapshots.Fleet(node), "limit", MaxUnservedTypes)
+				return node, status.Errorf(codes.ResourceExhausted, "node %q: type URL %q is the stream's %dth that tlsplane does not serve; at most %d are answered per stream",
+					node.GetId(), shorten(typeURL), st.unserved+1, MaxUnservedTypes)
+			}
+			st.unserved++
+		}
 		st.types[typeURL] = true
-		c.metrics.streams.WithLabelValues(snapshots.Fleet(node), typeLabel(typeURL)).Inc()
+		if label := typeLabel(typeURL); !st.labels[label] {
+			st.labels[label] = true
+			c.metrics.streamOpened(st.fleetLabel, label)
+		}
 	}
 	c.mu.Unlock()
 	if first {
 		c.pub.NodeStreamOpened(node)
 		c.log.Debug("xDS stream opened", "node", node.GetId(), "fleet", snapshots.Fleet(node), "delta", key.delta)
 	}
-	return node
+	return node, nil
+}
+
+// shorten cuts a client's string for a message: a type URL may be
+// megabytes long.
+func shorten(s string) string {
+	const max = 128
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }
 
 func (c *callbacks) close(key streamKey) {
@@ -265,9 +311,10 @@ func (c *callbacks) close(key streamKey) {
 	if st == nil || st.node == nil {
 		return
 	}
-	for typeURL := range st.types {
-		c.metrics.streams.WithLabelValues(snapshots.Fleet(st.node), typeLabel(typeURL)).Dec()
+	for label := range st.labels {
+		c.metrics.streamClosed(st.fleetLabel, label)
 	}
+	c.metrics.releaseFleet(st.fleetLabel)
 	c.pub.NodeStreamClosed(st.node)
 	c.log.Debug("xDS stream closed", "node", st.node.GetId(), "fleet", snapshots.Fleet(st.node), "delta", key.delta)
 }

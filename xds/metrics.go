@@ -1,6 +1,8 @@
 package xds
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlsplane/tlsplane/snapshots"
@@ -10,6 +12,15 @@ import (
 // the type URL is what a client sent, and a label value per distinct
 // string would let any client grow the series without bound.
 const otherTypes = "other"
+
+// otherFleets is the fleet label of streams beyond MaxFleetLabels distinct
+// fleets: without mutual TLS a node names its fleet itself.
+const otherFleets = "other"
+
+// MaxFleetLabels bounds the distinct fleet label values of
+// tlsplane_xds_streams at any time; a fleet's value is freed when its last
+// stream closes.
+const MaxFleetLabels = 100
 
 // typeLabel is typeURL's type_url label: itself when served, else "other".
 func typeLabel(typeURL string) string {
@@ -25,13 +36,20 @@ type metrics struct {
 	responses *prometheus.CounterVec
 	nacks     *prometheus.CounterVec
 	refused   prometheus.Counter
+
+	mu sync.Mutex
+	// fleets counts the open streams holding each fleet label value.
+	fleets map[string]int
+	// series counts the streams behind each streams series, so a series
+	// is deleted, not left at zero, when its last stream closes.
+	series map[[2]string]int
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tlsplane_xds_streams",
-			Help: "Open ADS streams by fleet (Envoy node.cluster) and the xDS type URLs they subscribed to (\"other\" for types tlsplane does not serve).",
+			Help: "Open ADS streams by fleet (Envoy node.cluster; \"other\" beyond 100 distinct fleets) and the xDS type URLs they subscribed to (\"other\" for types tlsplane does not serve).",
 		}, []string{"fleet", "type_url"}),
 		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_xds_responses_total",
@@ -46,9 +64,53 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_xds_streams_refused_total",
 			Help: "ADS streams refused (PermissionDenied) because the client certificate does not carry the identity of the fleet its node names.",
 		}),
+		fleets: map[string]int{},
+		series: map[[2]string]int{},
 	}
 	if reg != nil {
 		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused)
 	}
 	return m
+}
+
+// acquireFleet returns the fleet label of a new stream of fleet: the fleet
+// itself while fewer than MaxFleetLabels fleets hold a label, else "other".
+// releaseFleet gives it back when the stream closes.
+func (m *metrics) acquireFleet(fleet string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, held := m.fleets[fleet]; !held && len(m.fleets) >= MaxFleetLabels {
+		fleet = otherFleets
+	}
+	m.fleets[fleet]++
+	return fleet
+}
+
+func (m *metrics) releaseFleet(label string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fleets[label]--; m.fleets[label] <= 0 {
+		delete(m.fleets, label)
+	}
+}
+
+// streamOpened and streamClosed move one stream in or out of a streams
+// series; the series is deleted with its last stream.
+func (m *metrics) streamOpened(fleetLabel, typeLabel string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.series[[2]string{fleetLabel, typeLabel}]++
+	m.streams.WithLabelValues(fleetLabel, typeLabel).Inc()
+}
+
+func (m *metrics) streamClosed(fleetLabel, typeLabel string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{fleetLabel, typeLabel}
+	if m.series[k]--; m.series[k] > 0 {
+		m.streams.WithLabelValues(fleetLabel, typeLabel).Dec()
+		return
+	}
+	delete(m.series, k)
+	m.streams.DeleteLabelValues(fleetLabel, typeLabel)
 }
