@@ -288,7 +288,8 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 	c.mu.Unlock()
 	if first {
 		c.pub.NodeStreamOpened(node)
-		c.log.Debug("xDS stream opened", "node", node.GetId(), "fleet", snapshots.Fleet(node), "delta", key.delta)
+		// Logged at the first request: the stream names its node there.
+		c.log.Info("Envoy connected", "node", node.GetId(), "fleet", snapshots.Fleet(node), "xds", streamKind(key), "peer", st.peer.addr, "tls", st.peer.tls)
 	}
 	return node, nil
 }
@@ -316,7 +317,15 @@ func (c *callbacks) close(key streamKey) {
 	}
 	c.metrics.releaseFleet(st.fleetLabel)
 	c.pub.NodeStreamClosed(st.node)
-	c.log.Debug("xDS stream closed", "node", st.node.GetId(), "fleet", snapshots.Fleet(st.node), "delta", key.delta)
+	c.log.Info("Envoy disconnected", "node", st.node.GetId(), "fleet", snapshots.Fleet(st.node), "xds", streamKind(key), "peer", st.peer.addr)
+}
+
+// streamKind names a stream's xDS flavour in logs.
+func streamKind(key streamKey) string {
+	if key.delta {
+		return "delta"
+	}
+	return "sotw"
 }
 
 func (c *callbacks) sent(key streamKey, typeURL string, resp sentResponse) {

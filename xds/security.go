@@ -60,6 +60,7 @@ func (f *FleetIdentity) String() string { return f.For(ClusterPlaceholder) }
 
 // peerIdentity is what a stream's client proved in its TLS handshake.
 type peerIdentity struct {
+	addr string // the client's address, for logs
 	tls  bool
 	uris []string
 	dns  []string
@@ -72,11 +73,15 @@ func identityOf(ctx context.Context) peerIdentity {
 	if !ok {
 		return peerIdentity{}
 	}
+	id := peerIdentity{}
+	if p.Addr != nil {
+		id.addr = p.Addr.String()
+	}
 	info, ok := p.AuthInfo.(credentials.TLSInfo)
 	if !ok {
-		return peerIdentity{}
+		return id
 	}
-	id := peerIdentity{tls: true}
+	id.tls = true
 	leaf := verifiedLeaf(info.State)
 	if leaf == nil {
 		return id
