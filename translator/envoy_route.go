@@ -23,18 +23,18 @@ func envoyRouteConfig(t *routeTablePlan) *routev3.RouteConfiguration {
 	for _, vh := range t.vhosts {
 		v := &routev3.VirtualHost{Name: vh.hostname, Domains: []string{vh.hostname}}
 		for i := range vh.routes {
-			v.Routes = append(v.Routes, envoyRoute(&vh.routes[i]))
+			v.Routes = append(v.Routes, envoyRoute(t, &vh.routes[i]))
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, v)
 	}
 	return rc
 }
 
-func envoyRoute(r *routePlan) *routev3.Route {
+func envoyRoute(t *routeTablePlan, r *routePlan) *routev3.Route {
 	out := &routev3.Route{Name: r.name, Match: routeMatch(r.match)}
 	switch {
 	case r.redirect != nil:
-		out.Action = &routev3.Route_Redirect{Redirect: redirectAction(r.redirect)}
+		out.Action = &routev3.Route_Redirect{Redirect: redirectAction(r.redirect, t.port)}
 	case r.direct500:
 		out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
 	default:
@@ -128,11 +128,31 @@ func headerOptions(h headerEdits) []*corev3.HeaderValueOption {
 	return out
 }
 
-func redirectAction(r *redirectPlan) *routev3.RedirectAction {
-	a := &routev3.RedirectAction{HostRedirect: r.host, PortRedirect: r.port, ResponseCode: routev3.RedirectAction_FOUND}
-	if r.code == 301 {
-		a.ResponseCode = routev3.RedirectAction_MOVED_PERMANENTLY
+// redirectCodes are the status codes HTTPRequestRedirectFilter allows (the
+// CRD admits no other); 302 is Envoy's zero value.
+var redirectCodes = map[int]routev3.RedirectAction_RedirectResponseCode{
+	301: routev3.RedirectAction_MOVED_PERMANENTLY,
+	302: routev3.RedirectAction_FOUND,
+	303: routev3.RedirectAction_SEE_OTHER,
+	307: routev3.RedirectAction_TEMPORARY_REDIRECT,
+	308: routev3.RedirectAction_PERMANENT_REDIRECT,
+}
+
+// wellKnownPorts are the ports a URL of the scheme leaves out.
+var wellKnownPorts = map[string]uint32{"http": 80, "https": 443}
+
+// redirectAction is the spec's redirect: without a port of its own, the
+// port is the new scheme's well-known one when the scheme changes, else
+// the listener's (Envoy leaves a scheme's well-known port out of Location).
+func redirectAction(r *redirectPlan, listenerPort uint32) *routev3.RedirectAction {
+	port := r.port
+	if port == 0 {
+		port = listenerPort
+		if r.scheme != "" {
+			port = wellKnownPorts[strings.ToLower(r.scheme)]
+		}
 	}
+	a := &routev3.RedirectAction{HostRedirect: r.host, PortRedirect: port, ResponseCode: redirectCodes[r.code]}
 	if r.scheme != "" {
 		a.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: strings.ToLower(r.scheme)}
 	}

@@ -173,11 +173,11 @@ func listenerPlans(gs *gatewayState, address string) []listenerPlan {
 		ls := byPort[port]
 		p := listenerPlan{name: fmt.Sprintf("%s/%d", prefix, port), address: address, port: uint32(port)}
 		if !ls[0].https {
-			p.http = routeTable(p.name, ls)
+			p.http = routeTable(p.name, p.port, ls)
 		} else {
 			for _, l := range ls {
 				c := tlsChainPlan{listener: string(l.spec.Name), certSecrets: l.certSecrets,
-					routes: routeTable(fmt.Sprintf("%s/%s", p.name, l.spec.Name), []*listenerState{l})}
+					routes: routeTable(fmt.Sprintf("%s/%s", p.name, l.spec.Name), p.port, []*listenerState{l})}
 				if l.hostname != "" {
 					c.serverNames = []string{l.hostname}
 				}
@@ -191,7 +191,7 @@ func listenerPlans(gs *gatewayState, address string) []listenerPlan {
 
 // routeTable gathers the routes attached to listeners into one virtual
 // host per hostname, each in precedence order.
-func routeTable(name string, ls []*listenerState) *routeTablePlan {
+func routeTable(name string, port uint32, ls []*listenerState) *routeTablePlan {
 	byHost := map[string][]rankedRoute{}
 	seen := map[string]map[string]bool{}
 	for _, l := range ls {
@@ -209,7 +209,7 @@ func routeTable(name string, ls []*listenerState) *routeTablePlan {
 			}
 		}
 	}
-	t := &routeTablePlan{name: name}
+	t := &routeTablePlan{name: name, port: port}
 	for _, h := range sortedNames(byHost) {
 		rrs := byHost[h]
 		slices.SortFunc(rrs, func(a, b rankedRoute) int { return compareRanks(a.rank, b.rank) })

@@ -28,7 +28,10 @@ type tlsChainPlan struct {
 
 // routeTablePlan is one route configuration.
 type routeTablePlan struct {
-	name   string
+	name string
+	// port is the listener's: where a redirect that names no port and no
+	// scheme sends the client.
+	port   uint32
 	vhosts []vhostPlan // sorted by hostname
 }
 

@@ -14,8 +14,18 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"BackendTLSPolicy",
 	"BackendTLSPolicySANValidation",
 	"Gateway",
+	"GatewayPort8080",
 	"HTTPRoute",
+	"HTTPRoute303RedirectStatusCode",
+	"HTTPRoute307RedirectStatusCode",
+	"HTTPRoute308RedirectStatusCode",
+	"HTTPRouteMethodMatching",
+	"HTTPRouteParentRefPort",
+	"HTTPRoutePathRedirect",
+	"HTTPRoutePortRedirect",
+	"HTTPRouteQueryParamMatching",
 	"HTTPRouteResponseHeaderModification",
+	"HTTPRouteSchemeRedirect",
 	"ReferenceGrant",
 }
 
