@@ -65,7 +65,7 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 	present := make(map[string]bool, len(list.files))
 	for _, rel := range list.files {
 		shown := filepath.Join(s.opts.Dir, rel)
-		data, err := os.ReadFile(filepath.Join(root, rel))
+		data, err := manifests.ReadFile(filepath.Join(root, rel))
 		if errors.Is(err, fs.ErrNotExist) {
 			info, lerr := os.Lstat(filepath.Join(root, rel))
 			if lerr != nil {

@@ -31,7 +31,11 @@ func Parse(path string, data []byte, warn func(string)) (translator.Inputs, erro
 	if warn == nil {
 		warn = func(string) {}
 	}
+	if len(data) > MaxFileBytes {
+		return translator.Inputs{}, fmt.Errorf("%s: file larger than %d bytes", path, MaxFileBytes)
+	}
 	var in translator.Inputs
+	budget := expansionBudget{left: MaxExpandedBytes}
 	// The YAML line reader drops a last line that exactly fills its 4 KiB
 	// buffer when no newline ends it: a file cut at that size would lose its
 	// objects silently.
@@ -46,6 +50,9 @@ func Parse(path string, data []byte, warn func(string)) (translator.Inputs, erro
 		}
 		if err != nil {
 			return translator.Inputs{}, fmt.Errorf("%s: document %d: %w", path, doc, err)
+		}
+		if err := budget.spend(path, doc, raw); err != nil {
+			return translator.Inputs{}, err
 		}
 		where := fmt.Sprintf("%s: document %d", path, doc)
 		jsonDoc, err := yaml.YAMLToJSON(raw)

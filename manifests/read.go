@@ -48,7 +48,7 @@ func Read(paths []string, warn func(string)) (translator.Inputs, error) {
 	}
 	parts := make([]Part, 0, len(files))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := ReadFile(f)
 		if err != nil {
 			return translator.Inputs{}, err
 		}

@@ -29,7 +29,7 @@ import (
 func readManifests(paths []string, warn func(string)) (translator.Inputs, error) {
 	var parts []manifests.Part
 	add := func(path string, inDir bool) error {
-		data, err := os.ReadFile(path)
+		data, err := manifests.ReadFile(path)
 		if err != nil {
 			return err
 		}
@@ -105,6 +105,7 @@ func withoutForeignDocuments(path string, data []byte, warn func(string)) []byte
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out bytes.Buffer
 	skipped := false
+	left := int64(manifests.MaxExpandedBytes)
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -113,6 +114,13 @@ func withoutForeignDocuments(path string, data []byte, warn func(string)) []byte
 		if err != nil {
 			return data
 		}
+		// Decoding expands aliases: a file over the bound is left to
+		// manifests.Parse to refuse, before anything is expanded.
+		n, err := manifests.ExpandedSize(raw, left)
+		if err != nil || n > left {
+			return data
+		}
+		left -= n
 		if why := notKubernetesObject(raw); why != "" {
 			warn(fmt.Sprintf("%s: document %d: skipped: not a Kubernetes object (%s)", path, doc, why))
 			raw, skipped = []byte("null\n"), true
