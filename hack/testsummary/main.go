@@ -118,7 +118,10 @@ func (r *report) event(e event) {
 	if e.Test == "" {
 		switch e.Action {
 		case "output", "build-output":
-			io.WriteString(r.w, e.Output)
+			// go test -json says PASS before ok; go test alone does not.
+			if r.verbose || e.Output != "PASS\n" {
+				io.WriteString(r.w, e.Output)
+			}
 		case "pass", "fail", "skip", "build-fail":
 			action := e.Action
 			if action == "build-fail" {
