@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -113,9 +114,23 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 		warn(fmt.Sprintf("%s: %s", what, skippedMessage))
 		return nil
 	}
+	errs := validateMeta(probe.Kind, probe.Metadata.Name, ns, kind.clusterScoped)
+	if probe.Kind == "Service" {
+		errs = append(errs, validateService(doc)...)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: refused, as the API server would refuse it: %s", what, joined(errs))
+	}
 	return kind.read(func(obj any) error {
-		if err := json.Unmarshal(doc, obj); err != nil {
+		// As the API server decodes: field names are case-sensitive, and
+		// an unknown field is dropped with a warning, as kubectl apply
+		// --validate=strict reports it.
+		strict, err := kjson.UnmarshalStrict(doc, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+		if err != nil {
 			return fmt.Errorf("%s: %v", what, err)
+		}
+		for _, e := range strict {
+			warn(fmt.Sprintf("%s: %v", what, e))
 		}
 		return nil
 	}, ns, in)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestServeRefusesAliasBombInBoundedMemory(t *testing.T) {
 	aliasBomb(t, filepath.Join(dir, "bomb.yaml"))
 	admin := freePort(t)
 	cmd := tlsplaneCommand(t, "serve", "--dir", dir, "--xds-address", freePort(t), "--admin-address", admin, "--log-format", "json")
-	var logs strings.Builder
+	var logs syncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -158,4 +159,68 @@ func TestServeRefusesAliasBombInBoundedMemory(t *testing.T) {
 	if !strings.Contains(logs.String(), "bomb.yaml: document 1: refused") {
 		t.Errorf("no log naming bomb.yaml:\n%.2000s", logs.String())
 	}
+}
+
+// A misspelled field is reported by translate and by serve, naming the
+// file, the object and the field.
+func TestMisspelledFieldsAreReportedByTranslateAndServe(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "pay.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: pay, namespace: shop}
+spec:
+  targetRefs: [{group: "", kind: Service, name: payments}]
+  validation:
+    hostnme: payments.shop.example
+    wellKnownCACertificates: System
+`)
+	want := `pay.yaml: document 1 (gateway.networking.k8s.io/v1 BackendTLSPolicy shop/pay): unknown field \"spec.validation.hostnme\"`
+	out, err := tlsplaneCommand(t, "translate", dir).CombinedOutput()
+	if err != nil || !strings.Contains(strings.ReplaceAll(string(out), `"`, `\"`), want) {
+		t.Errorf("translate: exit %v, want a warning containing %s; output:\n%.2000s", err, want, out)
+	}
+
+	admin := freePort(t)
+	cmd := tlsplaneCommand(t, "serve", "--dir", dir, "--xds-address", freePort(t), "--admin-address", admin, "--log-format", "json")
+	var logs syncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+	p := &servingPlane{admin: admin}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if code, _ := p.get("/readyz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready; logs:\n%s", logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("serve logged no warning containing %s; logs:\n%.2000s", want, logs.String())
+	}
+}
+
+// syncBuffer is a process's output, read while it is written.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
