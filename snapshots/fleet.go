@@ -1,8 +1,6 @@
 package snapshots
 
 import (
-	"strings"
-
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -19,13 +17,6 @@ func Fleet(node *corev3.Node) string { return node.GetCluster() }
 type fleetHash struct{}
 
 func (fleetHash) ID(node *corev3.Node) string { return Fleet(node) }
-
-// namespaceOf reads the namespace out of a `<namespace>/<service>/<port>`
-// cluster name.
-func namespaceOf(clusterName string) string {
-	ns, _, _ := strings.Cut(clusterName, "/")
-	return ns
-}
 
 // fleetResources is what one fleet is served, each slice sorted by name.
 type fleetResources struct {
@@ -51,7 +42,9 @@ func resourcesFor(d *digests, out translator.Output, fleet string, fleetNamespac
 	endpointNames := map[string]bool{}
 	secretNames := map[string]bool{}
 	for _, c := range out.Clusters {
-		if !namespaces[namespaceOf(c.GetName())] {
+		// The translator says whose cluster it is: a name is not parsed
+		// for it, so no name can pass for another namespace's.
+		if ns, known := out.ClusterNamespaces[c.GetName()]; !known || !namespaces[ns] {
 			continue
 		}
 		res.clusters = append(res.clusters, c)

@@ -78,6 +78,11 @@ type Output struct {
 	// translation produced it, so a NACK can be reported on the policy.
 	Origins map[string][]types.NamespacedName
 
+	// ClusterNamespaces maps each cluster's name to the namespace of the
+	// Service it was built from: what a fleet restricted to namespaces is
+	// filtered by, never a namespace read back out of a name.
+	ClusterNamespaces map[string]string
+
 	// Warnings name objects that produced no resource because Envoy would
 	// reject it (objects the API server would not have admitted); sorted.
 	Warnings []string

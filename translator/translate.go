@@ -84,18 +84,21 @@ type outputBuilder struct {
 	endpoints []*endpointv3.ClusterLoadAssignment
 	secrets   map[string]*tlsv3.Secret
 	// origins lists, per resource, the policies that produced it, unique.
-	origins  map[string][]types.NamespacedName
-	warnings []string
+	origins map[string][]types.NamespacedName
+	// namespaces is each cluster's Service namespace.
+	namespaces map[string]string
+	warnings   []string
 	// secretOrder is the sorted names of secrets, set by output.
 	secretOrder []string
 }
 
 func newOutputBuilder(services int) *outputBuilder {
 	return &outputBuilder{
-		clusters:  make([]*clusterv3.Cluster, 0, services),
-		endpoints: make([]*endpointv3.ClusterLoadAssignment, 0, services),
-		secrets:   make(map[string]*tlsv3.Secret, services),
-		origins:   make(map[string][]types.NamespacedName, 2*services),
+		clusters:   make([]*clusterv3.Cluster, 0, services),
+		endpoints:  make([]*endpointv3.ClusterLoadAssignment, 0, services),
+		secrets:    make(map[string]*tlsv3.Secret, services),
+		namespaces: make(map[string]string, services),
+		origins:    make(map[string][]types.NamespacedName, 2*services),
 	}
 }
 
@@ -105,7 +108,9 @@ type portOutput struct {
 	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
 	secret   *tlsv3.Secret                     // nil without a CA secret
 	policy   *policyVerdict                    // nil without a policy
-	warnings []string
+	// namespace is the Service's, for the fleet filter.
+	namespace string
+	warnings  []string
 }
 
 // translatePort makes one Service port's cluster (and its endpoints):
@@ -147,7 +152,7 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 	if err != nil {
 		return portOutput{warnings: append(warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))}
 	}
-	out := portOutput{cluster: c, secret: secret, policy: policy, warnings: warnings}
+	out := portOutput{cluster: c, secret: secret, policy: policy, namespace: nn.Namespace, warnings: warnings}
 	if external {
 		return out
 	}
@@ -170,6 +175,7 @@ func (b *outputBuilder) add(p *portOutput) {
 		return
 	}
 	b.clusters = append(b.clusters, p.cluster)
+	b.namespaces[p.cluster.Name] = p.namespace
 	if p.endpoint != nil {
 		b.endpoints = append(b.endpoints, p.endpoint)
 	}
@@ -201,6 +207,8 @@ func (b *outputBuilder) output(secretOrder []string) Output {
 		Secrets:   make([]*tlsv3.Secret, 0, len(b.secrets)),
 		Origins:   b.origins,
 		Warnings:  b.warnings,
+
+		ClusterNamespaces: b.namespaces,
 	}
 	// Names are unique, so any sort gives the same order.
 	slices.SortFunc(out.Clusters, func(x, y *clusterv3.Cluster) int { return strings.Compare(x.Name, y.Name) })

@@ -45,9 +45,10 @@ func (b Backend) Policy() types.NamespacedName {
 func Output(backends ...Backend) translator.Output {
 	sorted := append([]Backend(nil), backends...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ClusterName() < sorted[j].ClusterName() })
-	out := translator.Output{Origins: map[string][]types.NamespacedName{}}
+	out := translator.Output{Origins: map[string][]types.NamespacedName{}, ClusterNamespaces: map[string]string{}}
 	for _, b := range sorted {
 		out.Clusters = append(out.Clusters, Cluster(b))
+		out.ClusterNamespaces[b.ClusterName()] = b.Namespace
 		out.Endpoints = append(out.Endpoints, Endpoints(b))
 		out.Secrets = append(out.Secrets, Secret(b))
 		out.Origins[b.ClusterName()] = []types.NamespacedName{b.Policy()}
