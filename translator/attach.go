@@ -2,6 +2,7 @@ package translator
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,9 +23,25 @@ type attachment struct {
 	target  target
 	// notFound says what is missing when the target does not resolve.
 	notFound string
+	// invalid says why a resolved target cannot take the policy: a UDP
+	// port (GEP-1897: Accepted False, reason Invalid).
+	invalid string
+	// note is a warning for an accepted attachment: the Service's UDP
+	// ports, which the policy does not apply to.
+	note string
 	// winner is the policy that takes precedence on this target; nil when
 	// this attachment's own policy does.
 	winner *policyVerdict
+}
+
+// outcome is what the attachment's status says besides its winner, for
+// the status cache: a Service can turn a port UDP under an unchanged
+// policy.
+func (a *attachment) outcome() string {
+	if a.invalid == "" && a.note == "" {
+		return a.notFound
+	}
+	return a.notFound + "\x00" + a.invalid + "\x00" + a.note
 }
 
 // attach resolves every targetRef of every policy and applies the spec's
@@ -52,6 +69,9 @@ func attach(verdicts []*policyVerdict, ix *objectIndex) ([][]*attachment, map[ta
 			if a.notFound != "" {
 				continue
 			}
+			if a.invalid, a.note = notTCP(a.target, ix.services[a.target.service]); a.invalid != "" {
+				continue // governs nothing: no cluster serves a UDP port
+			}
 			// The first of equals stays: the order is total but for a
 			// policy naming the same target twice.
 			if w, ok := winners[a.target]; !ok || precedes(v, w) {
@@ -61,7 +81,7 @@ func attach(verdicts []*policyVerdict, ix *objectIndex) ([][]*attachment, map[ta
 	}
 	for i := range all {
 		a := &all[i]
-		if a.notFound != "" {
+		if a.notFound != "" || a.invalid != "" {
 			continue
 		}
 		if w := winners[a.target]; w != a.verdict {
@@ -99,6 +119,28 @@ func resolveTarget(namespace string, ref gwv1.LocalPolicyTargetReferenceWithSect
 		return t, fmt.Sprintf("Service %s has no port named %q", t.service, t.section)
 	}
 	return t, ""
+}
+
+// notTCP says why a policy cannot apply to a port that is not TCP
+// (invalid, when the target names it), or warns of the Service's ports
+// that are not TCP (note, when the target is the whole Service). TLS to a
+// backend runs over TCP; such ports get no cluster.
+func notTCP(t target, svc *corev1.Service) (invalid, note string) {
+	var others []string
+	for _, p := range svc.Spec.Ports {
+		proto := protocolOrTCP(p.Protocol)
+		if proto == corev1.ProtocolTCP {
+			continue
+		}
+		if t.section != "" && p.Name == t.section {
+			return fmt.Sprintf("Service %s port %q is %s: TLS to a backend runs over TCP", t.service, p.Name, proto), ""
+		}
+		others = append(others, fmt.Sprintf("%q (%s)", p.Name, proto))
+	}
+	if t.section != "" || len(others) == 0 {
+		return "", ""
+	}
+	return "", fmt.Sprintf("; it does not apply to the ports of Service %s that are not TCP: %s", t.service, strings.Join(others, ", "))
 }
 
 func hasPortNamed(svc *corev1.Service, name string) bool {

@@ -59,13 +59,15 @@ func acceptedCondition(v *policyVerdict, a *attachment) metav1.Condition {
 	switch {
 	case a.notFound != "":
 		c.Reason, c.Message = string(gwv1.PolicyReasonTargetNotFound), a.notFound
+	case a.invalid != "":
+		c.Reason, c.Message = string(gwv1.PolicyReasonInvalid), a.invalid
 	case a.winner != nil:
 		c.Reason, c.Message = string(gwv1.PolicyReasonConflicted), conflictMessage(a)
 	case !v.accepted():
 		c.Reason, c.Message = string(v.rejectReason), v.rejectMessage
 	default:
 		c.Status = metav1.ConditionTrue
-		c.Reason, c.Message = string(gwv1.PolicyReasonAccepted), "Policy is accepted"
+		c.Reason, c.Message = string(gwv1.PolicyReasonAccepted), "Policy is accepted"+a.note
 	}
 	return c
 }

@@ -280,7 +280,7 @@ func (t *Translator) status(v *policyVerdict, as []*attachment, previous gwv1.Po
 		status:   mergeStatus(previous, ancestorStatuses(v, as, controller), controller, v.policy.Generation, now),
 	}
 	for i, a := range as {
-		e.notFound[i], e.winners[i] = a.notFound, a.winner
+		e.notFound[i], e.winners[i] = a.outcome(), a.winner
 	}
 	t.statuses.put(v.name, e)
 	return e.status
@@ -296,7 +296,7 @@ func sameAttachments(e *statusEntry, as []*attachment) bool {
 		return false
 	}
 	for i, a := range as {
-		if e.notFound[i] != a.notFound || e.winners[i] != a.winner {
+		if e.notFound[i] != a.outcome() || e.winners[i] != a.winner {
 			return false
 		}
 	}
