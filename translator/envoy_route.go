@@ -1,11 +1,13 @@
 package translator
 
 import (
+	"regexp"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -38,7 +40,14 @@ func envoyRoute(t *routeTablePlan, r *routePlan) *routev3.Route {
 	case r.direct500:
 		out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
 	default:
-		out.Action = &routev3.Route_Route{Route: routeAction(r.backends)}
+		a := routeAction(r.backends)
+		if r.rewrite != nil {
+			rewriteAction(a, r.rewrite, r.match)
+		}
+		if r.timeout != nil {
+			a.Timeout = durationpb.New(*r.timeout)
+		}
+		out.Action = &routev3.Route_Route{Route: a}
 	}
 	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.requestHeaders), r.requestHeaders.remove
 	out.ResponseHeadersToAdd, out.ResponseHeadersToRemove = headerOptions(r.responseHeaders), r.responseHeaders.remove
@@ -99,16 +108,49 @@ func routeAction(backends []weightedBackend) *routev3.RouteAction {
 		}
 		return b.cluster
 	}
-	if len(backends) == 1 {
+	if len(backends) == 1 && backends[0].requestHeaders.empty() && backends[0].responseHeaders.empty() {
 		a.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: name(backends[0])}
 		return a
 	}
+	// Per-backend header modifiers exist only on a weighted cluster entry.
 	wc := &routev3.WeightedCluster{}
 	for _, b := range backends {
-		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: name(b), Weight: wrapperspb.UInt32(b.weight)})
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{
+			Name: name(b), Weight: wrapperspb.UInt32(b.weight),
+			RequestHeadersToAdd: headerOptions(b.requestHeaders), RequestHeadersToRemove: b.requestHeaders.remove,
+			ResponseHeadersToAdd: headerOptions(b.responseHeaders), ResponseHeadersToRemove: b.responseHeaders.remove,
+		})
 	}
 	a.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
 	return a
+}
+
+// rewriteAction sets a URLRewrite on a. Paths are rewritten by regex, on
+// the path without its query: Envoy's prefix_rewrite cannot replace a
+// prefix element-wise ("/strip" to "/" must give "/" for "/strip" and
+// "/x" for "/strip/x").
+func rewriteAction(a *routev3.RouteAction, r *rewritePlan, m matchPlan) {
+	if r.host != "" {
+		a.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: r.host}
+	}
+	var pattern, substitution string
+	switch {
+	case r.fullPath != "":
+		pattern, substitution = "^.*$", r.fullPath
+	case r.prefix != nil:
+		prefix := regexp.QuoteMeta(strings.TrimRight(m.path, "/"))
+		if replacement := strings.TrimRight(*r.prefix, "/"); replacement == "" {
+			pattern, substitution = "^"+prefix+"/*", "/"
+		} else {
+			pattern, substitution = "^"+prefix+"(/.*)?$", replacement+`\1`
+		}
+	default:
+		return
+	}
+	a.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
+		Pattern:      &matcherv3.RegexMatcher{Regex: pattern},
+		Substitution: substitution,
+	}
 }
 
 func headerOptions(h headerEdits) []*corev3.HeaderValueOption {

@@ -194,9 +194,27 @@ func listenerPlans(gs *gatewayState, address string) []listenerPlan {
 func routeTable(name string, port uint32, ls []*listenerState) *routeTablePlan {
 	byHost := map[string][]rankedRoute{}
 	seen := map[string]map[string]bool{}
+	// owns: only the most specific listener covering h serves routes there,
+	// so a route attached to *.example.com never answers for a name that a
+	// listener abc.example.com of the same port takes.
+	owns := func(l *listenerState, h string) bool {
+		for _, other := range ls {
+			if listenerCovers(other.hostname, h) && hostnameSpecificity(other.hostname) > hostnameSpecificity(l.hostname) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, l := range ls {
+		if len(ls) > 1 && l.hostname != "" && byHost[l.hostname] == nil {
+			// Its requests 404 here rather than fall to a wider listener's routes.
+			byHost[l.hostname] = []rankedRoute{}
+		}
 		for _, ar := range l.routes {
 			for _, h := range ar.hostnames {
+				if !owns(l, h) {
+					continue
+				}
 				if seen[h] == nil {
 					seen[h] = map[string]bool{}
 				}

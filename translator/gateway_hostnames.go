@@ -15,6 +15,27 @@ func hostnameMatches(pattern, host string) bool {
 	return pattern == host
 }
 
+// listenerCovers reports whether a listener with this hostname ("" for
+// any) takes requests for the virtual host domain h ("*" for any).
+func listenerCovers(listener, h string) bool {
+	return listener == "" || listener == h || hostnameMatches(listener, h)
+}
+
+// hostnameSpecificity orders listener hostnames sharing a port: an exact
+// name over any wildcard, a longer wildcard over a shorter one, any
+// hostname over none. A request belongs to the most specific listener
+// that covers it (listener isolation).
+func hostnameSpecificity(listener string) int {
+	switch {
+	case listener == "":
+		return 0
+	case strings.HasPrefix(listener, "*"):
+		return len(listener)
+	default:
+		return 1<<16 + len(listener)
+	}
+}
+
 // intersectHostnames is the hostnames a route serves through a listener:
 // the route's hostnames that the listener's matches, or the listener's when
 // the route's is the more specific wildcard side; "*" when neither sets

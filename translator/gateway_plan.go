@@ -1,5 +1,7 @@
 package translator
 
+import "time"
+
 // The Gateway plan is what the Gateway API rules decide, free of Kubernetes
 // types: the Envoy builders (envoy_listener.go, envoy_route.go) read only
 // these.
@@ -52,6 +54,18 @@ type routePlan struct {
 	direct500 bool
 	// requestHeaders and responseHeaders are the rule's header modifiers.
 	requestHeaders, responseHeaders headerEdits
+	// rewrite is the rule's URLRewrite filter, nil when it has none.
+	rewrite *rewritePlan
+	// timeout bounds the request to the backend (0 disables it); nil
+	// keeps Envoy's default.
+	timeout *time.Duration
+}
+
+// rewritePlan is a URLRewrite filter; zero values keep the request's.
+type rewritePlan struct {
+	host     string
+	fullPath string  // ReplaceFullPath
+	prefix   *string // ReplacePrefixMatch: replaces the match's path prefix
 }
 
 // weightedBackend is a cluster and its weight; an invalid backend has an
@@ -59,6 +73,9 @@ type routePlan struct {
 type weightedBackend struct {
 	cluster string
 	weight  uint32
+	// requestHeaders and responseHeaders are the backendRef's own header
+	// modifiers, applied when this backend is picked.
+	requestHeaders, responseHeaders headerEdits
 }
 
 type pathKind int

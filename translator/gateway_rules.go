@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,6 +46,12 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *objectIndex, g *gatewayIndex) *routeState
 	for i, rule := range r.Spec.Rules {
 		base := routePlan{}
 		unsupported := rs.ruleFilters(i, rule.Filters, &base)
+		if timeout, err := ruleTimeout(rule.Timeouts); err != nil {
+			unsupported = true
+			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].timeouts: %v", i, err))
+		} else {
+			base.timeout = timeout
+		}
 		backends, ruleProblems := rs.ruleBackends(i, rule, ix, g)
 		problems = append(problems, ruleProblems...)
 		switch {
@@ -69,6 +76,11 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *objectIndex, g *gatewayIndex) *routeState
 				continue
 			}
 			p.match = mp
+			if p.rewrite != nil && p.rewrite.prefix != nil && mp.pathKind != pathPrefix {
+				// The CRD refuses this; a route that slipped past it answers 500.
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: ReplacePrefixMatch needs a PathPrefix match", i, j))
+				p.direct500, p.backends = true, nil
+			}
 			rs.plans = append(rs.plans, rankedRoute{plan: p, rank: rankOf(r, mp, i, j)})
 		}
 	}
@@ -90,6 +102,8 @@ func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *rout
 			p.responseHeaders = headerEditsOf(f.ResponseHeaderModifier)
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil:
 			p.redirect = redirectOf(f.RequestRedirect)
+		case f.Type == gwv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:
+			p.rewrite = rewriteOf(f.URLRewrite)
 		default:
 			unsupported = true
 			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].filters[%d]: type %q is not supported", i, k, f.Type))
@@ -117,6 +131,45 @@ func headerEditsOf(f *gwv1.HTTPHeaderFilter) headerEdits {
 	}
 	h.remove = append(h.remove, f.Remove...)
 	return h
+}
+
+// ruleTimeout is the bound on one request to a backend: without retries a
+// request makes one backend request, so it is the smaller of request and
+// backendRequest; "0s" disables either.
+func ruleTimeout(t *gwv1.HTTPRouteTimeouts) (*time.Duration, error) {
+	if t == nil {
+		return nil, nil
+	}
+	var bound *time.Duration
+	for _, d := range []*gwv1.Duration{t.Request, t.BackendRequest} {
+		if d == nil {
+			continue
+		}
+		v, err := time.ParseDuration(string(*d))
+		if err != nil {
+			return nil, fmt.Errorf("duration %q: %v", *d, err)
+		}
+		if bound == nil || *bound == 0 || (v != 0 && v < *bound) {
+			bound = &v
+		}
+	}
+	return bound, nil
+}
+
+func rewriteOf(f *gwv1.HTTPURLRewriteFilter) *rewritePlan {
+	r := &rewritePlan{}
+	if f.Hostname != nil {
+		r.host = string(*f.Hostname)
+	}
+	if f.Path != nil {
+		switch {
+		case f.Path.Type == gwv1.FullPathHTTPPathModifier && f.Path.ReplaceFullPath != nil:
+			r.fullPath = *f.Path.ReplaceFullPath
+		case f.Path.Type == gwv1.PrefixMatchHTTPPathModifier && f.Path.ReplacePrefixMatch != nil:
+			r.prefix = f.Path.ReplacePrefixMatch
+		}
+	}
+	return r
 }
 
 func redirectOf(f *gwv1.HTTPRequestRedirectFilter) *redirectPlan {
@@ -163,12 +216,21 @@ func (rs *routeState) ruleBackends(i int, rule gwv1.HTTPRouteRule, ix *objectInd
 			problems = append(problems, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", i, k, msg))
 			cluster = ""
 		}
-		if len(ref.Filters) > 0 {
-			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].backendRefs[%d].filters: per-backend filters are not supported", i, k))
-			cluster = ""
+		b := weightedBackend{cluster: cluster, weight: uint32(weight)}
+		for f, filter := range ref.Filters {
+			switch {
+			case filter.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && filter.RequestHeaderModifier != nil:
+				b.requestHeaders = headerEditsOf(filter.RequestHeaderModifier)
+			case filter.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && filter.ResponseHeaderModifier != nil:
+				b.responseHeaders = headerEditsOf(filter.ResponseHeaderModifier)
+			default:
+				// Never skipped: this backend's share is answered 500.
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].backendRefs[%d].filters[%d]: type %q is not supported on a backend", i, k, f, filter.Type))
+				b.cluster = ""
+			}
 		}
 		if weight > 0 {
-			out = append(out, weightedBackend{cluster: cluster, weight: uint32(weight)})
+			out = append(out, b)
 		}
 	}
 	return out, problems

@@ -1,6 +1,7 @@
 package translator_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -240,5 +241,14 @@ spec:
 			}
 			wantCondition(t, "route", st.Parents[0].Conditions, tc.typ, tc.status, tc.reason)
 		})
+	}
+}
+
+// The spec says a GatewayClass's supportedFeatures MUST be sorted by name
+// (a list map: names are unique too).
+func TestSupportedFeaturesAreSortedAndUnique(t *testing.T) {
+	f := translator.SupportedFeatures
+	if !slices.IsSorted(f) || len(slices.Compact(slices.Clone(f))) != len(f) {
+		t.Fatalf("SupportedFeatures must be sorted and unique: %v", f)
 	}
 }

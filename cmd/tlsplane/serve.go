@@ -325,7 +325,8 @@ func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg
 	src, err := dirsource.New(dirsource.Options{
 		Dir: cfg.dir,
 		Parse: manifests.Parser(func(msg string) {
-			srcLog.Warn("manifest object skipped", "reason", msg)
+			// Skipped documents and unknown fields alike; the message says which.
+			srcLog.Warn("manifest warning", "warning", msg)
 		}),
 		Logger:     srcLog,
 		Registerer: reg,
