@@ -128,7 +128,8 @@ CONFORMANCE_DIR := $(CURDIR)/e2e/.cache/conformance
 conformance-images:
 	hack/build-conformance-images.sh
 
-conformance: build envoy kube-apiserver conformance-images
+conformance: build envoy kube-apiserver conformance-images testsummary
+	cd e2e && $(SUMMARY) -title "e2e/node and the conformance ratchet" -- $(GO) test -json -count=1 ./node/ ./conformance/ratchet/
 	rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR) docs/conformance
 	@echo "running the Gateway API conformance suite (a few minutes); go test -json events in $(CONFORMANCE_DIR)/events.json"
 	-cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) CONFORMANCE_LOG_DIR=$(CONFORMANCE_DIR)/run \

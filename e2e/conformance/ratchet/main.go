@@ -53,7 +53,7 @@ func run(eventsPath, passingPath, logDir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tests, top, err := readEvents(eventsPath)
+	tests, top, notRun, err := readEvents(eventsPath)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +85,14 @@ func run(eventsPath, passingPath, logDir string) (int, error) {
 			fmt.Printf("PASS  %-60s %6.1fs%s\n", name, r.elapsed, note)
 		case "skip":
 			skipped++
-			fmt.Printf("SKIP  %-60s %s\n", name, skipReason(r.output))
+			note := ""
+			if listed {
+				// A listed test the suite no longer runs has regressed too
+				// (a feature dropped from supportedFeatures, say).
+				note = "  REGRESSION: listed in " + passingPath
+				regressions = append(regressions, name)
+			}
+			fmt.Printf("SKIP  %-60s %s%s\n", name, skipReason(r.output), note)
 		default:
 			failed++
 			path := filepath.Join(logDir, name+".log")
@@ -116,6 +123,9 @@ func run(eventsPath, passingPath, logDir string) (int, error) {
 		fmt.Printf("\n--- %s: last lines of the suite's log\n", name)
 		fmt.Print(tail(tests[name].output, 8))
 	}
+	for _, line := range notRun {
+		fmt.Println(line)
+	}
 	fmt.Printf("\nsuite: %d tests, %d passing, %d not passing, %d skipped (not supported or not in the profile); %d passing but not yet listed\n",
 		len(names), passed, failed, skipped, newlyPassing)
 	broken := len(regressions) + len(missing)
@@ -134,15 +144,17 @@ func run(eventsPath, passingPath, logDir string) (int, error) {
 
 // readEvents groups the run's output by suite test (TestConformance/<Name>;
 // deeper subtests count toward their suite test) and returns
-// TestConformance's own action.
-func readEvents(path string) (map[string]*result, string, error) {
+// TestConformance's own action and the node agent's list of Pods it could
+// not run (images it does not know).
+func readEvents(path string) (map[string]*result, string, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	defer f.Close()
 	tests := map[string]*result{}
 	var top string
+	var notRun []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -158,6 +170,9 @@ func readEvents(path string) (map[string]*result, string, error) {
 			if e.Action == "pass" || e.Action == "fail" || e.Action == "skip" {
 				top = e.Action
 			}
+			if i := strings.Index(e.Output, "node agent: not run:"); i >= 0 {
+				notRun = append(notRun, strings.TrimSpace(e.Output[i:]))
+			}
 			continue
 		}
 		r := tests[parts[1]]
@@ -172,7 +187,7 @@ func readEvents(path string) (map[string]*result, string, error) {
 			r.action, r.elapsed = e.Action, e.Elapsed
 		}
 	}
-	return tests, top, sc.Err()
+	return tests, top, notRun, sc.Err()
 }
 
 // readList reads test names, one a line; # starts a comment.
