@@ -92,6 +92,9 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 			Name:       routerFilterName,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
 		}},
+		// A client's WebSocket upgrade goes through to the backend, as the
+		// Gateway API expects of HTTP listeners (Envoy refuses it otherwise).
+		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
 	})
 	if err != nil {
 		return nil, err
