@@ -29,19 +29,22 @@ type attachment struct {
 	// note is a warning for an accepted attachment: the Service's UDP
 	// ports, which the policy does not apply to.
 	note string
+	// unserved says why ports this attachment's policy governs get no
+	// cluster (set after the ports are translated; see markUnserved).
+	unserved string
 	// winner is the policy that takes precedence on this target; nil when
 	// this attachment's own policy does.
 	winner *policyVerdict
 }
 
 // outcome is what the attachment's status says besides its winner, for
-// the status cache: a Service can turn a port UDP under an unchanged
-// policy.
+// the status cache: a Service can turn a port UDP, or lose the field its
+// cluster needs, under an unchanged policy.
 func (a *attachment) outcome() string {
-	if a.invalid == "" && a.note == "" {
+	if a.invalid == "" && a.note == "" && a.unserved == "" {
 		return a.notFound
 	}
-	return a.notFound + "\x00" + a.invalid + "\x00" + a.note
+	return a.notFound + "\x00" + a.invalid + "\x00" + a.note + "\x00" + a.unserved
 }
 
 // attach resolves every targetRef of every policy and applies the spec's
@@ -161,4 +164,40 @@ func governing(winners map[target]*policyVerdict, svc types.NamespacedName, port
 		}
 	}
 	return winners[target{service: svc}]
+}
+
+// markUnserved tells each attachment that governs a port without a cluster
+// why it has none (in the Service's port order), for its Accepted
+// condition: a port that gets no cluster is not served with the policy's
+// TLS, whatever the policy says.
+func markUnserved(byPolicy [][]*attachment, unserved map[types.NamespacedName][]*portOutput, ix *objectIndex) {
+	for _, as := range byPolicy {
+		for _, a := range as {
+			ports := unserved[a.target.service]
+			if len(ports) == 0 || a.notFound != "" || a.invalid != "" || a.winner != nil {
+				continue
+			}
+			var why []string
+			for _, p := range ports {
+				if p.policy == a.verdict && covers(a.target, ix.services[a.target.service], p.number) {
+					why = append(why, p.unserved)
+				}
+			}
+			a.unserved = strings.Join(why, "; ")
+		}
+	}
+}
+
+// covers reports whether a target selects the port of that number (a port
+// sharing the number, which shares its cluster, counts).
+func covers(t target, svc *corev1.Service, number int32) bool {
+	if t.section == "" {
+		return true
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Name == t.section && p.Port == number {
+			return true
+		}
+	}
+	return false
 }

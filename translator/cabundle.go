@@ -2,6 +2,7 @@ package translator
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,8 @@ type caBundle struct {
 	secretName string
 	pem        string // the valid refs' certificates; "" for the system bundle
 	systemPath string // set only for the system bundle
+	// sources names the valid refs, for messages: "ConfigMap shop/pay-ca".
+	sources string
 }
 
 // refProblem is one invalid caCertificateRef, with the spec's reason.
@@ -58,9 +61,10 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 		pem string
 	}
 	var (
-		t     trust
-		valid []resolved
-		keys  = make(map[string]bool, len(v.CACertificateRefs))
+		t       trust
+		valid   []resolved
+		keys    = make(map[string]bool, len(v.CACertificateRefs))
+		sources []string
 	)
 	for i, ref := range v.CACertificateRefs {
 		key := caRefKey(namespace, ref)
@@ -72,6 +76,9 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 			continue
 		}
 		valid = append(valid, resolved{key: key, pem: pem})
+		if source := fmt.Sprintf("%s %s", ref.Kind, nameOf(namespace, string(ref.Name))); !slices.Contains(sources, source) {
+			sources = append(sources, source)
+		}
 	}
 	if len(valid) == 0 {
 		return t
@@ -90,7 +97,7 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 		}
 		pem = content.String()
 	}
-	t.bundle = &caBundle{secretName: caSecretName(keys), pem: pem}
+	t.bundle = &caBundle{secretName: caSecretName(keys), pem: pem, sources: strings.Join(sources, ", ")}
 	return t
 }
 

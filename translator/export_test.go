@@ -1,5 +1,7 @@
 package translator
 
+import tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
 // Test CAs for the external tests.
 var (
 	TestCA  = testCA
@@ -8,3 +10,12 @@ var (
 
 // EnvoyBinary is the Envoy the external tests validate configuration with.
 var EnvoyBinary = envoyBinary
+
+// NewWithCASecretRules is New with rules a CA secret must pass in place of
+// Envoy's: no CA that parses breaks Envoy's rules today, and a test needs
+// one that does.
+func NewWithCASecretRules(rules func(*tlsv3.Secret) error) *Translator {
+	t := New()
+	t.caSecretRules = rules
+	return t
+}

@@ -539,6 +539,9 @@ func fuzzCheckOutput(t *testing.T, in translator.Inputs, out translator.Output) 
 type fuzzClusterTLS struct {
 	tls      bool // a TLS transport socket
 	verifies bool // it validates the backend's certificate
+	// failsClosed: it trusts an inline CA, as only the TLS of a port
+	// whose policy is not accepted does.
+	failsClosed bool
 }
 
 func fuzzCheckCluster(t *testing.T, c *clusterv3.Cluster, secrets, endpoints map[string]bool) *fuzzClusterTLS {
@@ -574,10 +577,10 @@ func fuzzCheckCluster(t *testing.T, c *clusterv3.Cluster, secrets, endpoints map
 		t.Errorf("cluster %q: UpstreamTlsContext: %v", c.Name, err)
 	}
 	common := ctx.GetCommonTlsContext()
-	verifies := false
+	verifies, failsClosed := false, false
 	switch {
 	case common.GetValidationContext().GetTrustedCa() != nil:
-		verifies = true
+		verifies, failsClosed = true, true
 	case common.GetCombinedValidationContext() != nil:
 		sds := common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig()
 		verifies = sds.GetName() != ""
@@ -587,7 +590,7 @@ func fuzzCheckCluster(t *testing.T, c *clusterv3.Cluster, secrets, endpoints map
 	case common.GetValidationContextSdsSecretConfig() != nil:
 		t.Errorf("cluster %q: a plain SDS validation context drops the SAN rules", c.Name)
 	}
-	return &fuzzClusterTLS{tls: true, verifies: verifies}
+	return &fuzzClusterTLS{tls: true, verifies: verifies, failsClosed: failsClosed}
 }
 
 // fuzzCheckStatuses: every input policy, and only those, has a status; our
@@ -649,7 +652,10 @@ func fuzzCheckStatuses(t *testing.T, in translator.Inputs, out translator.Output
 // fuzzCheckNoPlaintext: a TCP Service port that any policy targets has no
 // plaintext cluster, and its cluster skips certificate validation only when
 // a policy targeting it is Accepted there. A port without a cluster must
-// have a warning saying why.
+// have a warning saying why. A port only one policy targets, with no
+// other port of its number, has a cluster with that policy's TLS when the
+// policy is Accepted there: no cluster, or one that fails closed, must
+// show on the policy's status.
 func fuzzCheckNoPlaintext(t *testing.T, in translator.Inputs, out translator.Output, clusters map[string][]*fuzzClusterTLS) {
 	t.Helper()
 	for _, svc := range in.Services {
@@ -659,6 +665,7 @@ func fuzzCheckNoPlaintext(t *testing.T, in translator.Inputs, out translator.Out
 				continue
 			}
 			targeted, accepted := false, false
+			targeting := map[types.NamespacedName]bool{}
 			for _, p := range in.Policies {
 				pNN := fuzzName(p.Namespace, p.Name)
 				if pNN.Namespace != svcNN.Namespace {
@@ -671,7 +678,7 @@ func fuzzCheckNoPlaintext(t *testing.T, in translator.Inputs, out translator.Out
 					if ref.SectionName != nil && *ref.SectionName != "" && string(*ref.SectionName) != port.Name {
 						continue
 					}
-					targeted = true
+					targeted, targeting[pNN] = true, true
 					accepted = accepted || fuzzAcceptedOn(out.Statuses[pNN], ref)
 				}
 			}
@@ -693,8 +700,32 @@ func fuzzCheckNoPlaintext(t *testing.T, in translator.Inputs, out translator.Out
 					t.Errorf("Service %s port %q (%d): no policy is accepted on it, but cluster %s skips certificate validation", svcNN, port.Name, port.Port, name)
 				}
 			}
+			// Ports sharing a number share one cluster, governed by the
+			// first policy among them: not checked here.
+			if !accepted || len(targeting) != 1 || fuzzPortsNumbered(svc, port.Port) > 1 {
+				continue
+			}
+			if len(cs) == 0 {
+				t.Errorf("Service %s port %q (%d) has no cluster, but the one policy targeting it is Accepted there", svcNN, port.Name, port.Port)
+			}
+			for _, c := range cs {
+				if c.failsClosed {
+					t.Errorf("Service %s port %q (%d): cluster %s fails closed, but the one policy targeting it is Accepted there", svcNN, port.Name, port.Port, name)
+				}
+			}
 		}
 	}
+}
+
+// fuzzPortsNumbered counts the TCP ports of svc with that number.
+func fuzzPortsNumbered(svc *corev1.Service, number int32) int {
+	n := 0
+	for _, p := range svc.Spec.Ports {
+		if p.Port == number && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+			n++
+		}
+	}
+	return n
 }
 
 // fuzzAcceptedOn reports whether status says Accepted=True for the ancestor ref

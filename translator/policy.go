@@ -2,11 +2,11 @@ package translator
 
 import (
 	"fmt"
-
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-
+	"slices"
+	"strconv"
 	"strings"
 
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -23,9 +23,8 @@ type policyVerdict struct {
 	// port it governs.
 	cluster clusterTLS
 	// secret is the CA secret of an accepted policy that validates
-	// certificates, and secretErr why Envoy would reject it.
-	secret    *tlsv3.Secret
-	secretErr error
+	// certificates.
+	secret *tlsv3.Secret
 
 	// rejectReason and rejectMessage are set when the policy is not
 	// accepted on any target (Invalid or NoValidCACertificate).
@@ -55,7 +54,7 @@ type memos struct {
 }
 
 // judgePolicy parses a policy's options and resolves its trust.
-func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, m memos) *policyVerdict {
+func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, m memos, secretRules func(*tlsv3.Secret) error) *policyVerdict {
 	nn := nameOf(p.Namespace, p.Name)
 	v := &policyVerdict{policy: p, name: nn}
 	v.trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, systemCABundlePath(opts), m.cas)
@@ -96,12 +95,44 @@ func judgePolicy(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options, m memo
 		v.reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
 		return v
 	}
-	v.cluster = newClusterTLS(transport, httpOptions)
 	if !v.tls.params.InsecureSkipVerify {
-		v.secret = caSecret(v.trust.bundle)
-		v.secretErr = v.secret.ValidateAll()
+		secret := caSecret(v.trust.bundle)
+		if err := secretRules(secret); err != nil {
+			v.rejectUnservableCA(secret.Name, err)
+			return v
+		}
+		v.secret = secret
 	}
+	v.cluster = newClusterTLS(transport, httpOptions)
 	return v
+}
+
+// rejectUnservableCA: the CA parsed, but Envoy would refuse the SDS secret
+// that carries it. No CA is usable, as when every ref is invalid
+// (NoValidCACertificate, and InvalidCACertificateRef for refs), so the
+// policy's ports fail closed and its status says why.
+func (v *policyVerdict) rejectUnservableCA(secret string, err error) {
+	b := v.trust.bundle
+	what := "the system CA bundle " + strconv.Quote(b.systemPath)
+	if b.pem != "" {
+		what = "the CA bundle of " + b.sources
+	}
+	msg := fmt.Sprintf("%s cannot be served: Envoy would reject its SDS secret %s: %v", what, secret, err)
+	if b.pem != "" {
+		// Clipped: the problems may be shared with a remembered trust.
+		v.trust.problems = append(slices.Clip(v.trust.problems), refProblem{
+			reason:  gwv1.BackendTLSPolicyReasonInvalidCACertificateRef,
+			message: "caCertificateRefs: " + msg,
+		})
+	}
+	msgs := make([]string, 0, len(v.trust.problems)+1)
+	for _, pr := range v.trust.problems {
+		msgs = append(msgs, pr.message)
+	}
+	if b.pem == "" {
+		msgs = append(msgs, msg)
+	}
+	v.reject(gwv1.BackendTLSPolicyReasonNoValidCACertificate, "no valid CA certificate: "+strings.Join(msgs, "; "))
 }
 
 // policySANs are the names a backend certificate must carry: the given

@@ -52,8 +52,9 @@ func ancestorRef(v *policyVerdict, a *attachment) gwv1.ParentReference {
 	}
 }
 
-// acceptedCondition ranks the reasons: a missing target, then a conflict,
-// then the policy's own problems.
+// acceptedCondition ranks the reasons: a missing target, then one that
+// cannot take the policy or be served, then a conflict, then the policy's
+// own problems.
 func acceptedCondition(v *policyVerdict, a *attachment) metav1.Condition {
 	c := metav1.Condition{Type: string(gwv1.PolicyConditionAccepted), Status: metav1.ConditionFalse}
 	switch {
@@ -61,6 +62,14 @@ func acceptedCondition(v *policyVerdict, a *attachment) metav1.Condition {
 		c.Reason, c.Message = string(gwv1.PolicyReasonTargetNotFound), a.notFound
 	case a.invalid != "":
 		c.Reason, c.Message = string(gwv1.PolicyReasonInvalid), a.invalid
+	case a.unserved != "":
+		// A Service the API server would refuse (ExternalName without
+		// externalName, a port number Envoy rejects) leaves a port without
+		// a cluster. Not Invalid: that is "the policy is syntactically or
+		// semantically invalid" (policy_types.go), and this policy is not;
+		// TargetNotFound is "the policy is attached to an invalid target
+		// resource", which this is.
+		c.Reason, c.Message = string(gwv1.PolicyReasonTargetNotFound), a.unserved
 	case a.winner != nil:
 		c.Reason, c.Message = string(gwv1.PolicyReasonConflicted), conflictMessage(a)
 	case !v.accepted():

@@ -61,6 +61,9 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
+	if b.unserved != nil {
+		markUnserved(byPolicy, b.unserved, ix)
+	}
 	out.Statuses = make(map[types.NamespacedName]gwv1.PolicyStatus, len(verdicts))
 	for i, v := range verdicts {
 		prev, ok := previous[v.name]
@@ -88,6 +91,8 @@ type outputBuilder struct {
 	// namespaces is each cluster's Service namespace.
 	namespaces map[string]string
 	warnings   []string
+	// unserved lists, per Service, its governed ports without a cluster.
+	unserved map[types.NamespacedName][]*portOutput
 	// secretOrder is the sorted names of secrets, set by output.
 	secretOrder []string
 }
@@ -107,10 +112,14 @@ type portOutput struct {
 	cluster  *clusterv3.Cluster
 	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
 	secret   *tlsv3.Secret                     // nil without a CA secret
-	policy   *policyVerdict                    // nil without a policy
+	policy   *policyVerdict                    // the port's; nil without one
 	// namespace is the Service's, for the fleet filter.
 	namespace string
 	warnings  []string
+	// unserved says why the port (number) gets no cluster, for the status
+	// of its policy.
+	unserved string
+	number   int32
 }
 
 // translatePort makes one Service port's cluster (and its endpoints):
@@ -130,7 +139,7 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 			// The API server refuses it; a manifest file need not. An EDS
 			// cluster in its place would have no load assignment and make
 			// the whole snapshot inconsistent.
-			return portOutput{warnings: append(warnings, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, port.Port))}
+			return unservedPort(warnings, cp, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, port.Port))
 		}
 		spec.externalName, spec.port = svc.Spec.ExternalName, uint32(port.Port)
 	}
@@ -141,16 +150,10 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 			spec.tls = policy.cluster
 			secret = policy.secret
 		}
-		if secret != nil && policy.secretErr != nil {
-			// The CA secret is unusable: fail closed rather than serve no
-			// cluster (or a cluster waiting for a secret that never comes).
-			warnings = append(warnings, fmt.Sprintf("Service %s port %d: fails closed: secret %s: %v", nn, port.Port, secret.Name, policy.secretErr))
-			spec.tls, secret = shared.failClosed, nil
-		}
 	}
 	c, err := envoyCluster(spec)
 	if err != nil {
-		return portOutput{warnings: append(warnings, fmt.Sprintf("Service %s port %d: no cluster: %v", nn, port.Port, err))}
+		return unservedPort(warnings, cp, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, port.Port, err))
 	}
 	out := portOutput{cluster: c, secret: secret, policy: policy, namespace: nn.Namespace, warnings: warnings}
 	if external {
@@ -167,11 +170,23 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 	return out
 }
 
+// unservedPort is the output of a port that gets no cluster: a warning,
+// and why, for its policy's status.
+func unservedPort(warnings []string, cp clusterPort, why string) portOutput {
+	return portOutput{warnings: append(warnings, why), unserved: why, policy: cp.governor, number: cp.port.Port}
+}
+
 // add puts one port's output into the result; a secret already there (same
 // name, so same refs and content) is kept.
-func (b *outputBuilder) add(p *portOutput) {
+func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	b.warnings = append(b.warnings, p.warnings...)
 	if p.cluster == nil {
+		if p.policy != nil {
+			if b.unserved == nil {
+				b.unserved = map[types.NamespacedName][]*portOutput{}
+			}
+			b.unserved[svc] = append(b.unserved[svc], p)
+		}
 		return
 	}
 	b.clusters = append(b.clusters, p.cluster)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,9 @@ type Translator struct {
 	opts Options // of the last call; other options start afresh
 
 	shared *sharedParts
+	// caSecretRules are what a CA secret must pass to be served: Envoy's
+	// (ValidateAll). No parsed CA breaks them today; a test sets others.
+	caSecretRules func(*tlsv3.Secret) error
 	// forget: nothing is kept between calls (Translate, the function).
 	forget bool
 	memos  memos
@@ -48,8 +52,9 @@ func New() *Translator {
 		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
 	}
 	return &Translator{
-		shared: &sharedParts{failClosed: newClusterTLS(failClosed, nil), eds: newEDSParts()},
-		memos:  memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}},
+		shared:        &sharedParts{failClosed: newClusterTLS(failClosed, nil), eds: newEDSParts()},
+		caSecretRules: (*tlsv3.Secret).ValidateAll,
+		memos:         memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}},
 	}
 }
 
@@ -163,7 +168,7 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Optio
 			return e.verdict
 		}
 	}
-	v := judgePolicy(p, ix, opts, t.memos)
+	v := judgePolicy(p, ix, opts, t.memos, t.caSecretRules)
 	if t.forget {
 		return v
 	}
@@ -209,14 +214,14 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 	slices := ix.slicesByService[nn]
 	if e, ok := t.services.get(nn); ok && sameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
 		for i := range e.ports {
-			b.add(&e.ports[i])
+			b.add(&e.ports[i], nn)
 		}
 		return
 	}
 	if t.forget {
 		for _, cp := range clusterPorts(svc, nn, governors) {
 			p := translatePort(svc, nn, cp, t.shared, ix)
-			b.add(&p)
+			b.add(&p, nn)
 		}
 		return
 	}
@@ -226,7 +231,7 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 	}
 	t.services.put(nn, e)
 	for i := range e.ports {
-		b.add(&e.ports[i])
+		b.add(&e.ports[i], nn)
 	}
 }
 
