@@ -48,6 +48,20 @@ func newClusterTLS(transport, httpOptions *anypb.Any) clusterTLS {
 	return t
 }
 
+// appProtocolH2C is the Service port appProtocol of HTTP/2 over cleartext
+// with prior knowledge (KEP-3726).
+const appProtocolH2C = "kubernetes.io/h2c"
+
+// h2cClusterTLS is no TLS and HTTP/2 upstream: what a plaintext port whose
+// appProtocol is kubernetes.io/h2c speaks.
+func h2cClusterTLS() clusterTLS {
+	packed, err := anypb.New(httpOptionsForALPN([]string{"h2"}))
+	if err != nil {
+		panic(err) // a fixed, valid message always packs
+	}
+	return newClusterTLS(nil, packed)
+}
+
 // edsParts are what every EDS cluster says alike, shared read-only.
 type edsParts struct {
 	discovery *clusterv3.Cluster_Type

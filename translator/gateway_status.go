@@ -20,6 +20,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"HTTPRoute303RedirectStatusCode",
 	"HTTPRoute307RedirectStatusCode",
 	"HTTPRoute308RedirectStatusCode",
+	"HTTPRouteBackendProtocolH2C",
 	"HTTPRouteBackendProtocolWebSocket",
 	"HTTPRouteBackendRequestHeaderModification",
 	"HTTPRouteBackendTimeout",

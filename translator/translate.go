@@ -144,6 +144,11 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 		spec.externalName, spec.port = svc.Spec.ExternalName, uint32(port.Port)
 	}
 	var secret *tlsv3.Secret
+	if policy == nil && port.AppProtocol != nil && *port.AppProtocol == appProtocolH2C {
+		// Without a policy the port is cleartext; its appProtocol says
+		// HTTP/2. Under a policy, the policy's ALPN decides.
+		spec.tls = shared.h2c
+	}
 	if policy != nil {
 		spec.tls = shared.failClosed
 		if policy.accepted() {

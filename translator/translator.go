@@ -52,7 +52,7 @@ func New() *Translator {
 		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
 	}
 	return &Translator{
-		shared:        &sharedParts{failClosed: newClusterTLS(failClosed, nil), eds: newEDSParts()},
+		shared:        &sharedParts{failClosed: newClusterTLS(failClosed, nil), h2c: h2cClusterTLS(), eds: newEDSParts()},
 		caSecretRules: (*tlsv3.Secret).ValidateAll,
 		memos:         memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}},
 	}
@@ -70,7 +70,9 @@ func newForgetful() *Translator {
 type sharedParts struct {
 	// failClosed is the TLS of ports whose policy is not accepted.
 	failClosed clusterTLS
-	eds        *edsParts
+	// h2c is a plaintext port whose appProtocol is kubernetes.io/h2c.
+	h2c clusterTLS
+	eds *edsParts
 }
 
 // Translate is Translate (the function) reusing earlier results.
