@@ -8,7 +8,7 @@ ENVOY_BIN ?= $(CURDIR)/$(VENV)/bin/envoy
 export ENVOY_BIN
 
 .PHONY: conformance conformance-images
-.PHONY: build run test test-unit golden envoy e2e e2e-kube kube-apiserver bench fuzz
+.PHONY: build run test test-unit golden envoy e2e e2e-kube kube-apiserver helm bench fuzz
 
 # -buildvcs=auto: `tlsplane version` reports the commit even where GOFLAGS
 # turns VCS stamping off (and still builds outside a git checkout).
@@ -72,6 +72,12 @@ e2e-compose:
 kube-apiserver:
 	hack/build-kube-apiserver.sh
 
+# The helm CLI that renders and lints charts/tlsplane in e2e-kube, built
+# from the version e2e/cmd/helm pins into e2e/.cache/bin (a few minutes
+# the first time, nothing after).
+helm:
+	hack/build-helm.sh
+
 # The image, built from the Dockerfile by buildah (no Docker engine here;
 # apt-get installs buildah when missing) and checked without running it:
 # entrypoint, non-root user, ports, and that its /tlsplane is this static
@@ -82,7 +88,7 @@ image:
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath -ldflags "-s -w" -o bin/image/out/tlsplane ./cmd/tlsplane
 	hack/image.sh
 
-e2e-kube: build kube-apiserver testsummary
+e2e-kube: build kube-apiserver helm testsummary
 	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(SUMMARY) -title e2e/kube -ci-skip-fails -- \
 		$(GO) test -json -count=1 -timeout 20m ./kube/...
 
