@@ -40,7 +40,7 @@ func Read(paths []string, warn func(string)) (translator.Inputs, error) {
 			files = append(files, p)
 			continue
 		}
-		found, err := manifestFiles(p)
+		found, err := Files(p)
 		if err != nil {
 			return translator.Inputs{}, err
 		}
@@ -61,8 +61,9 @@ func Read(paths []string, warn func(string)) (translator.Inputs, error) {
 	return Merge(parts, warn), nil
 }
 
-// manifestFiles lists a directory's manifest files, recursively, sorted.
-func manifestFiles(dir string) ([]string, error) {
+// Files lists a directory's manifest files, recursively, sorted, dot
+// entries skipped: the files Read reads from a directory.
+func Files(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -156,19 +156,25 @@ func ruleTimeout(t *gwv1.HTTPRouteTimeouts) (*time.Duration, error) {
 	return bound, nil
 }
 
+// pathModifierOf is a redirect's or rewrite's path: a full replacement, or
+// the replacement of the matched prefix; neither when p is nil.
+func pathModifierOf(p *gwv1.HTTPPathModifier) (fullPath string, prefix *string) {
+	switch {
+	case p == nil:
+	case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+		fullPath = *p.ReplaceFullPath
+	case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+		prefix = p.ReplacePrefixMatch
+	}
+	return fullPath, prefix
+}
+
 func rewriteOf(f *gwv1.HTTPURLRewriteFilter) *rewritePlan {
 	r := &rewritePlan{}
 	if f.Hostname != nil {
 		r.host = string(*f.Hostname)
 	}
-	if f.Path != nil {
-		switch {
-		case f.Path.Type == gwv1.FullPathHTTPPathModifier && f.Path.ReplaceFullPath != nil:
-			r.fullPath = *f.Path.ReplaceFullPath
-		case f.Path.Type == gwv1.PrefixMatchHTTPPathModifier && f.Path.ReplacePrefixMatch != nil:
-			r.prefix = f.Path.ReplacePrefixMatch
-		}
-	}
+	r.fullPath, r.prefix = pathModifierOf(f.Path)
 	return r
 }
 
@@ -186,14 +192,7 @@ func redirectOf(f *gwv1.HTTPRequestRedirectFilter) *redirectPlan {
 	if f.StatusCode != nil {
 		r.code = *f.StatusCode
 	}
-	if f.Path != nil {
-		switch {
-		case f.Path.Type == gwv1.FullPathHTTPPathModifier && f.Path.ReplaceFullPath != nil:
-			r.fullPath = *f.Path.ReplaceFullPath
-		case f.Path.Type == gwv1.PrefixMatchHTTPPathModifier && f.Path.ReplacePrefixMatch != nil:
-			r.prefix = f.Path.ReplacePrefixMatch
-		}
-	}
+	r.fullPath, r.prefix = pathModifierOf(f.Path)
 	return r
 }
 

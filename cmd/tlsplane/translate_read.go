@@ -7,11 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -54,7 +50,7 @@ func readManifests(paths []string, warn func(string)) (translator.Inputs, error)
 			}
 			continue
 		}
-		files, err := directoryManifests(p)
+		files, err := manifests.Files(p)
 		if err != nil {
 			return translator.Inputs{}, err
 		}
@@ -65,32 +61,6 @@ func readManifests(paths []string, warn func(string)) (translator.Inputs, error)
 		}
 	}
 	return manifests.Merge(parts, warn), nil
-}
-
-// directoryManifests lists a directory's manifest files as manifests.Read
-// does: recursively, sorted, dot entries skipped.
-func directoryManifests(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if path != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() && manifests.IsManifest(d.Name()) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading directory %s: %w", dir, err)
-	}
-	sort.Strings(files)
-	return files, nil
 }
 
 // withoutForeignDocuments replaces each document of data that parses as
