@@ -21,6 +21,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/dirsource"
+	"github.com/tlsplane/tlsplane/handshakes"
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/pipeline"
 	"github.com/tlsplane/tlsplane/snapshots"
@@ -44,6 +45,7 @@ type serveConfig struct {
 	allowInsecureSkipVerify bool
 	listenerAddress         string
 	fleetNamespaces         map[string][]string
+	handshakeWindow         time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
 }
@@ -58,7 +60,7 @@ Flags may be given as --flag value or --flag=value.
 
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
-	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window"}},
 	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
@@ -85,6 +87,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if err := cfg.checkOneSource(); err != nil {
 		return nil, err
 	}
+	if cfg.handshakeWindow < time.Second {
+		return nil, fmt.Errorf("--handshake-window %s: want at least 1s", cfg.handshakeWindow)
+	}
 	return cfg, nil
 }
 
@@ -106,6 +111,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 		cfg.fleetNamespaces = fleets
 		return err
 	})
+	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	return cfg, fs
@@ -230,10 +236,18 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		Logger:          logger.With("stage", "snapshots"),
 		Registerer:      reg,
 	})
-	pl, err := pipeline.New(pipeline.Options{
-		Source:    source,
-		Publisher: pub,
-		Sink:      sink,
+	// The tracker hears Envoys (xDS server) and tells the pipeline; pl is
+	// set before either server starts.
+	var pl *pipeline.Pipeline
+	tracker := handshakes.New(handshakes.Options{
+		Window: cfg.handshakeWindow, Registerer: reg,
+		OnChange: func() { pl.Changed() },
+	})
+	pl, err = pipeline.New(pipeline.Options{
+		Source:     source,
+		Publisher:  pub,
+		Sink:       sink,
+		Conditions: tracker,
 		Translator: translator.Options{
 			ControllerName:          controller,
 			SystemCABundlePath:      cfg.systemCABundle,
@@ -255,6 +269,9 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 				Version: n.Version, Message: n.Message, Resources: n.Resources, Policies: n.Policies})
 		},
 		OnACK: func(a xds.ACK) { pl.RecordACK(a.Fleet, a.TypeURL, a.Version) },
+		OnClusterStats: func(c xds.ClusterStats) {
+			tracker.Record(handshakes.Report{Node: c.NodeID, Fleet: c.Fleet, Counters: c.Counters})
+		},
 	})
 	store.ShowRejections(pl.Rejections)
 	admin := &http.Server{
@@ -274,6 +291,8 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		done <- wrapErr("admin server", err)
 	}()
 	go func() { done <- wrapErr("pipeline", pl.Run(ctx)) }()
+	// Not a part that can fail: it stops with ctx.
+	go tracker.Run(ctx)
 	logger.Info("serving", "xds", xdsLis.Addr().String(), "admin", adminLis.Addr().String(), "source", sourceName(cfg))
 
 	var first error

@@ -1,0 +1,90 @@
+package handshakes
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// metrics count failures per policy and reason. The policy label takes
+// only policies of the last translation, and a deleted policy's series
+// are deleted, so the series are bounded by the policies that exist.
+type metrics struct {
+	failures *prometheus.CounterVec
+
+	mu     sync.Mutex
+	series map[types.NamespacedName]map[string]bool
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tlsplane_upstream_tls_failures_total",
+			Help: "Upstream TLS handshakes that Envoys reported failed, on clusters a BackendTLSPolicy governs, by policy (namespace/name) and reason (the most specific counter: CertificateHashMismatch, SubjectAltNameMismatch, CertificateVerifyFailed, HandshakeFailed).",
+		}, []string{"policy", "reason"}),
+		series: map[types.NamespacedName]map[string]bool{},
+	}
+	if reg != nil {
+		reg.MustRegister(m.failures)
+	}
+	return m
+}
+
+// byReason splits a report's increases by reason: Envoy also counts a
+// verification failure as a connection error, so HandshakeFailed is only
+// the connection errors that no verification counter explains.
+func byReason(inc counts) map[string]uint64 {
+	out := map[string]uint64{}
+	var verified uint64
+	for i, f := range failures {
+		if f.counter == counterConnError {
+			if inc[i] > verified {
+				out[f.reason] = inc[i] - verified
+			}
+			continue
+		}
+		if inc[i] > 0 {
+			out[f.reason] = inc[i]
+			verified += inc[i]
+		}
+	}
+	return out
+}
+
+// count adds inc's failures to each policy's series.
+func (m *metrics) count(policies []types.NamespacedName, inc counts) {
+	if len(policies) == 0 {
+		return
+	}
+	reasons := byReason(inc)
+	if len(reasons) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range policies {
+		if m.series[p] == nil {
+			m.series[p] = map[string]bool{}
+		}
+		for reason, n := range reasons {
+			m.series[p][reason] = true
+			m.failures.WithLabelValues(p.String(), reason).Add(float64(n))
+		}
+	}
+}
+
+// keepOnly deletes the series of policies not in exists.
+func (m *metrics) keepOnly(exists func(types.NamespacedName) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for p, reasons := range m.series {
+		if exists(p) {
+			continue
+		}
+		for reason := range reasons {
+			m.failures.DeleteLabelValues(p.String(), reason)
+		}
+		delete(m.series, p)
+	}
+}
