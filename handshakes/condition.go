@@ -119,13 +119,17 @@ func (t *Tracker) condition(obs []observation) (metav1.Condition, bool) {
 	switch {
 	case len(failing) > 0:
 		o := failing[0]
-		f, _, _ := o.sum.failed()
-		var n uint64
-		for _, v := range byReason(o.sum) {
-			n += v
+		f := o.state.cause
+		reasons := byReason(o.sum)
+		var all uint64
+		for _, v := range reasons {
+			all += v
 		}
-		msg := fmt.Sprintf("Envoys of fleet %q report %d failed TLS handshakes to cluster %s in the last %s: %s (cluster.%s.%s)",
-			o.fleet, n, o.cluster, t.window, f.meaning, o.cluster, f.counter)
+		msg := fmt.Sprintf("Envoys of fleet %q report %d TLS handshakes to cluster %s failed in the last %s because %s (cluster.%s.%s)",
+			o.fleet, reasons[f.reason], o.cluster, t.window, f.meaning, o.cluster, f.counter)
+		if all > reasons[f.reason] {
+			msg += fmt.Sprintf("; %d failed in all", all)
+		}
 		if cf := o.sum[slotConnectFailed]; cf > 0 {
 			msg += fmt.Sprintf("; %d upstream connections failed (upstream_cx_connect_fail)", cf)
 		}

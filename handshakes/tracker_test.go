@@ -87,7 +87,7 @@ func TestConditionFollowsTheCounters(t *testing.T) {
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonSubjectAltNameMismatch || cond.ObservedGeneration != 4 {
 		t.Fatalf("after SAN failures: %+v", cond)
 	}
-	for _, want := range []string{`fleet "edge"`, "report 7 failed TLS handshakes", "cluster shop/pay/443", "in the last 1m0s", "ssl.fail_verify_san", "1 upstream connections failed"} {
+	for _, want := range []string{`fleet "edge"`, "report 4 TLS handshakes to cluster shop/pay/443 failed in the last 1m0s", "7 failed in all", "ssl.fail_verify_san", "1 upstream connections failed"} {
 		if !strings.Contains(cond.Message, want) {
 			t.Errorf("message %q lacks %q", cond.Message, want)
 		}
@@ -115,6 +115,14 @@ func TestConditionFollowsTheCounters(t *testing.T) {
 	tr.Record(report("e1", map[string]uint64{counterVerifyHash: 2, counterConnError: 2}))
 	if cond = handshakeCondition(t, tr, pay); cond == nil || cond.Reason != ReasonCertificateHashMismatch {
 		t.Fatalf("after a restart and pin failures: %+v", cond)
+	}
+
+	// The latest failure names the cause, not the most specific one of the
+	// window: the backend changed its certificate again.
+	c.advance(time.Second)
+	tr.Record(report("e1", map[string]uint64{counterVerifyHash: 2, counterVerifyError: 1, counterConnError: 3}))
+	if cond = handshakeCondition(t, tr, pay); cond == nil || cond.Reason != ReasonCertificateVerifyFailed {
+		t.Fatalf("after pin failures, then chain failures: %+v", cond)
 	}
 
 	// Nobody reports for a window: the condition goes away.

@@ -20,6 +20,9 @@ type clusterWindow struct {
 	lastReport  time.Time
 	lastFailure time.Time
 	lastSuccess time.Time
+	// lastCause is the most specific counter that rose in the last failing
+	// report: the cause now, whatever failed earlier in the window.
+	lastCause failure
 	// shown is the state last announced, to call onChange on a flip only.
 	shown state
 }
@@ -28,7 +31,7 @@ type clusterWindow struct {
 type state struct {
 	reported bool
 	failing  bool
-	reason   string
+	cause    failure
 }
 
 // add counts one report's increases at t. A report whose failure counters
@@ -42,8 +45,8 @@ func (w *clusterWindow) add(t time.Time, width time.Duration, inc counts) {
 		*b = bucket{start: start}
 	}
 	b.inc.add(inc)
-	if _, _, failed := inc.failed(); failed {
-		w.lastFailure = t
+	if f, _, failed := inc.failed(); failed {
+		w.lastFailure, w.lastCause = t, f
 	} else if inc[slotHandshake] > 0 {
 		w.lastSuccess = t
 	}
@@ -67,12 +70,11 @@ func (w *clusterWindow) stateAt(now time.Time, window time.Duration) state {
 		return state{}
 	}
 	if w.lastFailure.After(now.Add(-window)) && !w.lastSuccess.After(w.lastFailure) {
-		f, _, ok := w.sum(now, window).failed()
-		if !ok {
+		if _, _, ok := w.sum(now, window).failed(); !ok {
 			// The failures' bucket left the window before lastFailure did.
 			return state{reported: true}
 		}
-		return state{reported: true, failing: true, reason: f.reason}
+		return state{reported: true, failing: true, cause: w.lastCause}
 	}
 	return state{reported: true}
 }

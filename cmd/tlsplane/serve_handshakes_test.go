@@ -52,7 +52,7 @@ func TestServeReportsHandshakeFailuresOnThePolicy(t *testing.T) {
 		cluster + "ssl.handshake": 2, cluster + "ssl.fail_verify_san": 3, cluster + "ssl.connection_error": 3,
 	}))
 	p.waitAdmin(t, "/debug/status", 200, `"reason": "SubjectAltNameMismatch"`)
-	body := p.waitAdmin(t, "/debug/status", 200, `Envoys of fleet \"quickstart\" report 3 failed TLS handshakes to cluster shop/payments/8443 in the last 5m0s`)
+	body := p.waitAdmin(t, "/debug/status", 200, `Envoys of fleet \"quickstart\" report 3 TLS handshakes to cluster shop/payments/8443 failed in the last 5m0s because the certificate matched no subject alternative name`)
 	t.Logf("status: %s", body)
 	p.waitAdmin(t, "/metrics", 200, `tlsplane_upstream_tls_failures_total{policy="shop/payments",reason="SubjectAltNameMismatch"} 3`)
 
