@@ -99,6 +99,11 @@ type Conditions interface {
 // plane's observations flipped. Safe from any goroutine; never blocks.
 func (p *Pipeline) Changed() { p.changed() }
 
+// Resync is how often a pass runs with no change at all, so statuses that
+// depend on the clock (a CA that expires soon) follow it; the translator
+// reuses what did not change, so a pass costs little.
+const Resync = time.Hour
+
 // changed is the Source's callback: it never blocks, and many calls before
 // the loop wakes up count as one.
 func (p *Pipeline) changed() {
@@ -135,10 +140,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	resync := time.NewTicker(Resync)
+	defer resync.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return waitSource()
+		case <-resync.C:
+			p.changed()
 		case err := <-sourceDone:
 			return sourceStopped(err)
 		case <-p.kick:

@@ -40,6 +40,7 @@ func (p *Pipeline) sync() {
 	}
 	p.computed = statuses
 	p.metrics.countPolicies(statuses, p.opts.Translator.ControllerName)
+	p.metrics.setCANotAfter(out.CANotAfter)
 	p.opts.Sink.Report(statuses)
 	if g, ok := p.opts.Sink.(GatewayAPISink); ok {
 		g.ReportGatewayAPI(out.GatewayAPI)

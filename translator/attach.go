@@ -29,6 +29,9 @@ type attachment struct {
 	// note is a warning for an accepted attachment: the Service's UDP
 	// ports, which the policy does not apply to.
 	note string
+	// caNote warns that a CA the accepted policy trusts expires soon or
+	// expired; it depends on now, so the status cache keys on it.
+	caNote string
 	// winner is the policy that takes precedence on this target; nil when
 	// this attachment's own policy does.
 	winner *policyVerdict
@@ -38,10 +41,10 @@ type attachment struct {
 // the status cache: a Service can turn a port UDP under an unchanged
 // policy.
 func (a *attachment) outcome() string {
-	if a.invalid == "" && a.note == "" {
+	if a.invalid == "" && a.note == "" && a.caNote == "" {
 		return a.notFound
 	}
-	return a.notFound + "\x00" + a.invalid + "\x00" + a.note
+	return a.notFound + "\x00" + a.invalid + "\x00" + a.note + "\x00" + a.caNote
 }
 
 // attach resolves every targetRef of every policy and applies the spec's

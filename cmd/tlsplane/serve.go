@@ -46,6 +46,7 @@ type serveConfig struct {
 	listenerAddress         string
 	fleetNamespaces         map[string][]string
 	handshakeWindow         time.Duration
+	caExpiryWarning         time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
 }
@@ -61,7 +62,7 @@ Flags may be given as --flag value or --flag=value.
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window"}},
-	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
@@ -112,6 +113,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 		return err
 	})
 	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
+	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	return cfg, fs
@@ -253,6 +255,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			SystemCABundlePath:      cfg.systemCABundle,
 			AllowInsecureSkipVerify: cfg.allowInsecureSkipVerify,
 			ListenerAddress:         cfg.listenerAddress,
+			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 		},
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,
@@ -365,4 +368,13 @@ func wrapErr(part string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", part, err)
+}
+
+// caExpiryWarning maps the flag's 0 ("never") to the translator's negative:
+// the translator's zero is its default.
+func caExpiryWarning(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
