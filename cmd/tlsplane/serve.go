@@ -277,6 +277,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		},
 	})
 	store.ShowRejections(pl.Rejections)
+	store.ShowHandshakes(func() any { return tracker.Debug() })
 	admin := &http.Server{
 		Handler:           newAdminHandler(pub, store, reg),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -55,6 +55,23 @@ func TestServeReportsHandshakeFailuresOnThePolicy(t *testing.T) {
 	body := p.waitAdmin(t, "/debug/status", 200, `Envoys of fleet \"quickstart\" report 3 TLS handshakes to cluster shop/payments/8443 failed in the last 5m0s because the certificate matched no subject alternative name`)
 	t.Logf("status: %s", body)
 	p.waitAdmin(t, "/metrics", 200, `tlsplane_upstream_tls_failures_total{policy="shop/payments",reason="SubjectAltNameMismatch"} 3`)
+	// /debug/status shows the window the condition came from.
+	p.waitAdmin(t, "/debug/status", 200, `"handshakes": [
+    {
+      "fleet": "quickstart",
+      "cluster": "shop/payments/8443",
+      "policies": [
+        {
+          "Namespace": "shop",
+          "Name": "payments"
+        }
+      ],
+      "failing": true,
+      "reason": "SubjectAltNameMismatch",
+      "increases": {
+        "ssl.connection_error": 3,
+        "ssl.fail_verify_san": 3
+      },`)
 
 	// The backend fixed: handshakes succeed again, and nothing failed since.
 	send(statsMessage(nil, map[string]float64{
