@@ -47,6 +47,7 @@ var counters = [...]string{counterVerifyHash, counterVerifySAN, counterVerifyErr
 type counts [len(counters)]uint64
 
 const (
+	slotConnError     = 3
 	slotHandshake     = 4
 	slotConnectFailed = 5
 )
@@ -69,6 +70,25 @@ func (c counts) failed() (f failure, n uint64, ok bool) {
 		}
 	}
 	return failure{}, 0, false
+}
+
+// attribute turns one report's raw increases into failures by cause:
+// Envoy also counts a verification failure as a connection error, so the
+// connection-error slot keeps only those no verification counter explains.
+// It must see one report's increases, never a sum over reports.
+func attribute(raw counts) counts {
+	out := raw
+	var verified uint64
+	for i, f := range failures {
+		if f.counter != counterConnError {
+			verified += raw[i]
+		}
+	}
+	out[slotConnError] = 0
+	if raw[slotConnError] > verified {
+		out[slotConnError] = raw[slotConnError] - verified
+	}
+	return out
 }
 
 func (c *counts) add(o counts) {

@@ -16,7 +16,8 @@ type DebugWindow struct {
 	Failing  bool                   `json:"failing"`
 	Reason   string                 `json:"reason,omitempty"`
 	// Increases are the counters' increases within the window, by name;
-	// counters that did not move are left out.
+	// counters that did not move are left out, and ssl.connection_error
+	// counts only the errors no verification counter explains.
 	Increases  map[string]uint64 `json:"increases"`
 	LastReport time.Time         `json:"lastReport"`
 }

@@ -31,22 +31,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-// byReason splits a report's increases by reason: Envoy also counts a
-// verification failure as a connection error, so HandshakeFailed is only
-// the connection errors that no verification counter explains.
+// byReason is the failures of attributed counts by reason, zeros left out.
 func byReason(inc counts) map[string]uint64 {
 	out := map[string]uint64{}
-	var verified uint64
 	for i, f := range failures {
-		if f.counter == counterConnError {
-			if inc[i] > verified {
-				out[f.reason] = inc[i] - verified
-			}
-			continue
-		}
 		if inc[i] > 0 {
 			out[f.reason] = inc[i]
-			verified += inc[i]
 		}
 	}
 	return out

@@ -117,6 +117,7 @@ func (t *Tracker) Record(r Report) {
 				}
 			}
 		}
+		inc = attribute(inc)
 		key := fleetCluster{r.Fleet, cluster}
 		w := t.clusters[key]
 		if w == nil {

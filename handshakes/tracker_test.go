@@ -117,10 +117,19 @@ func TestConditionFollowsTheCounters(t *testing.T) {
 		t.Fatalf("after a restart and pin failures: %+v", cond)
 	}
 
+	// A handshake failure of its own is counted as such, however many
+	// verification failures the window holds.
+	c.advance(time.Second)
+	tr.Record(report("e1", map[string]uint64{counterVerifyHash: 2, counterConnError: 5}))
+	if cond = handshakeCondition(t, tr, pay); cond == nil || cond.Reason != ReasonHandshakeFailed ||
+		!strings.Contains(cond.Message, "report 4 TLS handshakes to cluster shop/pay/443 failed") { // 3 now, 1 earlier in the window
+		t.Fatalf("after connection errors alone: %+v", cond)
+	}
+
 	// The latest failure names the cause, not the most specific one of the
 	// window: the backend changed its certificate again.
 	c.advance(time.Second)
-	tr.Record(report("e1", map[string]uint64{counterVerifyHash: 2, counterVerifyError: 1, counterConnError: 3}))
+	tr.Record(report("e1", map[string]uint64{counterVerifyHash: 2, counterVerifyError: 1, counterConnError: 6}))
 	if cond = handshakeCondition(t, tr, pay); cond == nil || cond.Reason != ReasonCertificateVerifyFailed {
 		t.Fatalf("after pin failures, then chain failures: %+v", cond)
 	}
@@ -180,7 +189,7 @@ func TestFailuresTableMatchesCounterSlots(t *testing.T) {
 			t.Fatalf("failures[%d] is %s but slot %d counts %s", i, f.counter, i, counters[i])
 		}
 	}
-	if counters[slotHandshake] != counterHandshake || counters[slotConnectFailed] != counterConnectFailed {
+	if counters[slotConnError] != counterConnError || counters[slotHandshake] != counterHandshake || counters[slotConnectFailed] != counterConnectFailed {
 		t.Fatal("slot constants do not match counters")
 	}
 }

@@ -69,7 +69,6 @@ func TestServeReportsHandshakeFailuresOnThePolicy(t *testing.T) {
       "failing": true,
       "reason": "SubjectAltNameMismatch",
       "increases": {
-        "ssl.connection_error": 3,
         "ssl.fail_verify_san": 3
       },`)
 

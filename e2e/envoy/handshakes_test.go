@@ -37,12 +37,15 @@ func handshakeStatus(t *testing.T, apiType string) {
 	good := issue(t, ca, e.pkiDir, "hs-good", harness.LeafSpec{})
 	stranger := issue(t, harness.NewAuthority(t, "unrelated CA"), e.pkiDir, "hs-stranger", harness.LeafSpec{})
 	wrongSAN := ca.Issue(t, harness.LeafSpec{CommonName: "wrong.example.com", DNSNames: []string{"wrong.example.com"}})
+	// unpinned chains to the CA and names the host, but the policy pins good.
+	unpinned := issue(t, ca, e.pkiDir, "hs-unpinned", harness.LeafSpec{})
 	// The backend serves the files of "hs-live"; the test swaps their content.
 	live := issue(t, ca, e.pkiDir, "hs-live", harness.LeafSpec{})
 	stranger.WriteFiles(t, live.CertFile, live.KeyFile)
 	be := startBackend(t, e, "handshakes", backendOpts{leaf: live})
 
-	pol := policy{name: "handshakes", targets: []target{{svc: handshakesSvc}}, caRefs: []caRef{{name: "ca-handshakes"}}, hostname: hostAbc}
+	pol := policy{name: "handshakes", targets: []target{{svc: handshakesSvc}}, caRefs: []caRef{{name: "ca-handshakes"}}, hostname: hostAbc,
+		options: map[string]string{"verifyCertificateHashes": good.Fingerprint()}}
 	objs := serviceWithEndpoints(handshakesSvc, svcPort{name: "https", port: svcPortNumber, backendPort: be.port})
 	writeManifests(t, e.manifestDir, handshakesSvc, append(objs, caConfigMap("ca-handshakes", ca.PEM), pol.object())...)
 	e.serveArgs = []string{"--handshake-window", "30s"}
@@ -61,14 +64,20 @@ func handshakeStatus(t *testing.T, apiType string) {
 	steps := []struct {
 		name       string
 		leaf       *harness.Leaf
+		curves     string // the backend's key-exchange groups; Go's when ""
 		status     string
 		reason     string
 		wantStatus int
 	}{
-		{"certificate of another CA", nil, "False", "CertificateVerifyFailed", 503},
-		{"fixed", good, "True", "HandshakesSucceeding", 200},
-		{"certificate without the hostname", wrongSAN, "False", "SubjectAltNameMismatch", 503},
-		{"fixed again", good, "True", "HandshakesSucceeding", 200},
+		{"certificate of another CA", nil, "", "False", "CertificateVerifyFailed", 503},
+		{"fixed", good, "", "True", "HandshakesSucceeding", 200},
+		{"certificate without the hostname", wrongSAN, "", "False", "SubjectAltNameMismatch", 503},
+		{"fixed again", good, "", "True", "HandshakesSucceeding", 200},
+		{"certificate that is not the pinned one", unpinned, "", "False", "CertificateHashMismatch", 503},
+		{"pinned certificate back", good, "", "True", "HandshakesSucceeding", 200},
+		// Envoy offers X25519 and P-256 only: no shared group, no certificate seen.
+		{"no shared key-exchange group", good, "P-384", "False", "HandshakeFailed", 503},
+		{"groups fixed", good, "", "True", "HandshakesSucceeding", 200},
 	}
 	for i, step := range steps {
 		if step.leaf != nil {
@@ -76,7 +85,7 @@ func handshakeStatus(t *testing.T, apiType string) {
 			// request makes a new handshake with the new certificate.
 			step.leaf.WriteFiles(t, live.CertFile, live.KeyFile)
 			be.proc.Stop(5 * time.Second)
-			be = startBackend(t, e, fmt.Sprintf("handshakes-%d", i), backendOpts{leaf: live, port: be.port})
+			be = startBackend(t, e, fmt.Sprintf("handshakes-%d", i), backendOpts{leaf: live, port: be.port, curves: step.curves})
 		}
 		start := time.Now()
 		var last *condition
