@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// settleAfter is how long after a flush's last batch it is committed.
+const settleAfter = 250 * time.Millisecond
+
 // DefaultWindow is how far back increases count, and how long a cluster
 // nobody reports on keeps its condition.
 const DefaultWindow = 5 * time.Minute
@@ -17,6 +20,9 @@ const DefaultWindow = 5 * time.Minute
 // served (report_counters_as_deltas off, Envoy's default).
 type Report struct {
 	Node, Fleet string
+	// Flush is the time of the Envoy's stats snapshot, shared by the
+	// batches of one flush; zero when unknown.
+	Flush time.Time
 	// Counters maps a cluster to counter name to cumulative value.
 	Counters map[string]map[string]uint64
 }
@@ -58,8 +64,15 @@ type fleetCluster struct{ fleet, cluster string }
 type fleetNode struct{ fleet, node string }
 
 type nodeCounters struct {
-	lastSeen time.Time
-	values   map[string]counts
+	// pending is the raw increases of the flush being received
+	// (pendingFlush), per cluster, until its last batch is in.
+	pending      map[string]counts
+	pendingFlush time.Time
+	// firstFlush is the flush of the node's first report: every batch of
+	// that flush is baseline too.
+	firstFlush time.Time
+	lastSeen   time.Time
+	values     map[string]counts
 }
 
 // New returns a Tracker; Run expires what nobody reports on.
@@ -82,43 +95,72 @@ func (t *Tracker) Window() time.Duration { return t.window }
 // width is a bucket's span.
 func (t *Tracker) width() time.Duration { return max(t.window/buckets, time.Millisecond) }
 
-// Record turns one report into increases. An Envoy's first report is its
-// baseline (its counters may date from before tlsplane started); after
-// that a counter that appears counts in full, and one that went down means
-// Envoy restarted and counts from zero.
+// Record turns one report into increases. An Envoy's first flush (every
+// batch of it) is its baseline: its counters may date from before tlsplane
+// started. After that a counter that appears counts in full, and one that
+// went down means Envoy restarted and counts from zero.
 func (t *Tracker) Record(r Report) {
 	now := t.now()
 	t.mu.Lock()
-	n := t.nodes[fleetNode{r.Fleet, r.Node}]
-	first := n == nil
-	if first {
-		n = &nodeCounters{values: map[string]counts{}}
-		t.nodes[fleetNode{r.Fleet, r.Node}] = n
+	key := fleetNode{r.Fleet, r.Node}
+	n := t.nodes[key]
+	first := n == nil || (!r.Flush.IsZero() && r.Flush.Equal(n.firstFlush))
+	if n == nil {
+		n = &nodeCounters{firstFlush: r.Flush, values: map[string]counts{}}
+		t.nodes[key] = n
 	}
 	n.lastSeen = now
 	flipped := false
+	if !n.pendingFlush.Equal(r.Flush) {
+		// A new flush: the previous one is complete.
+		flipped = t.commit(r.Fleet, n, now)
+	}
+	n.pendingFlush = r.Flush
+	if n.pending == nil {
+		n.pending = make(map[string]counts, len(r.Counters))
+	}
 	for cluster, values := range r.Counters {
-		var cur counts
+		// Only the counters in this report move: Envoy sends a counter once
+		// it was used, and a batch (batch_size) may hold some of a
+		// cluster's counters only. A counter that appears counts in full.
+		prev := n.values[cluster]
+		next := prev
+		inc := n.pending[cluster]
 		for name, v := range values {
-			if i := index(name); i >= 0 {
-				cur[i] = v
+			i := index(name)
+			if i < 0 {
+				continue
+			}
+			next[i] = v
+			switch {
+			case first:
+			case v < prev[i]: // Envoy restarted
+				inc[i] += v
+			default:
+				inc[i] += v - prev[i]
 			}
 		}
-		prev, seen := n.values[cluster]
-		n.values[cluster] = cur
-		var inc counts
-		if !first {
-			for i := range cur {
-				switch {
-				case !seen, cur[i] < prev[i]:
-					inc[i] = cur[i]
-				default:
-					inc[i] = cur[i] - prev[i]
-				}
-			}
-		}
-		inc = attribute(inc)
-		key := fleetCluster{r.Fleet, cluster}
+		n.values[cluster] = next
+		n.pending[cluster] = inc
+	}
+	if r.Flush.IsZero() {
+		// No timestamps: no batches to wait for.
+		flipped = t.commit(r.Fleet, n, now) || flipped
+	}
+	t.mu.Unlock()
+	if flipped && t.onChange != nil {
+		t.onChange()
+	}
+}
+
+// commit adds a node's pending flush to the windows, attributing its
+// failures once every batch of the flush is in; t.mu is held. It reports
+// whether a cluster's state flipped.
+func (t *Tracker) commit(fleet string, n *nodeCounters, now time.Time) bool {
+	flipped := false
+	for cluster, raw := range n.pending {
+		inc := attribute(raw)
+		key := fleetCluster{fleet, cluster}
 		w := t.clusters[key]
 		if w == nil {
 			w = &clusterWindow{}
@@ -130,10 +172,23 @@ func (t *Tracker) Record(r Report) {
 			w.shown, flipped = s, true
 		}
 	}
-	t.mu.Unlock()
-	if flipped && t.onChange != nil {
-		t.onChange()
+	clear(n.pending)
+	return flipped
+}
+
+// settle commits the flushes no batch arrived for within settleAfter:
+// Envoy sends a flush's batches back to back.
+func (t *Tracker) settle() bool {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	flipped := false
+	for key, n := range t.nodes {
+		if len(n.pending) > 0 && now.Sub(n.lastSeen) >= settleAfter {
+			flipped = t.commit(key.fleet, n, now) || flipped
+		}
 	}
+	return flipped
 }
 
 // expire forgets Envoys and clusters nobody reported on within the window
@@ -160,19 +215,26 @@ func (t *Tracker) expire() bool {
 	return flipped
 }
 
-// Run expires old windows every bucket width until ctx ends, so that a
-// failure clears and a silent fleet's condition goes away on time.
+// Run commits settled flushes, and expires old windows every bucket width,
+// until ctx ends, so that a failure clears and a silent fleet's condition
+// goes away on time.
 func (t *Tracker) Run(ctx context.Context) {
 	tick := time.NewTicker(t.width())
 	defer tick.Stop()
+	settle := time.NewTicker(settleAfter)
+	defer settle.Stop()
 	for {
+		flipped := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if t.expire() && t.onChange != nil {
-				t.onChange()
-			}
+			flipped = t.expire()
+		case <-settle.C:
+			flipped = t.settle()
+		}
+		if flipped && t.onChange != nil {
+			t.onChange()
 		}
 	}
 }

@@ -215,3 +215,40 @@ func series(t *testing.T, v *prometheus.CounterVec) map[string]float64 {
 	}
 	return out
 }
+
+// Every batch of an Envoy's first flush (batch_size) is baseline: a cluster
+// in the second batch is not new to the Envoy, only to tlsplane.
+func TestFirstFlushBatchesAreBaseline(t *testing.T) {
+	c := &clock{now: t0}
+	var flips atomic.Int32
+	tr := newTracker(c, &flips, prometheus.NewRegistry())
+	tr.Apply(statuses(pay, other), origins, nil, "", t0)
+	flush := t0.Add(-time.Second)
+	batch := func(flush time.Time, cluster string, v map[string]uint64) Report {
+		return Report{Node: "e1", Fleet: "edge", Flush: flush, Counters: map[string]map[string]uint64{cluster: v}}
+	}
+	tr.Record(batch(flush, "shop/other/443", map[string]uint64{counterHandshake: 9}))
+	tr.Record(batch(flush, "shop/pay/443", map[string]uint64{counterVerifyError: 40, counterConnError: 40}))
+	if cond := handshakeCondition(t, tr, pay); cond != nil {
+		t.Fatalf("failures from before tlsplane started, in the first flush's second batch: %+v", cond)
+	}
+	// The next flush splits one cluster's counters over two batches: the
+	// connection error is the verification failure's, not one of its own.
+	next := flush.Add(5 * time.Second)
+	tr.Record(batch(next, "shop/pay/443", map[string]uint64{counterConnError: 41}))
+	tr.Record(batch(next, "shop/pay/443", map[string]uint64{counterVerifyError: 41}))
+	tr.Record(batch(next, "shop/other/443", map[string]uint64{counterHandshake: 9}))
+	if cond := handshakeCondition(t, tr, pay); cond != nil {
+		t.Fatalf("a flush shown before its batches settled: %+v", cond)
+	}
+	c.advance(settleAfter)
+	if !tr.settle() {
+		t.Fatal("settling the flush flipped nothing")
+	}
+	if got := series(t, tr.metrics.failures); len(got) != 1 || got["shop/pay CertificateVerifyFailed"] != 1 {
+		t.Fatalf("failures counted %v, want one CertificateVerifyFailed", got)
+	}
+	if cond := handshakeCondition(t, tr, pay); cond == nil || cond.Reason != ReasonCertificateVerifyFailed || !strings.Contains(cond.Message, "report 1 TLS") || strings.Contains(cond.Message, "in all") {
+		t.Fatalf("a failure in the next flush: %+v", cond)
+	}
+}

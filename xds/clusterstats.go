@@ -2,6 +2,7 @@ package xds
 
 import (
 	"strings"
+	"time"
 
 	prommodel "github.com/prometheus/client_model/go"
 )
@@ -27,15 +28,19 @@ var clusterTagLabels = []string{"envoy.cluster_name", "envoy_cluster_name"}
 // counter in ReadCounters, per cluster its fleet is served.
 type ClusterStats struct {
 	NodeID, Fleet string
+	// Flush is when Envoy took the snapshot (the metrics' timestamp_ms):
+	// the batches of one flush (batch_size) share it. Zero when absent.
+	Flush time.Time
 	// Counters maps a cluster to counter name to cumulative value.
 	Counters map[string]map[string]uint64
 }
 
 // clusterCounters reads the counters tlsplane uses out of Envoy's metric
-// families, as Envoy names them with or without tags as labels.
-// Unknown names, and non-counters, are skipped.
-func clusterCounters(families []*prommodel.MetricFamily) map[string]map[string]uint64 {
+// families, as Envoy names them with or without tags as labels, and the
+// latest timestamp among them. Unknown names, and non-counters, are skipped.
+func clusterCounters(families []*prommodel.MetricFamily) (map[string]map[string]uint64, time.Time) {
 	out := map[string]map[string]uint64{}
+	var latest int64
 	for _, f := range families {
 		if f.GetType() != prommodel.MetricType_COUNTER {
 			continue
@@ -45,6 +50,7 @@ func clusterCounters(families []*prommodel.MetricFamily) map[string]map[string]u
 			if !ok {
 				continue
 			}
+			latest = max(latest, m.GetTimestampMs())
 			v := m.GetCounter().GetValue()
 			if v < 0 {
 				continue
@@ -55,7 +61,10 @@ func clusterCounters(families []*prommodel.MetricFamily) map[string]map[string]u
 			out[cluster][counter] = uint64(v)
 		}
 	}
-	return out
+	if latest == 0 {
+		return out, time.Time{}
+	}
+	return out, time.UnixMilli(latest)
 }
 
 // splitClusterStat finds the cluster and counter of a stat named

@@ -64,7 +64,7 @@ func (s *metricsService) StreamMetrics(stream grpc.ClientStreamingServer[metrics
 // report keeps the clusters the node's fleet is served and hands them on.
 func (s *metricsService) report(node *corev3.Node, msg *metricsv3.StreamMetricsMessage) {
 	fleet := snapshots.Fleet(node)
-	counters := clusterCounters(msg.GetEnvoyMetrics())
+	counters, flush := clusterCounters(msg.GetEnvoyMetrics())
 	for cluster := range counters {
 		if !s.serves(fleet, cluster) {
 			s.metrics.statsDropped.Inc()
@@ -73,7 +73,7 @@ func (s *metricsService) report(node *corev3.Node, msg *metricsv3.StreamMetricsM
 	}
 	s.metrics.statsReports.Inc()
 	if s.onReport != nil {
-		s.onReport(ClusterStats{NodeID: node.GetId(), Fleet: fleet, Counters: counters})
+		s.onReport(ClusterStats{NodeID: node.GetId(), Fleet: fleet, Flush: flush, Counters: counters})
 	}
 }
 

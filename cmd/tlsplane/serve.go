@@ -273,7 +273,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		},
 		OnACK: func(a xds.ACK) { pl.RecordACK(a.Fleet, a.TypeURL, a.Version) },
 		OnClusterStats: func(c xds.ClusterStats) {
-			tracker.Record(handshakes.Report{Node: c.NodeID, Fleet: c.Fleet, Counters: c.Counters})
+			tracker.Record(handshakes.Report{Node: c.NodeID, Fleet: c.Fleet, Flush: c.Flush, Counters: c.Counters})
 		},
 	})
 	store.ShowRejections(pl.Rejections)

@@ -245,7 +245,10 @@ func StatsSink(flush time.Duration) map[string]any {
 			"typed_config": object{
 				"@type":                 "type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig",
 				"transport_api_version": "V3",
-				"grpc_service":          object{"envoy_grpc": object{"cluster_name": "tlsplane"}},
+				// Tiny batches: every flush spans several messages, as a
+				// large fleet's does with the example's batch_size.
+				"batch_size":   2,
+				"grpc_service": object{"envoy_grpc": object{"cluster_name": "tlsplane"}},
 			},
 		}},
 	}
