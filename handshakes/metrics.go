@@ -47,8 +47,8 @@ func (m *metrics) count(policies []types.NamespacedName, inc counts) {
 	if len(policies) == 0 {
 		return
 	}
-	reasons := byReason(inc)
-	if len(reasons) == 0 {
+	// Most reports fail nothing: no map, no lock for them.
+	if _, _, failed := inc.failed(); !failed {
 		return
 	}
 	m.mu.Lock()
@@ -57,9 +57,11 @@ func (m *metrics) count(policies []types.NamespacedName, inc counts) {
 		if m.series[p] == nil {
 			m.series[p] = map[string]bool{}
 		}
-		for reason, n := range reasons {
-			m.series[p][reason] = true
-			m.failures.WithLabelValues(p.String(), reason).Add(float64(n))
+		for i, f := range failures {
+			if inc[i] > 0 {
+				m.series[p][f.reason] = true
+				m.failures.WithLabelValues(p.String(), f.reason).Add(float64(inc[i]))
+			}
 		}
 	}
 }

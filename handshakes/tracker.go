@@ -64,15 +64,23 @@ type fleetCluster struct{ fleet, cluster string }
 type fleetNode struct{ fleet, node string }
 
 type nodeCounters struct {
-	// pending is the raw increases of the flush being received
-	// (pendingFlush), per cluster, until its last batch is in.
-	pending      map[string]counts
 	pendingFlush time.Time
+	// pending says that some cluster holds increases of pendingFlush.
+	pending bool
 	// firstFlush is the flush of the node's first report: every batch of
 	// that flush is baseline too.
 	firstFlush time.Time
 	lastSeen   time.Time
-	values     map[string]counts
+	clusters   map[string]*nodeCluster
+}
+
+// nodeCluster is one Envoy's view of one cluster: its last cumulative
+// values, the raw increases of the flush being received until its last
+// batch is in, and the fleet's window they go to (looked up once).
+type nodeCluster struct {
+	values, pending counts
+	pendingSet      bool
+	window          *clusterWindow
 }
 
 // New returns a Tracker; Run expires what nobody reports on.
@@ -106,7 +114,7 @@ func (t *Tracker) Record(r Report) {
 	n := t.nodes[key]
 	first := n == nil || (!r.Flush.IsZero() && r.Flush.Equal(n.firstFlush))
 	if n == nil {
-		n = &nodeCounters{firstFlush: r.Flush, values: map[string]counts{}}
+		n = &nodeCounters{firstFlush: r.Flush, clusters: map[string]*nodeCluster{}}
 		t.nodes[key] = n
 	}
 	n.lastSeen = now
@@ -116,32 +124,30 @@ func (t *Tracker) Record(r Report) {
 		flipped = t.commit(r.Fleet, n, now)
 	}
 	n.pendingFlush = r.Flush
-	if n.pending == nil {
-		n.pending = make(map[string]counts, len(r.Counters))
-	}
 	for cluster, values := range r.Counters {
+		c := n.clusters[cluster]
+		if c == nil {
+			c = &nodeCluster{}
+			n.clusters[cluster] = c
+		}
 		// Only the counters in this report move: Envoy sends a counter once
 		// it was used, and a batch (batch_size) may hold some of a
 		// cluster's counters only. A counter that appears counts in full.
-		prev := n.values[cluster]
-		next := prev
-		inc := n.pending[cluster]
 		for name, v := range values {
 			i := index(name)
 			if i < 0 {
 				continue
 			}
-			next[i] = v
 			switch {
 			case first:
-			case v < prev[i]: // Envoy restarted
-				inc[i] += v
+			case v < c.values[i]: // Envoy restarted
+				c.pending[i] += v
 			default:
-				inc[i] += v - prev[i]
+				c.pending[i] += v - c.values[i]
 			}
+			c.values[i] = v
 		}
-		n.values[cluster] = next
-		n.pending[cluster] = inc
+		c.pendingSet, n.pending = true, true
 	}
 	if r.Flush.IsZero() {
 		// No timestamps: no batches to wait for.
@@ -157,14 +163,24 @@ func (t *Tracker) Record(r Report) {
 // failures once every batch of the flush is in; t.mu is held. It reports
 // whether a cluster's state flipped.
 func (t *Tracker) commit(fleet string, n *nodeCounters, now time.Time) bool {
+	if !n.pending {
+		return false
+	}
 	flipped := false
-	for cluster, raw := range n.pending {
-		inc := attribute(raw)
-		key := fleetCluster{fleet, cluster}
-		w := t.clusters[key]
-		if w == nil {
-			w = &clusterWindow{}
-			t.clusters[key] = w
+	for cluster, c := range n.clusters {
+		if !c.pendingSet {
+			continue
+		}
+		inc := attribute(c.pending)
+		c.pending, c.pendingSet = counts{}, false
+		w := c.window
+		if w == nil || w.forgotten {
+			key := fleetCluster{fleet, cluster}
+			if w = t.clusters[key]; w == nil {
+				w = &clusterWindow{}
+				t.clusters[key] = w
+			}
+			c.window = w
 		}
 		w.add(now, t.width(), inc)
 		t.metrics.count(t.governs[cluster], inc)
@@ -172,7 +188,7 @@ func (t *Tracker) commit(fleet string, n *nodeCounters, now time.Time) bool {
 			w.shown, flipped = s, true
 		}
 	}
-	clear(n.pending)
+	n.pending = false
 	return flipped
 }
 
@@ -184,7 +200,7 @@ func (t *Tracker) settle() bool {
 	defer t.mu.Unlock()
 	flipped := false
 	for key, n := range t.nodes {
-		if len(n.pending) > 0 && now.Sub(n.lastSeen) >= settleAfter {
+		if n.pending && now.Sub(n.lastSeen) >= settleAfter {
 			flipped = t.commit(key.fleet, n, now) || flipped
 		}
 	}
@@ -209,6 +225,7 @@ func (t *Tracker) expire() bool {
 			w.shown, flipped = s, true
 		}
 		if !s.reported {
+			w.forgotten = true // a node's cached pointer must look it up again
 			delete(t.clusters, key)
 		}
 	}

@@ -252,3 +252,31 @@ func TestFirstFlushBatchesAreBaseline(t *testing.T) {
 		t.Fatalf("a failure in the next flush: %+v", cond)
 	}
 }
+
+// A window that expired is found again when its Envoy reports on it once
+// more: the Envoy's cached window must not be the forgotten one.
+func TestExpiredWindowComesBack(t *testing.T) {
+	c := &clock{now: t0}
+	var flips atomic.Int32
+	tr := newTracker(c, &flips, nil)
+	both := func(payCounters map[string]uint64) Report {
+		r := report("e1", payCounters)
+		r.Counters["shop/other/443"] = map[string]uint64{counterHandshake: 1}
+		return r
+	}
+	tr.Record(both(map[string]uint64{counterHandshake: 1}))
+	tr.Record(both(map[string]uint64{counterHandshake: 2}))
+	// For two windows e1 reports only the other cluster: pay's window goes.
+	for range 4 {
+		c.advance(31 * time.Second)
+		tr.Record(Report{Node: "e1", Fleet: "edge", Counters: map[string]map[string]uint64{"shop/other/443": {counterHandshake: 1}}})
+		tr.expire()
+	}
+	if cond := handshakeCondition(t, tr, pay); cond != nil {
+		t.Fatalf("pay's window outlived two windows of silence: %+v", cond)
+	}
+	tr.Record(both(map[string]uint64{counterHandshake: 2, counterVerifySAN: 1}))
+	if cond := handshakeCondition(t, tr, pay); cond == nil || cond.Reason != ReasonSubjectAltNameMismatch {
+		t.Fatalf("after pay's counters moved again: %+v", cond)
+	}
+}

@@ -23,6 +23,8 @@ type clusterWindow struct {
 	// lastCause is the most specific counter that rose in the last failing
 	// report: the cause now, whatever failed earlier in the window.
 	lastCause failure
+	// forgotten is set when the window expired and left the tracker.
+	forgotten bool
 	// shown is the state last announced, to call onChange on a flip only.
 	shown state
 }
