@@ -66,6 +66,10 @@ bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetrans
 COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
 COUNT=1 bench ./perf 'BenchmarkFanout/delta' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
 COUNT=1 bench ./perf 'BenchmarkFanout/sotw' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_SOTW_CLUSTERS"
+# Issue 16: the metrics service's cost per stats flush at 10,000 clusters:
+# decoding one Envoy's report, and 100 Envoys' reports tracked and applied.
+bench ./xds 'BenchmarkClusterCounters$' 10x
+COUNT=1 bench ./handshakes 'BenchmarkStatsFlush$' 3x
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt
 

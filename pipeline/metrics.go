@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -14,6 +16,7 @@ type metrics struct {
 	translationErrors   prometheus.Counter
 	publishErrors       prometheus.Counter
 	policies            *prometheus.GaugeVec
+	caNotAfter          *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -36,9 +39,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_policies",
 			Help: "BackendTLSPolicies by condition type, status and reason, in the conditions this controller writes.",
 		}, []string{"type", "status", "reason"}),
+		// One series per CA secret served: bounded by the policies' CA refs.
+		caNotAfter: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tlsplane_ca_not_after_timestamp_seconds",
+			Help: "The earliest notAfter (Unix seconds) among the certificates of each trusted CA served, by source: its SDS secret name, ca/<namespace>/configmap/<name> or ca/<namespace>/secret/<name>.",
+		}, []string{"source"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.translationDuration, m.translationErrors, m.publishErrors, m.policies)
+		reg.MustRegister(m.translationDuration, m.translationErrors, m.publishErrors, m.policies, m.caNotAfter)
 	}
 	return m
 }
@@ -71,5 +79,13 @@ func (m *metrics) countPolicies(statuses map[types.NamespacedName]gwv1.PolicySta
 	m.policies.Reset()
 	for k, n := range counts {
 		m.policies.WithLabelValues(k.typ, k.status, k.reason).Set(float64(n))
+	}
+}
+
+// setCANotAfter replaces the CA expiry gauge with the translation's.
+func (m *metrics) setCANotAfter(notAfter map[string]time.Time) {
+	m.caNotAfter.Reset()
+	for source, at := range notAfter {
+		m.caNotAfter.WithLabelValues(source).Set(float64(at.Unix()))
 	}
 }

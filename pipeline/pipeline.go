@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -28,6 +30,10 @@ type Options struct {
 	Translator translator.Options
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+
+	// Conditions, when set, adds what the data plane observed to each
+	// translation's statuses (handshakes.Tracker does).
+	Conditions Conditions
 
 	// Translate defaults to a Translator of the pipeline's own, which
 	// reuses what unchanged objects translated to (CA parses, clusters,
@@ -80,6 +86,24 @@ func New(opts Options) (*Pipeline, error) {
 	}, nil
 }
 
+// Conditions add data-plane conditions to the translator's statuses, after
+// the translation was published and before statuses are reported.
+type Conditions interface {
+	// Apply must treat statuses as read-only and return a new map when it
+	// changes one; origins is the same translation's cluster → policies.
+	Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus, origins map[string][]types.NamespacedName,
+		previous translator.PreviousStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus
+}
+
+// Changed schedules a pass even when no input changed, as when the data
+// plane's observations flipped. Safe from any goroutine; never blocks.
+func (p *Pipeline) Changed() { p.changed() }
+
+// Resync is how often a pass runs with no change at all, so statuses that
+// depend on the clock (a CA that expires soon) follow it; the translator
+// reuses what did not change, so a pass costs little.
+const Resync = time.Hour
+
 // changed is the Source's callback: it never blocks, and many calls before
 // the loop wakes up count as one.
 func (p *Pipeline) changed() {
@@ -116,10 +140,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	resync := time.NewTicker(Resync)
+	defer resync.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return waitSource()
+		case <-resync.C:
+			p.changed()
 		case err := <-sourceDone:
 			return sourceStopped(err)
 		case <-p.kick:

@@ -28,6 +28,7 @@ type StatusStore struct {
 	statuses   map[types.NamespacedName]gwv1.PolicyStatus
 	gatewayAPI translator.GatewayAPIStatuses
 	rejections func() []Rejection
+	handshakes func() any
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -136,20 +137,32 @@ func (s *StatusStore) ShowRejections(list func() []Rejection) {
 	s.rejections = list
 }
 
+// ShowHandshakes adds the data plane's handshake windows (handshakes.Tracker's
+// Debug) to /debug/status, beside the conditions they produced.
+func (s *StatusStore) ShowHandshakes(list func() any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handshakes = list
+}
+
 // DebugJSON is the latest statuses as indented JSON, sorted by policy,
 // the Gateway API statuses, sorted by object, and the latest Envoy
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections := s.statuses, s.gatewayAPI, s.rejections
+	statuses, gatewayAPI, rejections, handshakes := s.statuses, s.gatewayAPI, s.rejections, s.handshakes
 	s.mu.RUnlock()
 	out := struct {
 		Policies []debugPolicy `json:"policies"`
 		debugGatewayAPI
 		Rejections []Rejection `json:"rejections"`
+		Handshakes any         `json:"handshakes,omitempty"`
 	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}}
 	if rejections != nil {
 		out.Rejections = rejections()
+	}
+	if handshakes != nil {
+		out.Handshakes = handshakes()
 	}
 	for _, key := range sortedKeys(statuses) {
 		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key]})

@@ -35,8 +35,12 @@ func (p *Pipeline) sync() {
 		p.log.Debug("translation equals what is served; nothing published")
 	}
 	statuses := withRejections(out.Statuses, previous, p.rejections.list(), p.opts.Translator.ControllerName, p.opts.Now())
+	if p.opts.Conditions != nil {
+		statuses = p.opts.Conditions.Apply(statuses, out.Origins, previous, p.opts.Translator.ControllerName, p.opts.Now())
+	}
 	p.computed = statuses
 	p.metrics.countPolicies(statuses, p.opts.Translator.ControllerName)
+	p.metrics.setCANotAfter(out.CANotAfter)
 	p.opts.Sink.Report(statuses)
 	if g, ok := p.opts.Sink.(GatewayAPISink); ok {
 		g.ReportGatewayAPI(out.GatewayAPI)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -283,4 +284,21 @@ func (p *Publisher) Feed(fleet string) *Feed {
 		return st.feed
 	}
 	return nil
+}
+
+// ServesCluster reports whether the last translation serves cluster to
+// fleet: what a fleet may report statistics about, so that one fleet's
+// Envoys cannot speak for clusters only another fleet is served.
+func (p *Publisher) ServesCluster(fleet, cluster string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		return false
+	}
+	ns, known := p.last.ClusterNamespaces[cluster]
+	if !known {
+		return false
+	}
+	allowed, restricted := p.opts.FleetNamespaces[fleet]
+	return !restricted || slices.Contains(allowed, ns)
 }

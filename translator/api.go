@@ -1,6 +1,8 @@
 package translator
 
 import (
+	"time"
+
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -45,6 +47,10 @@ type Options struct {
 	// ListenerAddress is the IP a Gateway's Envoy listeners bind, on every
 	// listener port; empty means DefaultListenerAddress.
 	ListenerAddress string
+	// CAExpiryWarning is how long before a trusted CA expires an accepted
+	// policy's Accepted message warns; DefaultCAExpiryWarning when zero,
+	// never when negative.
+	CAExpiryWarning time.Duration
 }
 
 // DefaultListenerAddress binds Gateway listeners on every IPv4 address of
@@ -77,6 +83,11 @@ type Output struct {
 	// Origins maps a cluster or secret name to the policies whose
 	// translation produced it, so a NACK can be reported on the policy.
 	Origins map[string][]types.NamespacedName
+
+	// CANotAfter maps each CA secret served (ca/<namespace>/configmap/…)
+	// to the earliest notAfter of its certificates; the system bundle,
+	// read on the Envoy hosts, is absent.
+	CANotAfter map[string]time.Time
 
 	// ClusterNamespaces maps each cluster's name to the namespace of the
 	// Service it was built from: what a fleet restricted to namespaces is

@@ -32,6 +32,9 @@ type attachment struct {
 	// unserved says why ports this attachment's policy governs get no
 	// cluster (set after the ports are translated; see markUnserved).
 	unserved string
+	// caNote warns that a CA the accepted policy trusts expires soon or
+	// expired; it depends on now, so the status cache keys on it.
+	caNote string
 	// winner is the policy that takes precedence on this target; nil when
 	// this attachment's own policy does.
 	winner *policyVerdict
@@ -41,10 +44,10 @@ type attachment struct {
 // the status cache: a Service can turn a port UDP, or lose the field its
 // cluster needs, under an unchanged policy.
 func (a *attachment) outcome() string {
-	if a.invalid == "" && a.note == "" && a.unserved == "" {
+	if a.invalid == "" && a.note == "" && a.unserved == "" && a.caNote == "" {
 		return a.notFound
 	}
-	return a.notFound + "\x00" + a.invalid + "\x00" + a.note + "\x00" + a.unserved
+	return a.notFound + "\x00" + a.invalid + "\x00" + a.note + "\x00" + a.unserved + "\x00" + a.caNote
 }
 
 // attach resolves every targetRef of every policy and applies the spec's

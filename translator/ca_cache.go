@@ -1,6 +1,10 @@
 package translator
 
-import "k8s.io/apimachinery/pkg/types"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // caKey identifies the object a CA bundle was read from: its UID, or its
 // kind and namespace/name when it has none (directory source).
@@ -18,6 +22,7 @@ type caEntry struct {
 	resourceVersion string
 	data            string
 	pem             string
+	notAfter        time.Time // the earliest certificate's
 	err             error
 }
 
@@ -33,23 +38,28 @@ func newCACache() *caCache {
 }
 
 // parseCA returns the normalised PEM of data, read from the object key at
-// resourceVersion; c may be nil (no cache). The result is data itself when
-// data is already canonical, so the common case copies nothing.
-func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, data T) (string, error) {
+// resourceVersion, and its earliest notAfter; c may be nil (no cache). The
+// result is data itself when data is already canonical, so the common case
+// copies nothing.
+func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, data T) (string, time.Time, error) {
 	if c == nil {
-		return normalisedPEM(data)
+		pem, err := normalisedPEM(data)
+		return pem, earliestNotAfter(pem), err
 	}
 	if e := c.next[key]; e != nil && e.resourceVersion == resourceVersion && e.data == string(data) {
-		return e.pem, e.err
+		return e.pem, e.notAfter, e.err
 	}
 	if e := c.last[key]; e != nil && e.resourceVersion == resourceVersion && e.data == string(data) {
 		c.next[key] = e
-		return e.pem, e.err
+		return e.pem, e.notAfter, e.err
 	}
 	e := &caEntry{resourceVersion: resourceVersion, data: string(data)}
 	e.pem, e.err = normalisedPEM(e.data)
+	if e.err == nil {
+		e.notAfter = earliestNotAfter(e.pem)
+	}
 	c.next[key] = e
-	return e.pem, e.err
+	return e.pem, e.notAfter, e.err
 }
 
 // normalisedPEM is caCertificatesPEM as a string.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -25,6 +26,11 @@ type caBundle struct {
 	systemPath string // set only for the system bundle
 	// sources names the valid refs, for messages: "ConfigMap shop/pay-ca".
 	sources string
+	// notAfter is the earliest expiry among the certificates, and
+	// notAfterRef the ref holding it ("ConfigMap shop/ca"); zero for the
+	// system bundle, which lives on the Envoy hosts.
+	notAfter    time.Time
+	notAfterRef string
 }
 
 // refProblem is one invalid caCertificateRef, with the spec's reason.
@@ -57,8 +63,9 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 	}
 
 	type resolved struct {
-		key string
-		pem string
+		key, pem string
+		notAfter time.Time
+		ref      string
 	}
 	var (
 		t       trust
@@ -69,14 +76,15 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 	for i, ref := range v.CACertificateRefs {
 		key := caRefKey(namespace, ref)
 		keys[key] = true
-		pem, problem := resolveCARef(namespace, ref, ix, cas)
+		pem, notAfter, problem := resolveCARef(namespace, ref, ix, cas)
 		if problem != nil {
 			problem.message = fmt.Sprintf("caCertificateRefs[%d]: %s", i, problem.message)
 			t.problems = append(t.problems, *problem)
 			continue
 		}
-		valid = append(valid, resolved{key: key, pem: pem})
-		if source := fmt.Sprintf("%s %s", ref.Kind, nameOf(namespace, string(ref.Name))); !slices.Contains(sources, source) {
+		source := fmt.Sprintf("%s %s", ref.Kind, nameOf(namespace, string(ref.Name)))
+		valid = append(valid, resolved{key: key, pem: pem, notAfter: notAfter, ref: source})
+		if !slices.Contains(sources, source) {
 			sources = append(sources, source)
 		}
 	}
@@ -98,16 +106,21 @@ func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *objec
 		pem = content.String()
 	}
 	t.bundle = &caBundle{secretName: caSecretName(keys), pem: pem, sources: strings.Join(sources, ", ")}
+	for _, r := range valid {
+		if !r.notAfter.IsZero() && (t.bundle.notAfter.IsZero() || r.notAfter.Before(t.bundle.notAfter)) {
+			t.bundle.notAfter, t.bundle.notAfterRef = r.notAfter, r.ref
+		}
+	}
 	return t
 }
 
 // resolveCARef returns the normalised PEM of one ref, or why it is invalid.
 // cas may be nil (no cache).
-func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex, cas *caCache) (string, *refProblem) {
+func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex, cas *caCache) (string, time.Time, *refProblem) {
 	nn := nameOf(namespace, string(ref.Name))
 	var (
 		exists, found bool
-		parse         func() (string, error)
+		parse         func() (string, time.Time, error)
 	)
 	switch {
 	case ref.Group == "" && ref.Kind == "ConfigMap":
@@ -116,10 +129,10 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 			key := caKey{uid: cm.UID, kind: "ConfigMap", name: nn}
 			if s, ok := cm.Data[caCertificateKey]; ok {
 				found = true
-				parse = func() (string, error) { return parseCA(cas, key, cm.ResourceVersion, s) }
+				parse = func() (string, time.Time, error) { return parseCA(cas, key, cm.ResourceVersion, s) }
 			} else if b, ok := cm.BinaryData[caCertificateKey]; ok {
 				found = true
-				parse = func() (string, error) { return parseCA(cas, key, cm.ResourceVersion, b) }
+				parse = func() (string, time.Time, error) { return parseCA(cas, key, cm.ResourceVersion, b) }
 			}
 		}
 	case ref.Group == "" && ref.Kind == "Secret":
@@ -128,10 +141,10 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 			var b []byte
 			b, found = s.Data[caCertificateKey]
 			key := caKey{uid: s.UID, kind: "Secret", name: nn}
-			parse = func() (string, error) { return parseCA(cas, key, s.ResourceVersion, b) }
+			parse = func() (string, time.Time, error) { return parseCA(cas, key, s.ResourceVersion, b) }
 		}
 	default:
-		return "", &refProblem{
+		return "", time.Time{}, &refProblem{
 			reason:  gwv1.BackendTLSPolicyReasonInvalidKind,
 			message: fmt.Sprintf("group %q kind %q is not supported, only core ConfigMap and Secret", ref.Group, ref.Kind),
 		}
@@ -144,15 +157,15 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *objectInd
 	}
 	switch {
 	case !exists:
-		return "", invalid("does not exist")
+		return "", time.Time{}, invalid("does not exist")
 	case !found:
-		return "", invalid("has no key %q", caCertificateKey)
+		return "", time.Time{}, invalid("has no key %q", caCertificateKey)
 	}
-	pem, err := parse()
+	pem, notAfter, err := parse()
 	if err != nil {
-		return "", invalid("key %q %v", caCertificateKey, err)
+		return "", time.Time{}, invalid("key %q %v", caCertificateKey, err)
 	}
-	return pem, nil
+	return pem, notAfter, nil
 }
 
 // caRefKey names one ref's source: `<namespace>/configmap/<name>`, with the

@@ -76,7 +76,7 @@ func acceptedCondition(v *policyVerdict, a *attachment) metav1.Condition {
 		c.Reason, c.Message = string(v.rejectReason), v.rejectMessage
 	default:
 		c.Status = metav1.ConditionTrue
-		c.Reason, c.Message = string(gwv1.PolicyReasonAccepted), "Policy is accepted"+a.note
+		c.Reason, c.Message = string(gwv1.PolicyReasonAccepted), "Policy is accepted"+a.note+a.caNote
 	}
 	return c
 }

@@ -66,6 +66,11 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 	out.Statuses = make(map[types.NamespacedName]gwv1.PolicyStatus, len(verdicts))
 	for i, v := range verdicts {
+		if note := caExpiryNote(v, now, opts); note != "" {
+			for _, a := range byPolicy[i] {
+				a.caNote = note
+			}
+		}
 		prev, ok := previous[v.name]
 		if !ok {
 			prev = v.policy.Status
@@ -90,6 +95,8 @@ type outputBuilder struct {
 	origins map[string][]types.NamespacedName
 	// namespaces is each cluster's Service namespace.
 	namespaces map[string]string
+	// caNotAfter is each CA secret's earliest certificate expiry.
+	caNotAfter map[string]time.Time
 	warnings   []string
 	// unserved lists, per Service, its governed ports without a cluster.
 	unserved map[types.NamespacedName][]*portOutput
@@ -104,6 +111,7 @@ func newOutputBuilder(services int) *outputBuilder {
 		secrets:    make(map[string]*tlsv3.Secret, services),
 		namespaces: make(map[string]string, services),
 		origins:    make(map[string][]types.NamespacedName, 2*services),
+		caNotAfter: map[string]time.Time{},
 	}
 }
 
@@ -201,6 +209,9 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	}
 	if p.secret != nil && b.secrets[p.secret.Name] == nil {
 		b.secrets[p.secret.Name] = p.secret
+		if bundle := p.policy.trust.bundle; bundle != nil && !bundle.notAfter.IsZero() {
+			b.caNotAfter[p.secret.Name] = bundle.notAfter
+		}
 	}
 	if p.policy != nil {
 		b.origin(p.cluster.Name, p.policy.name)
@@ -227,6 +238,8 @@ func (b *outputBuilder) output(secretOrder []string) Output {
 		Secrets:   make([]*tlsv3.Secret, 0, len(b.secrets)),
 		Origins:   b.origins,
 		Warnings:  b.warnings,
+
+		CANotAfter: b.caNotAfter,
 
 		ClusterNamespaces: b.namespaces,
 	}

@@ -36,6 +36,10 @@ type metrics struct {
 	responses *prometheus.CounterVec
 	nacks     *prometheus.CounterVec
 	refused   prometheus.Counter
+	// statsReports and statsDropped count the metrics service's reports
+	// and the clusters dropped from them as not served to the fleet.
+	statsReports prometheus.Counter
+	statsDropped prometheus.Counter
 
 	mu sync.Mutex
 	// fleets counts the open streams holding each fleet label value.
@@ -64,11 +68,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_xds_streams_refused_total",
 			Help: "ADS streams refused (PermissionDenied) because the client certificate does not carry the identity of the fleet its node names.",
 		}),
+		statsReports: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlsplane_xds_stats_reports_total",
+			Help: "Reports received on Envoy's metrics service (one per Envoy per stats flush).",
+		}),
+		statsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlsplane_xds_stats_clusters_dropped_total",
+			Help: "Clusters dropped from metrics service reports because the reporting fleet is not served them.",
+		}),
 		fleets: map[string]int{},
 		series: map[[2]string]int{},
 	}
 	if reg != nil {
-		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused)
+		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused, m.statsReports, m.statsDropped)
 	}
 	return m
 }

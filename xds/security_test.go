@@ -127,6 +127,12 @@ type secureServer struct {
 
 func startSecure(t *testing.T, template string) *secureServer {
 	t.Helper()
+	return startSecureWith(t, template, snapshots.Options{}, Options{})
+}
+
+// startSecureWith adds publisher and server options; Security is set here.
+func startSecureWith(t *testing.T, template string, pubOpts snapshots.Options, opts Options) *secureServer {
+	t.Helper()
 	dir := t.TempDir()
 	ca := newTestCA(t)
 	s := &secureServer{ca: ca, certFile: filepath.Join(dir, "tls.crt"), keyFile: filepath.Join(dir, "tls.key"), caPEM: filepath.Join(dir, "ca.crt")}
@@ -138,8 +144,9 @@ func startSecure(t *testing.T, template string) *secureServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{pub: snapshots.New(snapshots.Options{}), nacks: make(chan NACK, 16)}
-	srv := NewServer(h.pub, Options{Security: sec})
+	h := &harness{pub: snapshots.New(pubOpts), nacks: make(chan NACK, 16)}
+	opts.Security = sec
+	srv := NewServer(h.pub, opts)
 	h.server, h.metrics = srv, srv.metrics
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

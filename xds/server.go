@@ -8,6 +8,7 @@ import (
 	"time"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
 	sotwv3 "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +47,10 @@ type Options struct {
 	// stream's goroutine: it must return quickly. It lets a NACK's
 	// consequences be lifted once a newer version is accepted.
 	OnACK func(ACK)
+	// OnClusterStats is called with every metrics service report, on the
+	// stream's goroutine: it must return quickly. Clusters the reporting
+	// fleet is not served are left out.
+	OnClusterStats func(ClusterStats)
 	// Security is the channel's TLS and fleet authorization; the zero
 	// value serves plaintext to anyone who can connect.
 	Security Security
@@ -95,6 +100,12 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	}
 	g := grpc.NewServer(grpcOpts...)
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(g, xds)
+	// Same listener, TLS and fleet rule as ADS: Envoy reaches both through
+	// its one tlsplane cluster.
+	metricsv3.RegisterMetricsServiceServer(g, &metricsService{
+		log: logger, metrics: m, fleetIdentity: opts.Security.Fleet,
+		serves: pub.ServesCluster, onReport: opts.OnClusterStats,
+	})
 	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m}
 }
 

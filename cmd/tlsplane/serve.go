@@ -21,6 +21,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/dirsource"
+	"github.com/tlsplane/tlsplane/handshakes"
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/pipeline"
 	"github.com/tlsplane/tlsplane/snapshots"
@@ -44,6 +45,8 @@ type serveConfig struct {
 	allowInsecureSkipVerify bool
 	listenerAddress         string
 	fleetNamespaces         map[string][]string
+	handshakeWindow         time.Duration
+	caExpiryWarning         time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
 }
@@ -58,8 +61,8 @@ Flags may be given as --flag value or --flag=value.
 
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
-	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces"}},
-	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window"}},
+	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
@@ -85,6 +88,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if err := cfg.checkOneSource(); err != nil {
 		return nil, err
 	}
+	if cfg.handshakeWindow < time.Second {
+		return nil, fmt.Errorf("--handshake-window %s: want at least 1s", cfg.handshakeWindow)
+	}
 	return cfg, nil
 }
 
@@ -106,6 +112,8 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 		cfg.fleetNamespaces = fleets
 		return err
 	})
+	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
+	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	return cfg, fs
@@ -230,15 +238,24 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		Logger:          logger.With("stage", "snapshots"),
 		Registerer:      reg,
 	})
-	pl, err := pipeline.New(pipeline.Options{
-		Source:    source,
-		Publisher: pub,
-		Sink:      sink,
+	// The tracker hears Envoys (xDS server) and tells the pipeline; pl is
+	// set before either server starts.
+	var pl *pipeline.Pipeline
+	tracker := handshakes.New(handshakes.Options{
+		Window: cfg.handshakeWindow, Registerer: reg,
+		OnChange: func() { pl.Changed() },
+	})
+	pl, err = pipeline.New(pipeline.Options{
+		Source:     source,
+		Publisher:  pub,
+		Sink:       sink,
+		Conditions: tracker,
 		Translator: translator.Options{
 			ControllerName:          controller,
 			SystemCABundlePath:      cfg.systemCABundle,
 			AllowInsecureSkipVerify: cfg.allowInsecureSkipVerify,
 			ListenerAddress:         cfg.listenerAddress,
+			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 		},
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,
@@ -255,8 +272,12 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 				Version: n.Version, Message: n.Message, Resources: n.Resources, Policies: n.Policies})
 		},
 		OnACK: func(a xds.ACK) { pl.RecordACK(a.Fleet, a.TypeURL, a.Version) },
+		OnClusterStats: func(c xds.ClusterStats) {
+			tracker.Record(handshakes.Report{Node: c.NodeID, Fleet: c.Fleet, Flush: c.Flush, Counters: c.Counters})
+		},
 	})
 	store.ShowRejections(pl.Rejections)
+	store.ShowHandshakes(func() any { return tracker.Debug() })
 	admin := &http.Server{
 		Handler:           newAdminHandler(pub, store, reg),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -274,6 +295,8 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		done <- wrapErr("admin server", err)
 	}()
 	go func() { done <- wrapErr("pipeline", pl.Run(ctx)) }()
+	// Not a part that can fail: it stops with ctx.
+	go tracker.Run(ctx)
 	logger.Info("serving", "xds", xdsLis.Addr().String(), "admin", adminLis.Addr().String(), "source", sourceName(cfg))
 
 	var first error
@@ -346,4 +369,13 @@ func wrapErr(part string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", part, err)
+}
+
+// caExpiryWarning maps the flag's 0 ("never") to the translator's negative:
+// the translator's zero is its default.
+func caExpiryWarning(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }

@@ -30,6 +30,9 @@ type backendOpts struct {
 	minTLS, maxTLS string
 	curves         string
 	plain          bool
+	// port is where to listen, as a restarted backend keeps its port;
+	// 0 picks a free one.
+	port int
 }
 
 // buildBackend compiles examples/backend once per run.
@@ -53,7 +56,10 @@ func buildBackend(t *testing.T, outDir string) string {
 
 func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 	t.Helper()
-	port := harness.FreePort(t)
+	port := o.port
+	if port == 0 {
+		port = harness.FreePort(t)
+	}
 	args := []string{"--listen", "127.0.0.1:" + strconv.Itoa(port), "--name", name}
 	if o.plain {
 		args = append(args, "--plain")

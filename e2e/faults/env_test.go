@@ -39,6 +39,8 @@ type envoyOpts struct {
 	fleet     string
 	xdsTLS    *harness.XDSTLS
 	waitReady bool
+	// statsFlush, when set, streams the TLS counters to tlsplane.
+	statsFlush time.Duration
 }
 
 var (
@@ -141,7 +143,7 @@ func (e *env) startEnvoyWith(t *testing.T, o envoyOpts) *harness.Envoy {
 	return harness.StartEnvoy(t, harness.EnvoyOptions{
 		Bin: e.envoyBin, LogDir: e.logDir, Name: o.name, APIType: e.apiType,
 		NodeID: "faults-" + o.name, Fleet: o.fleet, XDSAddress: "127.0.0.1:" + strconv.Itoa(e.xdsPort),
-		StatPrefix: "faults", XDSTLS: o.xdsTLS, WaitReady: o.waitReady,
+		StatPrefix: "faults", XDSTLS: o.xdsTLS, WaitReady: o.waitReady, StatsFlush: o.statsFlush,
 	})
 }
 

@@ -43,6 +43,10 @@ type EnvoyOptions struct {
 	// static test listener, as an Envoy serving a Gateway is configured
 	// (its fleet is then "<namespace>/<gateway>").
 	GatewayListeners bool
+	// StatsFlush, when set, adds the metrics service stat sink to tlsplane,
+	// flushing this often, with stats limited to the counters tlsplane reads
+	// (StatsSink); admin /stats then shows only those.
+	StatsFlush time.Duration
 }
 
 // XDSTLS is the client side of (mutual) TLS on the ADS cluster, as
@@ -209,12 +213,45 @@ func Bootstrap(o EnvoyOptions, adminPort, listenerPort int) (map[string]any, err
 			}}}},
 		}}
 	}
-	return object{
+	boot := object{
 		"node":              object{"id": o.NodeID, "cluster": o.Fleet},
 		"admin":             object{"address": addr("127.0.0.1", adminPort)},
 		"dynamic_resources": dynamic,
 		"static_resources":  static,
-	}, nil
+	}
+	if o.StatsFlush > 0 {
+		for k, v := range StatsSink(o.StatsFlush) {
+			boot[k] = v
+		}
+	}
+	return boot, nil
+}
+
+// StatsCounterRegex matches the per-cluster counters tlsplane reads from
+// Envoy's metrics service, as examples/envoy.yaml limits them.
+const StatsCounterRegex = `^cluster\..+\.(ssl\.(fail_verify_error|fail_verify_san|fail_verify_cert_hash|connection_error|handshake)|upstream_cx_connect_fail)$`
+
+// StatsSink is the bootstrap's part that streams those counters to tlsplane
+// (the static cluster "tlsplane", as ADS) every flush.
+func StatsSink(flush time.Duration) map[string]any {
+	type object = map[string]any
+	return object{
+		"stats_flush_interval": fmt.Sprintf("%gs", flush.Seconds()),
+		"stats_config": object{"stats_matcher": object{"inclusion_list": object{"patterns": []object{
+			{"safe_regex": object{"regex": StatsCounterRegex}},
+		}}}},
+		"stats_sinks": []object{{
+			"name": "envoy.stat_sinks.metrics_service",
+			"typed_config": object{
+				"@type":                 "type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig",
+				"transport_api_version": "V3",
+				// Tiny batches: every flush spans several messages, as a
+				// large fleet's does with the example's batch_size.
+				"batch_size":   2,
+				"grpc_service": object{"envoy_grpc": object{"cluster_name": "tlsplane"}},
+			},
+		}},
+	}
 }
 
 // AdminURL is the admin endpoint path.
