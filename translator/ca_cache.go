@@ -43,8 +43,7 @@ func newCACache() *caCache {
 // copies nothing.
 func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, data T) (string, time.Time, error) {
 	if c == nil {
-		pem, err := normalisedPEM(data)
-		return pem, earliestNotAfter(pem), err
+		return normalisedPEM(data)
 	}
 	if e := c.next[key]; e != nil && e.resourceVersion == resourceVersion && e.data == string(data) {
 		return e.pem, e.notAfter, e.err
@@ -54,24 +53,21 @@ func parseCA[T string | []byte](c *caCache, key caKey, resourceVersion string, d
 		return e.pem, e.notAfter, e.err
 	}
 	e := &caEntry{resourceVersion: resourceVersion, data: string(data)}
-	e.pem, e.err = normalisedPEM(e.data)
-	if e.err == nil {
-		e.notAfter = earliestNotAfter(e.pem)
-	}
+	e.pem, e.notAfter, e.err = normalisedPEM(e.data)
 	c.next[key] = e
 	return e.pem, e.notAfter, e.err
 }
 
 // normalisedPEM is caCertificatesPEM as a string.
-func normalisedPEM[T string | []byte](data T) (string, error) {
-	pem, err := caCertificatesPEM([]byte(data))
+func normalisedPEM[T string | []byte](data T) (string, time.Time, error) {
+	pem, notAfter, err := caCertificatesPEM([]byte(data))
 	if err != nil {
-		return "", err
+		return "", notAfter, err
 	}
 	if s, ok := any(data).(string); ok && s == string(pem) {
-		return s, nil
+		return s, notAfter, nil
 	}
-	return string(pem), nil
+	return string(pem), notAfter, nil
 }
 
 // done ends a translation: what it used is what the next one may reuse.

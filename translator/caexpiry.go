@@ -1,8 +1,6 @@
 package translator
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"time"
 )
@@ -10,23 +8,6 @@ import (
 // DefaultCAExpiryWarning is how long before a trusted CA certificate
 // expires the policy's Accepted message starts to warn.
 const DefaultCAExpiryWarning = 30 * 24 * time.Hour
-
-// earliestNotAfter is the earliest notAfter of a normalised bundle's
-// certificates; zero when none parses (caCertificatesPEM checked them).
-func earliestNotAfter(bundle string) time.Time {
-	var earliest time.Time
-	rest := []byte(bundle)
-	for {
-		block, after := pem.Decode(rest)
-		if block == nil {
-			return earliest
-		}
-		rest = after
-		if c, err := x509.ParseCertificate(block.Bytes); err == nil && (earliest.IsZero() || c.NotAfter.Before(earliest)) {
-			earliest = c.NotAfter
-		}
-	}
-}
 
 // caExpiryNote warns, in an accepted policy's Accepted message, that a CA
 // it trusts has expired or expires within the window (opts.CAExpiryWarning,

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // maxCABundle is the most a ConfigMap or Secret holds (1 MiB). A larger
@@ -16,16 +17,17 @@ const maxCABundle = 1 << 20
 
 // caCertificatesPEM checks that data is a bundle of PEM certificates and
 // returns it normalised: only the CERTIFICATE blocks, re-encoded, in their
-// order. Text between blocks (as in distribution bundles) is ignored.
+// order, with the earliest notAfter among them (for the CA expiry warning).
+// Text between blocks (as in distribution bundles) is ignored.
 //
 // It is the only place CA content is parsed, so that a cache keyed by the
 // source object's UID and resourceVersion can wrap it.
-func caCertificatesPEM(data []byte) ([]byte, error) {
+func caCertificatesPEM(data []byte) (_ []byte, notAfter time.Time, _ error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("is empty")
+		return nil, notAfter, errors.New("is empty")
 	}
 	if len(data) > maxCABundle {
-		return nil, fmt.Errorf("is %d bytes, more than the %d a ConfigMap or Secret can hold", len(data), maxCABundle)
+		return nil, notAfter, fmt.Errorf("is %d bytes, more than the %d a ConfigMap or Secret can hold", len(data), maxCABundle)
 	}
 	// While the output would equal data[:kept] (the common case: a file
 	// already canonical), nothing is copied; out is written from the first
@@ -48,10 +50,14 @@ func caCertificatesPEM(data []byte) ([]byte, error) {
 		text := blockText(rest, after)
 		rest = after
 		if block.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("has a %s in PEM block %d, not a CERTIFICATE", block.Type, n)
+			return nil, notAfter, fmt.Errorf("has a %s in PEM block %d, not a CERTIFICATE", block.Type, n)
 		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return nil, fmt.Errorf("has an invalid X.509 certificate in PEM block %d: %v", n, err)
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, notAfter, fmt.Errorf("has an invalid X.509 certificate in PEM block %d: %v", n, err)
+		}
+		if notAfter.IsZero() || cert.NotAfter.Before(notAfter) {
+			notAfter = cert.NotAfter
 		}
 		if len(block.Headers) == 0 && text != nil && bytes.IndexByte(text, '\r') < 0 {
 			if same {
@@ -74,14 +80,14 @@ func caCertificatesPEM(data []byte) ([]byte, error) {
 	}
 	if same {
 		if kept == 0 {
-			return nil, errors.New("holds no PEM-encoded certificate")
+			return nil, notAfter, errors.New("holds no PEM-encoded certificate")
 		}
-		return data[:kept:kept], nil
+		return data[:kept:kept], notAfter, nil
 	}
 	if out.Len() == 0 {
-		return nil, errors.New("holds no PEM-encoded certificate")
+		return nil, notAfter, errors.New("holds no PEM-encoded certificate")
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), notAfter, nil
 }
 
 // blockText is the text of the block pem.Decode just read from rest (what

@@ -27,7 +27,7 @@ func TestCACertificatesPEM(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := caCertificatesPEM([]byte(tt.in))
+			got, _, err := caCertificatesPEM([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
