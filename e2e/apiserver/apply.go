@@ -27,7 +27,7 @@ const FieldManager = "tlsplane-e2e"
 // in order, like `kubectl apply --server-side [--dry-run=server]`. It
 // returns the applied objects as the API server answered them.
 func Apply(ctx context.Context, cfg *rest.Config, manifest []byte, dryRun bool) ([]*unstructured.Unstructured, error) {
-	objs, err := decodeManifest(manifest)
+	objs, err := DecodeManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +74,8 @@ func Apply(ctx context.Context, cfg *rest.Config, manifest []byte, dryRun bool) 
 	return applied, nil
 }
 
-// decodeManifest splits a YAML stream into objects, skipping empty documents.
-func decodeManifest(manifest []byte) ([]*unstructured.Unstructured, error) {
+// DecodeManifest splits a YAML stream into objects, skipping empty documents.
+func DecodeManifest(manifest []byte) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
 	var objs []*unstructured.Unstructured
 	for {

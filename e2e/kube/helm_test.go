@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // chartDir is charts/tlsplane of this checkout.
@@ -73,7 +70,7 @@ func helmTemplate(t *testing.T, name, ns string, values ...string) []*unstructur
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := decodeObjects(out)
+	objs, err := apiserver.DecodeManifest(out)
 	if err != nil {
 		t.Fatalf("helm template %s: %v", name, err)
 	}
@@ -88,23 +85,6 @@ func valuesFile(t *testing.T, values string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func decodeObjects(manifest []byte) ([]*unstructured.Unstructured, error) {
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("document %d: %w", len(objs)+1, err)
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
 }
 
 func objectKey(o *unstructured.Unstructured) string {
@@ -204,7 +184,7 @@ func TestHelmChartMatchesDeploy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs, err := decodeObjects(data)
+		objs, err := apiserver.DecodeManifest(data)
 		if err != nil {
 			t.Fatalf("deploy/%s: %v", file, err)
 		}
