@@ -116,20 +116,8 @@ func TestServeRefusesAliasBombInBoundedMemory(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "svc.yaml"), "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  ports: [{name: http, port: 80}]\n")
 	aliasBomb(t, filepath.Join(dir, "bomb.yaml"))
-	admin := freePort(t)
-	cmd := tlsplaneCommand(t, "serve", "--dir", dir, "--xds-address", freePort(t), "--admin-address", admin, "--log-format", "json")
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}()
-	p := &servingPlane{admin: admin}
+	p := startServeProcess(t, dir)
+	logs := p.logs
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code, body := p.get("/metrics")
@@ -139,19 +127,19 @@ func TestServeRefusesAliasBombInBoundedMemory(t *testing.T) {
 			}
 		}
 		select {
-		case err := <-exited:
-			t.Fatalf("serve exited: %v\n%s", err, logs.String())
+		case <-p.exited:
+			t.Fatalf("serve exited: %v\n%s", p.waitErr, logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve never showed the failing file and readiness (peak RSS %d MiB); /metrics %d; logs:\n%s", peakRSS(t, cmd.Process.Pid)>>20, code, logs.String())
+			t.Fatalf("serve never showed the failing file and readiness (peak RSS %d MiB); /metrics %d; logs:\n%s", peakRSS(t, p.cmd.Process.Pid)>>20, code, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if code, body := p.get("/debug/snapshot?node=edge"); code != 200 || !strings.Contains(body, "shop/web/80") {
 		t.Errorf("/debug/snapshot = %d, want the good file's cluster shop/web/80 served:\n%.1000s", code, body)
 	}
-	rss := peakRSS(t, cmd.Process.Pid)
+	rss := peakRSS(t, p.cmd.Process.Pid)
 	t.Logf("serve: peak RSS %d MiB", rss>>20)
 	if rss > maxRSSLimit {
 		t.Errorf("serve: peak RSS %d MiB, want under %d MiB", rss>>20, maxRSSLimit>>20)
@@ -180,20 +168,8 @@ spec:
 		t.Errorf("translate: exit %v, want a warning containing %s; output:\n%.2000s", err, want, out)
 	}
 
-	admin := freePort(t)
-	cmd := tlsplaneCommand(t, "serve", "--dir", dir, "--xds-address", freePort(t), "--admin-address", admin, "--log-format", "json")
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}()
-	p := &servingPlane{admin: admin}
+	p := startServeProcess(t, dir)
+	logs := p.logs
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if code, _ := p.get("/readyz"); code == 200 {
 			break
@@ -205,6 +181,40 @@ spec:
 	if !strings.Contains(logs.String(), want) {
 		t.Errorf("serve logged no warning containing %s; logs:\n%.2000s", want, logs.String())
 	}
+}
+
+// serveProcess is a real `tlsplane serve` process and its logs.
+type serveProcess struct {
+	*servingPlane
+	logs    *syncBuffer
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once it ended; waitErr is then set
+	waitErr error
+}
+
+// startServeProcess runs `tlsplane serve --dir dir` with JSON logs; it is
+// killed at the test's end.
+func startServeProcess(t *testing.T, dir string) *serveProcess {
+	t.Helper()
+	admin := freePort(t)
+	cmd := tlsplaneCommand(t, "serve", "--dir", dir, "--xds-address", freePort(t), "--admin-address", admin, "--log-format", "json")
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sp := &serveProcess{servingPlane: &servingPlane{admin: admin}, logs: logs, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		sp.waitErr = cmd.Wait()
+		close(sp.exited)
+	}()
+	// A closed channel, not a value: a test that saw the exit must not
+	// leave the cleanup waiting for a second one.
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-sp.exited
+	})
+	return sp
 }
 
 // syncBuffer is a process's output, read while it is written.
