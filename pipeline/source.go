@@ -19,3 +19,13 @@ type Source interface {
 	// mutated afterwards; it is safe to call from any goroutine.
 	Inputs() translator.Inputs
 }
+
+// ChangeSource is a Source that also says which objects changed, so a pass
+// translates only what those objects reach.
+type ChangeSource interface {
+	Source
+	// Changes returns what changed since the previous call; the first call
+	// returns Resync. The pipeline calls Changes before Inputs, so Inputs
+	// holds at least what Changes reported.
+	Changes() translator.Changes
+}

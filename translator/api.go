@@ -106,6 +106,13 @@ type Output struct {
 	// GatewayAPI is the status of each GatewayClass, Gateway and HTTPRoute
 	// this controller owns.
 	GatewayAPI GatewayAPIStatuses
+
+	// Generation numbers the Outputs of one Translator, from 1; zero for
+	// Translate (the function).
+	Generation uint64
+	// Changed, when set, lists what differs from the Output of generation
+	// Changed.Since; nil means compare everything.
+	Changed *ResourceChanges
 }
 
 // FleetResources is one Gateway's Envoy configuration. Each slice is sorted
