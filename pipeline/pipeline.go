@@ -37,7 +37,8 @@ type Options struct {
 
 	// Translate defaults to a Translator of the pipeline's own, which
 	// reuses what unchanged objects translated to (CA parses, clusters,
-	// statuses) from one event to the next.
+	// statuses) from one event to the next, and, with a ChangeSource,
+	// translates only what the changed objects reach.
 	Translate TranslateFunc
 	// Now defaults to time.Now; it is the `now` given to Translate.
 	Now func() time.Time
@@ -52,9 +53,15 @@ type Pipeline struct {
 	metrics *metrics
 	kick    chan struct{}
 
+	// translator is the pipeline's own (Options.Translate unset): with a
+	// ChangeSource, passes update it with changes instead of states.
+	translator *translator.Translator
+
 	// Owned by Run's goroutine.
 	computed   translator.PreviousStatus
 	rejections rejectionLog
+	// whole asks the next pass to translate the source's whole view.
+	whole bool
 }
 
 // New checks opts and returns a pipeline; nothing runs until Run.
@@ -62,8 +69,10 @@ func New(opts Options) (*Pipeline, error) {
 	if opts.Source == nil || opts.Publisher == nil || opts.Sink == nil {
 		return nil, errors.New("pipeline: Source, Publisher and Sink are required")
 	}
+	var own *translator.Translator
 	if opts.Translate == nil {
-		opts.Translate = translator.New().Translate
+		own = translator.New()
+		opts.Translate = own.Translate
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -79,10 +88,11 @@ func New(opts Options) (*Pipeline, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Pipeline{
-		opts:    opts,
-		log:     log,
-		metrics: newMetrics(opts.Registerer),
-		kick:    make(chan struct{}, 1),
+		translator: own,
+		opts:       opts,
+		log:        log,
+		metrics:    newMetrics(opts.Registerer),
+		kick:       make(chan struct{}, 1),
 	}, nil
 }
 
@@ -147,6 +157,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return waitSource()
 		case <-resync.C:
+			// A whole translation also lets the translator forget what
+			// deleted objects left in its caches.
+			p.whole = true
 			p.changed()
 		case err := <-sourceDone:
 			return sourceStopped(err)

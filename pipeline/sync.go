@@ -10,11 +10,8 @@ import (
 // sync is one pass: translate the source's current view, publish it, and
 // only then report statuses, so a status never claims more than is served.
 func (p *Pipeline) sync() {
-	in := p.opts.Source.Inputs()
-	previous := previousStatus(in, p.computed)
-
 	start := time.Now()
-	out, err := p.translate(in, previous)
+	out, previous, err := p.translateChanges()
 	p.metrics.translationDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		p.metrics.translationErrors.Inc()
@@ -47,13 +44,31 @@ func (p *Pipeline) sync() {
 	}
 }
 
-// translate runs the translator, turning a panic into an error: one bad
-// object must not take down the server of a whole fleet.
-func (p *Pipeline) translate(in translator.Inputs, previous translator.PreviousStatus) (out translator.Output, err error) {
+// translateChanges translates what changed when the source says what did
+// and the pipeline's own Translator remembers the last pass; else the
+// source's whole view. previous is what the statuses started from.
+func (p *Pipeline) translateChanges() (out translator.Output, previous translator.PreviousStatus, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			// One bad object must not take down the server of a whole
+			// fleet; what the translator half-updated is dropped.
 			err = fmt.Errorf("translator panicked: %v", r)
+			if p.translator != nil {
+				p.translator.Forget()
+			}
 		}
 	}()
-	return p.opts.Translate(in, previous, p.opts.Now(), p.opts.Translator), nil
+	if cs, ok := p.opts.Source.(ChangeSource); ok && p.translator != nil {
+		changes := cs.Changes()
+		whole := p.whole || changes.Resync
+		p.whole = false
+		if !whole {
+			if out, ok := p.translator.Update(changes.Objects, p.computed, p.opts.Now(), p.opts.Translator); ok {
+				return out, p.computed, nil
+			}
+		}
+	}
+	in := p.opts.Source.Inputs()
+	previous = previousStatus(in, p.computed)
+	return p.opts.Translate(in, previous, p.opts.Now(), p.opts.Translator), previous, nil
 }

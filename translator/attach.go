@@ -70,31 +70,50 @@ func attach(verdicts []*policyVerdict, ix *objectIndex) ([][]*attachment, map[ta
 			a := &all[n]
 			ptrs[n] = a
 			n++
-			a.verdict, a.ref = v, ref
-			a.target, a.notFound = resolveTarget(v.name.Namespace, ref, ix)
-			if a.notFound != "" {
+			if !a.resolve(v, ref, ix) {
 				continue
 			}
-			if a.invalid, a.note = notTCP(a.target, ix.services[a.target.service]); a.invalid != "" {
-				continue // governs nothing: no cluster serves a UDP port
-			}
-			// The first of equals stays: the order is total but for a
-			// policy naming the same target twice.
-			if w, ok := winners[a.target]; !ok || precedes(v, w) {
-				winners[a.target] = v
-			}
+			compete(winners, a)
 		}
 	}
 	for i := range all {
-		a := &all[i]
-		if a.notFound != "" || a.invalid != "" {
-			continue
-		}
-		if w := winners[a.target]; w != a.verdict {
-			a.winner = w
-		}
+		all[i].setWinner(winners)
 	}
 	return byPolicy, winners
+}
+
+// resolve fills in what one targetRef of v selects; false when it
+// governs nothing (a missing target, or a port that is not TCP).
+func (a *attachment) resolve(v *policyVerdict, ref gwv1.LocalPolicyTargetReferenceWithSectionName, ix *objectIndex) bool {
+	a.verdict, a.ref = v, ref
+	a.target, a.notFound = resolveTarget(v.name.Namespace, ref, ix)
+	if a.notFound != "" {
+		return false
+	}
+	if a.invalid, a.note = notTCP(a.target, ix.services[a.target.service]); a.invalid != "" {
+		return false // governs nothing: no cluster serves a UDP port
+	}
+	return true
+}
+
+// compete makes a's policy the target's winner if it precedes the one
+// there. The first of equals stays: the order is total but for a policy
+// naming the same target twice.
+func compete(winners map[target]*policyVerdict, a *attachment) {
+	if w, ok := winners[a.target]; !ok || precedes(a.verdict, w) {
+		winners[a.target] = a.verdict
+	}
+}
+
+// setWinner records which policy won a's target when it is not a's own.
+func (a *attachment) setWinner(winners map[target]*policyVerdict) {
+	a.winner = nil
+	if a.notFound != "" || a.invalid != "" {
+		return
+	}
+	if w := winners[a.target]; w != a.verdict {
+		a.winner = w
+	}
 }
 
 // precedes is the spec's order: older creationTimestamp first, then
@@ -176,19 +195,25 @@ func governing(winners map[target]*policyVerdict, svc types.NamespacedName, port
 func markUnserved(byPolicy [][]*attachment, unserved map[types.NamespacedName][]*portOutput, ix *objectIndex) {
 	for _, as := range byPolicy {
 		for _, a := range as {
-			ports := unserved[a.target.service]
-			if len(ports) == 0 || a.notFound != "" || a.invalid != "" || a.winner != nil {
-				continue
-			}
-			var why []string
-			for _, p := range ports {
-				if p.policy == a.verdict && covers(a.target, ix.services[a.target.service], p.number) {
-					why = append(why, p.unserved)
-				}
-			}
-			a.unserved = strings.Join(why, "; ")
+			a.markUnserved(unserved[a.target.service], ix)
 		}
 	}
+}
+
+// markUnserved sets why the ports a governs among ports (its Service's
+// unserved ones) have no cluster.
+func (a *attachment) markUnserved(ports []*portOutput, ix *objectIndex) {
+	a.unserved = ""
+	if len(ports) == 0 || a.notFound != "" || a.invalid != "" || a.winner != nil {
+		return
+	}
+	var why []string
+	for _, p := range ports {
+		if p.policy == a.verdict && covers(a.target, ix.services[a.target.service], p.number) {
+			why = append(why, p.unserved)
+		}
+	}
+	a.unserved = strings.Join(why, "; ")
 }
 
 // covers reports whether a target selects the port of that number (a port

@@ -66,24 +66,32 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 	out.Statuses = make(map[types.NamespacedName]gwv1.PolicyStatus, len(verdicts))
 	for i, v := range verdicts {
-		if note := caExpiryNote(v, now, opts); note != "" {
-			for _, a := range byPolicy[i] {
-				a.caNote = note
-			}
-		}
 		prev, ok := previous[v.name]
 		if !ok {
 			prev = v.policy.Status
 		}
-		if reached := reachingGateways(byPolicy[i], gateways.reach, ix); reached != nil {
-			// Gateway ancestors depend on routes, which the memo does not
-			// track: computed afresh.
-			out.Statuses[v.name] = mergeStatus(prev, gatewayAncestorStatuses(v, byPolicy[i], reached, opts.ControllerName), opts.ControllerName, v.policy.Generation, stamp)
-			continue
-		}
-		out.Statuses[v.name] = t.status(v, byPolicy[i], prev, opts.ControllerName, stamp)
+		out.Statuses[v.name] = t.policyStatus(v, byPolicy[i], prev, gateways.reach, ix, opts, now, stamp)
+	}
+	if !t.forget {
+		t.remember(in, ix, verdicts, byPolicy, winners, gateways, b, &out, now)
 	}
 	return out
+}
+
+// policyStatus is one policy's complete status, from its attachments.
+func (t *Translator) policyStatus(v *policyVerdict, as []*attachment, prev gwv1.PolicyStatus, reach map[serviceBackend][]types.NamespacedName,
+	ix *objectIndex, opts Options, now time.Time, stamp metav1.Time) gwv1.PolicyStatus {
+	if note := caExpiryNote(v, now, opts); note != "" {
+		for _, a := range as {
+			a.caNote = note
+		}
+	}
+	if reached := reachingGateways(as, reach, ix); reached != nil {
+		// Gateway ancestors depend on routes, which the memo does not
+		// track: computed afresh.
+		return mergeStatus(prev, gatewayAncestorStatuses(v, as, reached, opts.ControllerName), opts.ControllerName, v.policy.Generation, stamp)
+	}
+	return t.status(v, as, prev, opts.ControllerName, stamp)
 }
 
 // outputBuilder collects resources as ports are translated, then sorts them.

@@ -40,6 +40,11 @@ type Translator struct {
 	serviceOrder, policyOrder []types.NamespacedName
 	secretOrder               []string
 
+	// world is the last translation's, for Update; nil for a forgetful
+	// Translator and after options changed. generation numbers Outputs.
+	world      *world
+	generation uint64
+
 	verdicts generations[types.NamespacedName, *verdictEntry]
 	services generations[types.NamespacedName, *serviceEntry]
 	statuses generations[types.NamespacedName, *statusEntry]
@@ -91,6 +96,7 @@ func (t *Translator) begin(opts Options) {
 		t.verdicts = generations[types.NamespacedName, *verdictEntry]{}
 		t.services = generations[types.NamespacedName, *serviceEntry]{}
 		t.statuses = generations[types.NamespacedName, *statusEntry]{}
+		t.world = nil
 	}
 }
 
@@ -209,32 +215,30 @@ type serviceEntry struct {
 	ports     []portOutput
 }
 
-// addService translates a Service's TCP ports, or reuses their last
-// translation when the Service, its EndpointSlices and the verdicts
-// governing its ports are the same.
+// addService adds a Service's translated TCP ports to the output.
 func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.NamespacedName, governors []*policyVerdict, ix *objectIndex) {
+	ports := t.servicePorts(svc, nn, governors, ix)
+	for i := range ports {
+		b.add(&ports[i], nn)
+	}
+}
+
+// servicePorts translates a Service's TCP ports, or reuses their last
+// translation when the Service, its EndpointSlices and the verdicts
+// governing its ports are the same. The result is read-only.
+func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*policyVerdict, ix *objectIndex) []portOutput {
 	slices := ix.slicesByService[nn]
 	if e, ok := t.services.get(nn); ok && sameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
-		for i := range e.ports {
-			b.add(&e.ports[i], nn)
-		}
-		return
+		return e.ports
 	}
-	if t.forget {
-		for _, cp := range clusterPorts(svc, nn, governors) {
-			p := translatePort(svc, nn, cp, t.shared, ix)
-			b.add(&p, nn)
-		}
-		return
-	}
-	e := &serviceEntry{svc: svc, slices: slices, governors: append([]*policyVerdict(nil), governors...)}
+	var ports []portOutput
 	for _, cp := range clusterPorts(svc, nn, governors) {
-		e.ports = append(e.ports, translatePort(svc, nn, cp, t.shared, ix))
+		ports = append(ports, translatePort(svc, nn, cp, t.shared, ix))
 	}
-	t.services.put(nn, e)
-	for i := range e.ports {
-		b.add(&e.ports[i], nn)
+	if !t.forget {
+		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*policyVerdict(nil), governors...), ports: ports})
 	}
+	return ports
 }
 
 func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
@@ -308,4 +312,12 @@ func sameAttachments(e *statusEntry, as []*attachment) bool {
 		}
 	}
 	return true
+}
+
+// Forget drops what Update starts from, so the next call must be a whole
+// Translate: for a caller that cannot vouch for the last call.
+func (t *Translator) Forget() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.world = nil
 }

@@ -1,0 +1,394 @@
+package translator
+
+import (
+	"reflect"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Update is Translate of the last call's objects with changes applied, at
+// the cost of what the changes reach: the policies they judge again, the
+// Services those policies and objects reach, and the statuses of the
+// policies on those Services. Its Output equals Translate's for the same
+// objects, and names in Changed what differs from the last Output.
+//
+// computed is the caller's last status of each policy: a policy whose
+// object carries no ancestors starts from it (the pipeline's rule for
+// Translate's previous). ok is false, and nothing is translated, when the
+// Translator has no whole translation with these options to start from
+// or a change is not of an input kind: translate the whole Inputs then.
+func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.Time, opts Options) (out Output, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if opts.ControllerName == "" {
+		opts.ControllerName = DefaultControllerName
+	}
+	w := t.world
+	if w == nil || t.forget || opts != t.opts {
+		return Output{}, false
+	}
+	u := newUpdate()
+	for _, c := range changes {
+		if !w.apply(c, u) {
+			t.world = nil // partly applied: only a whole translation is sound now
+			return Output{}, false
+		}
+	}
+	w.refreshSlices(u)
+	t.rejudge(u, opts)
+	t.reattach(u)
+	t.retranslate(u)
+	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+	if u.gateways {
+		w.retranslateGateways(u, opts, stamp)
+	}
+	w.notesDue(u, now)
+	t.restatus(u, computed, now, opts, stamp)
+	t.generation++
+	return w.output(u, t.generation), true
+}
+
+// update is what one Update found the changes to reach.
+type update struct {
+	policies    map[types.NamespacedName]*gwv1.BackendTLSPolicy // changed: the object now, nil when deleted
+	cas         map[caRef]bool
+	services    map[types.NamespacedName]bool // to translate again
+	slices      map[types.NamespacedName]bool // Services whose EndpointSlices changed
+	gateways    bool
+	judged      map[types.NamespacedName]bool // policies judged again
+	attached    map[types.NamespacedName]bool // policies whose attachments are redone
+	statuses    map[types.NamespacedName]bool // policies whose status is redone
+	clusters    map[string]bool               // names whose resources may have changed
+	endpoints   map[string]bool
+	secrets     map[string]bool
+	warnings    bool
+	fleetsDirty bool
+
+	newStatuses map[types.NamespacedName]gwv1.PolicyStatus
+}
+
+func newUpdate() *update {
+	return &update{
+		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, cas: map[caRef]bool{},
+		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{},
+		judged: map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
+		clusters: map[string]bool{}, endpoints: map[string]bool{}, secrets: map[string]bool{},
+	}
+}
+
+// apply puts one change into the world's objects and notes what it
+// reaches; false when the change is not of an input kind and type.
+func (w *world) apply(c Change, u *update) bool {
+	nn := nameOf(c.Key.Namespace, c.Key.Name)
+	deleted := c.Object == nil || reflect.ValueOf(c.Object).IsNil()
+	switch c.Kind {
+	case KindBackendTLSPolicy:
+		p, ok := typed[*gwv1.BackendTLSPolicy](c.Object, deleted)
+		u.policies[nn] = p
+		return ok
+	case KindService:
+		s, ok := typed[*corev1.Service](c.Object, deleted)
+		setOrDelete(w.ix.services, nn, s, deleted)
+		u.services[nn] = true
+		u.gateways = u.gateways || w.gateway.any()
+		return ok
+	case KindEndpointSlice:
+		es, ok := typed[*discoveryv1.EndpointSlice](c.Object, deleted)
+		if old := w.slices[nn]; old != nil {
+			svc := serviceOfSlice(old)
+			removeFrom(w.slicesOf, svc, nn)
+			u.slices[svc] = true
+		}
+		setOrDelete(w.slices, nn, es, deleted)
+		if !deleted {
+			w.addSliceKey(es, nn)
+			u.slices[serviceOfSlice(es)] = true
+		}
+		return ok
+	case KindConfigMap:
+		cm, ok := typed[*corev1.ConfigMap](c.Object, deleted)
+		setOrDelete(w.ix.configMaps, nn, cm, deleted)
+		u.cas[caRef{kind: KindConfigMap, nn: nn}] = true
+		return ok
+	case KindSecret:
+		s, ok := typed[*corev1.Secret](c.Object, deleted)
+		setOrDelete(w.ix.secrets, nn, s, deleted)
+		u.cas[caRef{kind: KindSecret, nn: nn}] = true
+		u.gateways = u.gateways || w.gateway.any() // listener certificates
+		return ok
+	case KindGatewayClass:
+		o, ok := typed[*gwv1.GatewayClass](c.Object, deleted)
+		setOrDelete(w.gateway.classes, c.Key, o, deleted)
+		u.gateways = true
+		return ok
+	case KindGateway:
+		o, ok := typed[*gwv1.Gateway](c.Object, deleted)
+		setOrDelete(w.gateway.gateways, nn, o, deleted)
+		u.gateways = true
+		return ok
+	case KindHTTPRoute:
+		o, ok := typed[*gwv1.HTTPRoute](c.Object, deleted)
+		setOrDelete(w.gateway.routes, nn, o, deleted)
+		u.gateways = true
+		return ok
+	case KindReferenceGrant:
+		o, ok := typed[*gwv1.ReferenceGrant](c.Object, deleted)
+		setOrDelete(w.gateway.grants, nn, o, deleted)
+		u.gateways = true
+		return ok
+	case KindNamespace:
+		o, ok := typed[*corev1.Namespace](c.Object, deleted)
+		setOrDelete(w.gateway.namespaces, c.Key, o, deleted)
+		u.gateways = true
+		return ok
+	}
+	return false
+}
+
+// typed is a change's object as T; a deletion is T's nil.
+func typed[T any](o metav1.Object, deleted bool) (T, bool) {
+	var zero T
+	if deleted {
+		return zero, true
+	}
+	v, ok := o.(T)
+	return v, ok
+}
+
+func setOrDelete[K comparable, V any](m map[K]V, k K, v V, deleted bool) {
+	if deleted {
+		delete(m, k)
+		return
+	}
+	m[k] = v
+}
+
+// refreshSlices rebuilds the EndpointSlice lists of the Services whose
+// slices changed, in key order.
+func (w *world) refreshSlices(u *update) {
+	for svc := range u.slices {
+		if svc == (types.NamespacedName{}) {
+			continue // a slice without the service-name label serves nothing
+		}
+		u.services[svc] = true
+		keys := w.slicesOf[svc]
+		if len(keys) == 0 {
+			delete(w.ix.slicesByService, svc)
+			continue
+		}
+		list := make([]*discoveryv1.EndpointSlice, 0, len(keys))
+		for _, key := range sortedKeys(keys) {
+			list = append(list, w.slices[key])
+		}
+		w.ix.slicesByService[svc] = list
+	}
+}
+
+// rejudge judges again the changed policies and those whose CA objects
+// changed; every Service they target, before and after, is translated
+// again.
+func (t *Translator) rejudge(u *update, opts Options) {
+	w := t.world
+	for nn, p := range u.policies {
+		u.judged[nn] = true
+		for _, svc := range w.targets[nn] {
+			u.services[svc] = true
+		}
+		if old := w.policies[nn]; old != nil {
+			w.unindex(nn, old)
+		}
+		setOrDelete(w.policies, nn, p, p == nil)
+		if p != nil {
+			w.index(nn, p)
+		}
+	}
+	for ca := range u.cas {
+		for nn := range w.byCA[ca] {
+			u.judged[nn] = true
+		}
+	}
+	for nn := range u.judged {
+		p := w.policies[nn]
+		if p == nil {
+			delete(w.verdicts, nn)
+			delete(t.verdicts.entries, nn)
+			delete(t.statuses.entries, nn)
+			continue
+		}
+		w.verdicts[nn] = t.judge(p, w.ix, opts)
+		for _, svc := range w.targets[nn] {
+			u.services[svc] = true
+		}
+	}
+}
+
+// reattach redoes the attachments of every policy naming a Service to
+// translate again, and the winners on those Services.
+func (t *Translator) reattach(u *update) {
+	w := t.world
+	for nn := range u.judged {
+		u.attached[nn] = true
+	}
+	for svc := range u.services {
+		for nn := range w.byService[svc] {
+			u.attached[nn] = true
+		}
+	}
+	order := sortedKeys(u.attached)
+	for _, nn := range order {
+		for _, a := range w.attachments[nn] {
+			if u.services[a.target.service] {
+				delete(w.winners, a.target)
+			}
+		}
+	}
+	var fresh []*attachment
+	for _, nn := range order {
+		v := w.verdicts[nn]
+		if v == nil {
+			delete(w.attachments, nn)
+			continue
+		}
+		refs := v.policy.Spec.TargetRefs
+		as := make([]*attachment, len(refs))
+		for i, ref := range refs {
+			a := &attachment{}
+			as[i] = a
+			if a.resolve(v, ref, w.ix) && u.services[a.target.service] {
+				compete(w.winners, a)
+			}
+		}
+		w.attachments[nn] = as
+		fresh = append(fresh, as...)
+	}
+	for _, a := range fresh {
+		a.setWinner(w.winners)
+	}
+	for nn := range u.attached {
+		u.statuses[nn] = true
+	}
+}
+
+// retranslate translates the reached Services again: first every old port
+// leaves the output's shared parts, then the new ones join, so a CA secret
+// all of them move to is counted once.
+func (t *Translator) retranslate(u *update) {
+	w := t.world
+	for svc := range u.services {
+		old := w.ports[svc]
+		w.count(svc, old, -1)
+		u.touch(old)
+	}
+	var governors []*policyVerdict
+	for svc := range u.services {
+		s := w.ix.services[svc]
+		if s == nil {
+			delete(w.ports, svc)
+			delete(w.unserved, svc)
+			delete(t.services.entries, svc)
+			continue
+		}
+		governors = governors[:0]
+		for _, port := range s.Spec.Ports {
+			governors = append(governors, governing(w.winners, svc, port))
+		}
+		ports := t.servicePorts(s, svc, governors, w.ix)
+		w.ports[svc] = ports
+		w.count(svc, ports, 1)
+		u.touch(ports)
+		var unserved []*portOutput
+		for i := range ports {
+			if ports[i].cluster == nil && ports[i].policy != nil {
+				unserved = append(unserved, &ports[i])
+			}
+		}
+		setOrDelete(w.unserved, svc, unserved, len(unserved) == 0)
+	}
+}
+
+// touch notes the names ports produce as possibly changed.
+func (u *update) touch(ports []portOutput) {
+	for i := range ports {
+		p := &ports[i]
+		u.warnings = u.warnings || len(p.warnings) > 0
+		if p.cluster == nil {
+			continue
+		}
+		u.clusters[p.cluster.Name] = true
+		if p.endpoint != nil {
+			u.endpoints[p.endpoint.ClusterName] = true
+		}
+		if p.secret != nil {
+			u.secrets[p.secret.Name] = true
+		}
+	}
+}
+
+// retranslateGateways runs the Gateway rules again; the policies on the
+// Services their routes reached, before or after, get their statuses
+// redone (their Gateway ancestors may have changed).
+func (w *world) retranslateGateways(u *update, opts Options, stamp metav1.Time) {
+	old := w.gateways
+	w.gateways = translateGateways(w.gateway.inputs(), w.ix, opts, stamp)
+	for _, res := range []gatewayResult{old, w.gateways} {
+		for backend := range res.reach {
+			for nn := range w.byService[backend.service] {
+				u.statuses[nn] = true
+			}
+		}
+	}
+	for _, warning := range old.warnings {
+		if w.warnings[warning]--; w.warnings[warning] == 0 {
+			delete(w.warnings, warning)
+		}
+	}
+	for _, warning := range w.gateways.warnings {
+		w.warnings[warning]++
+	}
+	u.warnings = u.warnings || len(old.warnings)+len(w.gateways.warnings) > 0
+	u.fleetsDirty = true
+}
+
+// notesDue adds the policies whose CA expiry warning changed since the
+// last call (the clock moved past a window's start or an expiry).
+func (w *world) notesDue(u *update, now time.Time) {
+	if w.firstDue.IsZero() || now.Before(w.firstDue) {
+		return
+	}
+	w.firstDue = time.Time{}
+	for nn, due := range w.noteDue {
+		if !now.Before(due) {
+			u.statuses[nn] = true
+		} else if w.firstDue.IsZero() || due.Before(w.firstDue) {
+			w.firstDue = due
+		}
+	}
+}
+
+// restatus computes the status of every policy the update reached.
+func (t *Translator) restatus(u *update, computed PreviousStatus, now time.Time, opts Options, stamp metav1.Time) {
+	w := t.world
+	for _, nn := range sortedKeys(u.statuses) {
+		v := w.verdicts[nn]
+		if v == nil {
+			delete(w.noteDue, nn)
+			continue
+		}
+		as := w.attachments[nn]
+		for _, a := range as {
+			a.caNote = ""
+			a.markUnserved(w.unserved[a.target.service], w.ix)
+		}
+		prev := v.policy.Status
+		if st, ok := computed[nn]; ok && len(prev.Ancestors) == 0 {
+			prev = st
+		}
+		u.setStatus(w, nn, t.policyStatus(v, as, prev, w.gateways.reach, w.ix, opts, now, stamp))
+		w.scheduleNote(v, now, opts)
+	}
+}

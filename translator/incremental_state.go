@@ -1,0 +1,255 @@
+package translator
+
+import (
+	"time"
+
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// world is what Update needs of the last translation to re-translate only
+// what changes reach: the objects, what refers to what, each policy's
+// attachments, and the output with the counts behind its shared parts.
+// Translate builds it whole; Update patches it.
+type world struct {
+	// The objects, by key (nameOf for namespaced kinds).
+	policies map[types.NamespacedName]*gwv1.BackendTLSPolicy
+	slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
+	ix       *objectIndex
+	gateway  gatewayObjects
+
+	// What refers to what: the Services each policy's targetRefs name
+	// (found or not), the policies naming each Service, and those
+	// referencing each CA ConfigMap or Secret.
+	targets   map[types.NamespacedName][]types.NamespacedName
+	byService map[types.NamespacedName]map[types.NamespacedName]bool
+	byCA      map[caRef]map[types.NamespacedName]bool
+	// slicesOf lists the EndpointSlice keys of each Service.
+	slicesOf map[types.NamespacedName]map[types.NamespacedName]bool
+
+	verdicts    map[types.NamespacedName]*policyVerdict
+	attachments map[types.NamespacedName][]*attachment
+	winners     map[target]*policyVerdict
+
+	// ports is each Service's translation; unserved its governed ports
+	// without a cluster.
+	ports    map[types.NamespacedName][]portOutput
+	unserved map[types.NamespacedName][]*portOutput
+
+	// secrets counts the ports serving each CA secret, and by policy.
+	secrets  map[string]*secretUse
+	warnings map[string]int
+	gateways gatewayResult
+
+	// noteDue is when each policy's CA expiry warning next changes;
+	// firstDue the earliest of them (zero: none).
+	noteDue  map[types.NamespacedName]time.Time
+	firstDue time.Time
+
+	out Output
+}
+
+// caRef names a CA ConfigMap or Secret.
+type caRef struct {
+	kind Kind
+	nn   types.NamespacedName
+}
+
+// secretUse is one served CA secret: the object served (the first port's;
+// every port naming it has the same content) and who uses it.
+type secretUse struct {
+	secret   *tlsv3.Secret
+	notAfter time.Time
+	ports    int
+	policies map[types.NamespacedName]int
+}
+
+// remember keeps a whole translation's parts for Update.
+func (t *Translator) remember(in Inputs, ix *objectIndex, verdicts []*policyVerdict, byPolicy [][]*attachment,
+	winners map[target]*policyVerdict, gateways gatewayResult, b *outputBuilder, out *Output, now time.Time) {
+	t.generation++
+	out.Generation = t.generation
+	w := &world{
+		policies:    make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(verdicts)),
+		slices:      make(map[types.NamespacedName]*discoveryv1.EndpointSlice, len(in.EndpointSlices)),
+		ix:          ix,
+		gateway:     newGatewayObjects(in),
+		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
+		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
+		byCA:        map[caRef]map[types.NamespacedName]bool{},
+		slicesOf:    make(map[types.NamespacedName]map[types.NamespacedName]bool, len(in.EndpointSlices)),
+		verdicts:    make(map[types.NamespacedName]*policyVerdict, len(verdicts)),
+		attachments: make(map[types.NamespacedName][]*attachment, len(verdicts)),
+		winners:     winners,
+		ports:       make(map[types.NamespacedName][]portOutput, len(ix.services)),
+		unserved:    map[types.NamespacedName][]*portOutput{},
+		secrets:     make(map[string]*secretUse, len(out.Secrets)),
+		warnings:    map[string]int{},
+		gateways:    gateways,
+		noteDue:     map[types.NamespacedName]time.Time{},
+		out:         *out,
+	}
+	for i, v := range verdicts {
+		w.policies[v.name] = v.policy
+		w.verdicts[v.name] = v
+		w.attachments[v.name] = byPolicy[i]
+		w.index(v.name, v.policy)
+		w.scheduleNote(v, now, t.opts)
+	}
+	// The last EndpointSlice of a key wins, as the index's Services do.
+	for _, es := range in.EndpointSlices {
+		key := nameOf(es.Namespace, es.Name)
+		if old := w.slices[key]; old != nil {
+			delete(w.slicesOf[serviceOfSlice(old)], key)
+		}
+		w.slices[key] = es
+		w.addSliceKey(es, key)
+	}
+	for nn := range ix.services {
+		if e, ok := t.services.entries[nn]; ok {
+			w.ports[nn] = e.value.ports
+			w.count(nn, e.value.ports, 1)
+		}
+	}
+	for svc, ports := range b.unserved {
+		w.unserved[svc] = ports
+	}
+	for _, warning := range gateways.warnings {
+		w.warnings[warning]++
+	}
+	t.world = w
+}
+
+// index records what policy p refers to.
+func (w *world) index(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
+	targets := make([]types.NamespacedName, 0, len(p.Spec.TargetRefs))
+	for _, ref := range p.Spec.TargetRefs {
+		svc := nameOf(nn.Namespace, string(ref.Name))
+		targets = append(targets, svc)
+		addTo(w.byService, svc, nn)
+	}
+	w.targets[nn] = targets
+	for _, ref := range p.Spec.Validation.CACertificateRefs {
+		if key, ok := caRefOf(nn.Namespace, ref); ok {
+			addTo(w.byCA, key, nn)
+		}
+	}
+}
+
+// unindex undoes index.
+func (w *world) unindex(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
+	for _, svc := range w.targets[nn] {
+		removeFrom(w.byService, svc, nn)
+	}
+	delete(w.targets, nn)
+	for _, ref := range p.Spec.Validation.CACertificateRefs {
+		if key, ok := caRefOf(nn.Namespace, ref); ok {
+			removeFrom(w.byCA, key, nn)
+		}
+	}
+}
+
+// caRefOf is the object a caCertificateRef names (caObject's rule).
+func caRefOf(namespace string, ref gwv1.LocalObjectReference) (caRef, bool) {
+	if ref.Group != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
+		return caRef{}, false
+	}
+	return caRef{kind: Kind(ref.Kind), nn: nameOf(namespace, string(ref.Name))}, true
+}
+
+func addTo[K, V comparable](m map[K]map[V]bool, k K, v V) {
+	if m[k] == nil {
+		m[k] = map[V]bool{}
+	}
+	m[k][v] = true
+}
+
+func removeFrom[K, V comparable](m map[K]map[V]bool, k K, v V) {
+	if set := m[k]; set != nil {
+		delete(set, v)
+		if len(set) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// serviceOfSlice is the Service an EndpointSlice's label names, or the
+// zero key.
+func serviceOfSlice(es *discoveryv1.EndpointSlice) types.NamespacedName {
+	svc, ok := es.Labels[discoveryv1.LabelServiceName]
+	if !ok {
+		return types.NamespacedName{}
+	}
+	return nameOf(es.Namespace, svc)
+}
+
+func (w *world) addSliceKey(es *discoveryv1.EndpointSlice, key types.NamespacedName) {
+	if svc := serviceOfSlice(es); svc != (types.NamespacedName{}) {
+		addTo(w.slicesOf, svc, key)
+	}
+}
+
+// count adds (sign 1) or removes (-1) what a Service's ports contribute to
+// the shared parts of the output: CA secrets and warnings.
+func (w *world) count(svc types.NamespacedName, ports []portOutput, sign int) {
+	for i := range ports {
+		p := &ports[i]
+		for _, warning := range p.warnings {
+			if w.warnings[warning] += sign; w.warnings[warning] == 0 {
+				delete(w.warnings, warning)
+			}
+		}
+		if p.cluster == nil || p.secret == nil {
+			continue
+		}
+		use := w.secrets[p.secret.Name]
+		if use == nil {
+			use = &secretUse{secret: p.secret, policies: map[types.NamespacedName]int{}}
+			if bundle := p.policy.trust.bundle; bundle != nil {
+				use.notAfter = bundle.notAfter
+			}
+			w.secrets[p.secret.Name] = use
+		}
+		use.ports += sign
+		if use.policies[p.policy.name] += sign; use.policies[p.policy.name] == 0 {
+			delete(use.policies, p.policy.name)
+		}
+		if use.ports == 0 {
+			delete(w.secrets, p.secret.Name)
+		}
+	}
+}
+
+// scheduleNote records when v's CA expiry warning next changes.
+func (w *world) scheduleNote(v *policyVerdict, now time.Time, opts Options) {
+	delete(w.noteDue, v.name)
+	due := noteChanges(v, now, opts)
+	if due.IsZero() {
+		return
+	}
+	w.noteDue[v.name] = due
+	if w.firstDue.IsZero() || due.Before(w.firstDue) {
+		w.firstDue = due
+	}
+}
+
+// noteChanges is the first time after now that caExpiryNote's answer for
+// v changes (when the warning window opens, and at expiry); zero: never.
+func noteChanges(v *policyVerdict, now time.Time, opts Options) time.Time {
+	window := opts.CAExpiryWarning
+	if window == 0 {
+		window = DefaultCAExpiryWarning
+	}
+	b := v.trust.bundle
+	if window < 0 || !v.accepted() || b == nil || b.notAfter.IsZero() {
+		return time.Time{}
+	}
+	for _, at := range []time.Time{b.notAfter.Add(-window), b.notAfter} {
+		if at.After(now) {
+			return at
+		}
+	}
+	return time.Time{}
+}

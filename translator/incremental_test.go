@@ -1,0 +1,353 @@
+package translator_test
+
+import (
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// TestUpdateMatchesTranslate: after every step of random sequences of
+// edits, deletions and re-creations drawn from every golden input, a
+// Translator's Update equals a fresh Translate of the same objects, and
+// every resource its Changed does not name is the very pointer of the
+// Output before.
+func TestUpdateMatchesTranslate(t *testing.T) {
+	pool := goldenPool(t, true)
+	opts := translator.Options{AllowInsecureSkipVerify: true}
+	for seed := range 60 {
+		r := rand.New(rand.NewPCG(uint64(seed), 15))
+		runUpdates(t, r, pool, opts, func(int) time.Time { return fuzzNow }, 25)
+	}
+}
+
+// TestUpdateFollowsTheClock: CA expiry warnings appear and change as the
+// clock moves. Left out: Gateways, and policies whose objects carry a
+// status. A whole translation stamps their conditions afresh at every
+// call (it starts from the object's status, which the directory source
+// never updates), where Update keeps what it computed for an object that
+// did not change; in a cluster the status writer updates the object,
+// which makes it a change.
+func TestUpdateFollowsTheClock(t *testing.T) {
+	var pool []poolObject
+	for _, o := range goldenPool(t, false) {
+		if p, ok := o.obj.(*gwv1.BackendTLSPolicy); !ok || len(p.Status.Ancestors) == 0 {
+			pool = append(pool, o)
+		}
+	}
+	for seed := range 20 {
+		r := rand.New(rand.NewPCG(uint64(seed), 16))
+		opts := translator.Options{AllowInsecureSkipVerify: true, CAExpiryWarning: time.Duration(1+r.IntN(5000)) * 24 * time.Hour}
+		runUpdates(t, r, pool, opts, func(step int) time.Time { return fuzzNow.Add(time.Duration(step) * 300 * 24 * time.Hour) }, 30)
+	}
+}
+
+// poolObject is one input object with what a Change needs.
+type poolObject struct {
+	kind translator.Kind
+	key  types.NamespacedName
+	obj  metav1.Object
+}
+
+type poolKey struct {
+	kind translator.Kind
+	key  types.NamespacedName
+}
+
+func goldenPool(t *testing.T, gateways bool) []poolObject {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(goldenDir, "*.in.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden inputs: %v", err)
+	}
+	var pool []poolObject
+	add := func(kind translator.Kind, o metav1.Object) {
+		pool = append(pool, poolObject{kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o})
+	}
+	for _, path := range paths {
+		in, err := manifests.Read([]string{path}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		eachInput(in, gateways, add)
+	}
+	return pool
+}
+
+func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, metav1.Object)) {
+	for _, o := range in.Policies {
+		fn(translator.KindBackendTLSPolicy, o)
+	}
+	for _, o := range in.Services {
+		fn(translator.KindService, o)
+	}
+	for _, o := range in.EndpointSlices {
+		fn(translator.KindEndpointSlice, o)
+	}
+	for _, o := range in.ConfigMaps {
+		fn(translator.KindConfigMap, o)
+	}
+	for _, o := range in.Secrets {
+		fn(translator.KindSecret, o)
+	}
+	if !gateways {
+		return
+	}
+	for _, o := range in.GatewayClasses {
+		fn(translator.KindGatewayClass, o)
+	}
+	for _, o := range in.Gateways {
+		fn(translator.KindGateway, o)
+	}
+	for _, o := range in.HTTPRoutes {
+		fn(translator.KindHTTPRoute, o)
+	}
+	for _, o := range in.ReferenceGrants {
+		fn(translator.KindReferenceGrant, o)
+	}
+	for _, o := range in.Namespaces {
+		fn(translator.KindNamespace, o)
+	}
+}
+
+// runUpdates starts a Translator from a random half of the pool, then
+// applies steps random batches of changes, checking each Update.
+func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.Options, clock func(step int) time.Time, steps int) {
+	t.Helper()
+	state := map[poolKey]poolObject{}
+	for _, o := range pool {
+		if r.IntN(2) == 0 {
+			state[poolKey{o.kind, o.key}] = o
+		}
+	}
+	tr := translator.New()
+	last := tr.Translate(inputsOf(state), nil, clock(0), opts)
+	for step := 1; step <= steps; step++ {
+		var changes []translator.Change
+		for range 1 + r.IntN(4) {
+			changes = append(changes, randomChange(r, pool, state, step))
+		}
+		now := clock(step)
+		computed := translator.PreviousStatus(last.Statuses)
+		got, ok := tr.Update(changes, computed, now, opts)
+		if !ok {
+			t.Fatalf("step %d: Update refused %d changes", step, len(changes))
+		}
+		want := translator.Translate(inputsOf(state), previousOf(state, computed), now, opts)
+		if diff := fuzzOutputDifference(want, got); diff != "" {
+			for k, st := range want.Statuses {
+				if !reflect.DeepEqual(st, got.Statuses[k]) {
+					t.Logf("%s:\nwant %+v\n got %+v", k, st, got.Statuses[k])
+				}
+			}
+			t.Fatalf("step %d (%s): Update differs from Translate: %s", step, describe(changes), diff)
+		}
+		if !maps.Equal(want.ClusterNamespaces, got.ClusterNamespaces) || !maps.EqualFunc(want.CANotAfter, got.CANotAfter, time.Time.Equal) {
+			t.Fatalf("step %d (%s): cluster namespaces or CA expiries differ", step, describe(changes))
+		}
+		checkChanged(t, step, last, got)
+		last = got
+	}
+}
+
+// checkChanged: what Changed does not name is the same pointer as before.
+func checkChanged(t *testing.T, step int, before, after translator.Output) {
+	t.Helper()
+	c := after.Changed
+	if c == nil || c.Since != before.Generation || after.Generation <= before.Generation {
+		t.Fatalf("step %d: Changed %+v, generations %d then %d", step, c, before.Generation, after.Generation)
+	}
+	samePointers(t, step, "cluster", before.Clusters, after.Clusters, c.Clusters, func(x interface{ GetName() string }) string { return x.GetName() })
+	samePointers(t, step, "load assignment", before.Endpoints, after.Endpoints, c.Endpoints, func(x interface{ GetClusterName() string }) string { return x.GetClusterName() })
+	samePointers(t, step, "secret", before.Secrets, after.Secrets, c.Secrets, func(x interface{ GetName() string }) string { return x.GetName() })
+	for name, fleet := range after.Fleets {
+		if before.Fleets[name] != fleet && !slices.Contains(c.Fleets, name) {
+			t.Fatalf("step %d: fleet %s changed but is not named", step, name)
+		}
+	}
+}
+
+func samePointers[T comparable, N any](t *testing.T, step int, what string, before, after []T, named []string, nameOf func(N) string) {
+	t.Helper()
+	old := map[string]T{}
+	for _, x := range before {
+		old[nameOf(any(x).(N))] = x
+	}
+	now := map[string]bool{}
+	for _, x := range after {
+		name := nameOf(any(x).(N))
+		now[name] = true
+		if old[name] != x && !slices.Contains(named, name) {
+			t.Fatalf("step %d: %s %s changed but is not named in Changed", step, what, name)
+		}
+	}
+	for name := range old {
+		if !now[name] && !slices.Contains(named, name) {
+			t.Fatalf("step %d: %s %s removed but is not named in Changed", step, what, name)
+		}
+	}
+}
+
+// randomChange deletes, re-creates (the pool's own pointer) or edits one
+// object, and applies the change to state.
+func randomChange(r *rand.Rand, pool []poolObject, state map[poolKey]poolObject, step int) translator.Change {
+	o := pool[r.IntN(len(pool))]
+	k := poolKey{o.kind, o.key}
+	if _, present := state[k]; present && r.IntN(3) == 0 {
+		delete(state, k)
+		return translator.Change{Kind: o.kind, Key: o.key}
+	}
+	if r.IntN(3) > 0 {
+		o.obj = edited(r, o.obj, pool, step)
+	}
+	state[k] = o
+	return translator.Change{Kind: o.kind, Key: o.key, Object: o.obj}
+}
+
+// edited is a copy of o with something that matters changed (or, for
+// kinds without an edit here, the same content as a new object).
+func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.Object {
+	switch o := o.(type) {
+	case *corev1.Service:
+		c := o.DeepCopy()
+		if len(c.Spec.Ports) > 0 && r.IntN(2) == 0 {
+			c.Spec.Ports[0].Port += int32(1 + r.IntN(2))
+		} else if len(c.Spec.Ports) > 1 {
+			c.Spec.Ports = c.Spec.Ports[1:]
+		}
+		return c
+	case *discoveryv1.EndpointSlice:
+		c := o.DeepCopy()
+		if len(c.Endpoints) > 0 && len(c.Endpoints[0].Addresses) > 0 {
+			c.Endpoints[0].Addresses[0] = "10.9.8." + strconv.Itoa(step%250)
+		}
+		return c
+	case *corev1.ConfigMap:
+		c := o.DeepCopy()
+		for _, other := range pool {
+			if cm, ok := other.obj.(*corev1.ConfigMap); ok && r.IntN(3) == 0 {
+				c.Data = cm.Data
+				break
+			}
+		}
+		return c
+	case *gwv1.BackendTLSPolicy:
+		c := o.DeepCopy()
+		switch r.IntN(3) {
+		case 0:
+			c.Spec.Validation.Hostname = gwv1.PreciseHostname("edited-" + strconv.Itoa(step) + ".example")
+		case 1:
+			if len(c.Spec.TargetRefs) > 1 {
+				c.Spec.TargetRefs = c.Spec.TargetRefs[1:]
+			}
+		default:
+			c.CreationTimestamp = metav1.NewTime(time.Date(2020, 1, 1, 0, 0, r.IntN(3), 0, time.UTC))
+		}
+		return c
+	}
+	if c, ok := any(o).(runtime.Object); ok {
+		return c.DeepCopyObject().(metav1.Object)
+	}
+	return o
+}
+
+func inputsOf(state map[poolKey]poolObject) translator.Inputs {
+	var in translator.Inputs
+	for _, k := range sortedPoolKeys(state) {
+		switch o := state[k].obj.(type) {
+		case *gwv1.BackendTLSPolicy:
+			in.Policies = append(in.Policies, o)
+		case *corev1.Service:
+			in.Services = append(in.Services, o)
+		case *discoveryv1.EndpointSlice:
+			in.EndpointSlices = append(in.EndpointSlices, o)
+		case *corev1.ConfigMap:
+			in.ConfigMaps = append(in.ConfigMaps, o)
+		case *corev1.Secret:
+			in.Secrets = append(in.Secrets, o)
+		case *gwv1.GatewayClass:
+			in.GatewayClasses = append(in.GatewayClasses, o)
+		case *gwv1.Gateway:
+			in.Gateways = append(in.Gateways, o)
+		case *gwv1.HTTPRoute:
+			in.HTTPRoutes = append(in.HTTPRoutes, o)
+		case *gwv1.ReferenceGrant:
+			in.ReferenceGrants = append(in.ReferenceGrants, o)
+		case *corev1.Namespace:
+			in.Namespaces = append(in.Namespaces, o)
+		}
+	}
+	return in
+}
+
+func sortedPoolKeys(state map[poolKey]poolObject) []poolKey {
+	keys := slices.Collect(maps.Keys(state))
+	slices.SortFunc(keys, func(a, b poolKey) int {
+		if a.kind != b.kind {
+			return compareStrings(string(a.kind), string(b.kind))
+		}
+		return compareStrings(a.key.String(), b.key.String())
+	})
+	return keys
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// previousOf is the pipeline's rule: a policy's own status when it has
+// ancestors, else what was computed last.
+func previousOf(state map[poolKey]poolObject, computed translator.PreviousStatus) translator.PreviousStatus {
+	prev := translator.PreviousStatus{}
+	for _, o := range state {
+		p, ok := o.obj.(*gwv1.BackendTLSPolicy)
+		if !ok {
+			continue
+		}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+		if key.Namespace == "" {
+			key.Namespace = "default"
+		}
+		if len(p.Status.Ancestors) > 0 {
+			prev[key] = p.Status
+		} else if st, ok := computed[key]; ok {
+			prev[key] = st
+		}
+	}
+	return prev
+}
+
+func describe(changes []translator.Change) string {
+	var s string
+	for i, c := range changes {
+		if i > 0 {
+			s += ", "
+		}
+		verb := "set"
+		if c.Object == nil {
+			verb = "delete"
+		}
+		s += verb + " " + string(c.Kind) + " " + c.Key.String()
+	}
+	return s
+}
