@@ -50,13 +50,16 @@ func (s *Source) event(kind string, old, obj any) {
 	if kind == kindPolicy || kind == kindGateway {
 		// Any policy or Gateway event may add or drop references.
 		v := s.ready()
+		before := s.refs
 		s.refs = refsOf(v.policies(), v.gateways())
+		s.recordRefs(before, s.refs)
 	}
 	if !s.relevant(kind, old, obj) {
 		s.metrics.events.WithLabelValues(kind, "ignored").Inc()
 		return
 	}
 	s.metrics.events.WithLabelValues(kind, "translated").Inc()
+	s.recordEvent(kind, old, obj)
 	s.changed()
 }
 

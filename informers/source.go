@@ -57,6 +57,8 @@ type Source struct {
 	mu      sync.Mutex
 	refs    refs
 	changed func() // nil until synced: the first translation follows Synced
+	// changeLog is what changed since the pipeline last asked.
+	changeLog changeLog
 }
 
 var _ pipeline.Source = (*Source)(nil)

@@ -1,11 +1,13 @@
 package perf
 
 import (
+	"flag"
 	"fmt"
 	"testing"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
@@ -14,11 +16,12 @@ import (
 var benchNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // BenchmarkEditToSnapshot: one CA ConfigMap among n changes; an operation is
-// what the pipeline does after the debounce: translate (a warm Translator)
-// and publish the new snapshot set to one connected fleet. translate-ns/op
-// and publish-ns/op split it.
+// what the pipeline does after the debounce with a source that says what
+// changed: a Translator's Update with that one change, then publishing the
+// new snapshot set to one connected fleet. translate-ns/op and
+// publish-ns/op split it.
 func BenchmarkEditToSnapshot(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range editSizes() {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			in := Inputs(n)
 			tr := translator.New()
@@ -34,8 +37,14 @@ func BenchmarkEditToSnapshot(b *testing.B) {
 			for b.Loop() {
 				rv++
 				in = RotateCA(in, n/2, rv)
+				cm := in.ConfigMaps[n/2]
+				change := translator.Change{Kind: translator.KindConfigMap, Key: types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}, Object: cm}
 				start := time.Now()
-				out = tr.Translate(in, translator.PreviousStatus(out.Statuses), benchNow, translator.Options{})
+				next, ok := tr.Update([]translator.Change{change}, translator.PreviousStatus(out.Statuses), benchNow, translator.Options{})
+				if !ok {
+					b.Fatal("Update refused the change")
+				}
+				out = next
 				mid := time.Now()
 				changed, err := pub.Publish(out)
 				translating += mid.Sub(start)
@@ -48,6 +57,19 @@ func BenchmarkEditToSnapshot(b *testing.B) {
 			b.ReportMetric(float64(publishing.Nanoseconds())/float64(b.N), "publish-ns/op")
 		})
 	}
+}
+
+var editMax = flag.Int("edit.max", 100000, "the largest n of BenchmarkEditToSnapshot (1,000, 10,000, then 100,000)")
+
+// editSizes are 1,000, 10,000 and 100,000 Services, up to -edit.max.
+func editSizes() []int {
+	var sizes []int
+	for _, n := range []int{1000, 10000, 100000} {
+		if n <= *editMax {
+			sizes = append(sizes, n)
+		}
+	}
+	return sizes
 }
 
 // BenchmarkPublish is snapshot building alone: a whole new translation of
