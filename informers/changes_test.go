@@ -57,7 +57,7 @@ func TestChangesNameWhatChanged(t *testing.T) {
 	if err := gw.GatewayV1().BackendTLSPolicies("shop").Delete(ctx, "pay", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got = waitChanges(t, src, signals, 2)
+	got := waitChanges(t, src, signals, 2)
 	for _, c := range got {
 		if c.Object != nil {
 			t.Errorf("%s %s after the policy's deletion: %v, want deleted", c.Kind, c.Key, c.Object)
