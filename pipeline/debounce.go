@@ -7,8 +7,14 @@ const (
 	// one informer resync arrives as a burst of events.
 	Quiet = 100 * time.Millisecond
 	// MaxDelay caps the wait since the first change of a burst, so a
-	// steady trickle of changes cannot starve Envoy of updates.
-	MaxDelay = time.Second
+	// steady trickle of changes (EndpointSlices of a rolling deployment)
+	// cannot starve Envoy of updates. A pass costs what changed, so a
+	// short cap costs little; passes that take long stretch it (pacing).
+	MaxDelay = 200 * time.Millisecond
+	// pacing stretches the cap to this many times the last pass's
+	// duration, so a steady trickle keeps the pipeline busy at most a
+	// fifth of the time, however large the world.
+	pacing = 4
 )
 
 // holdoff decides when a burst of changes is due. It is a pure state
@@ -17,7 +23,12 @@ type holdoff struct {
 	quiet, maxDelay time.Duration
 	pending         bool
 	first, last     time.Time
+	// lastPass is how long the last pass took.
+	lastPass time.Duration
 }
+
+// passed records how long a pass took.
+func (h *holdoff) passed(d time.Duration) { h.lastPass = d }
 
 // changed records a change at now.
 func (h *holdoff) changed(now time.Time) {
@@ -35,7 +46,7 @@ func (h *holdoff) due() (at time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	at = h.last.Add(h.quiet)
-	if limit := h.first.Add(h.maxDelay); limit.Before(at) {
+	if limit := h.first.Add(max(h.maxDelay, pacing*h.lastPass)); limit.Before(at) {
 		at = limit
 	}
 	return at, true

@@ -169,7 +169,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			timer.Reset(time.Until(at))
 		case <-timer.C:
 			if h.take(time.Now()) {
+				start := time.Now()
 				p.sync()
+				h.passed(time.Since(start))
 			} else if at, ok := h.due(); ok {
 				timer.Reset(time.Until(at))
 			}
