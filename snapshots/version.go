@@ -51,14 +51,8 @@ func hashOf(chunks ...string) string {
 }
 
 // typeVersion is the version of one type's whole content: a hash of every
-// resource's name and content hash.
-func typeVersion(enc []*digest) string {
-	chunks := make([]string, 0, 2*len(enc))
-	for _, e := range enc {
-		chunks = append(chunks, e.name, e.wire)
-	}
-	return hashOf(chunks...)
-}
+// resource's name and content hash, in any order (contentSum).
+func typeVersion(enc []*digest) string { return sumOf(enc).version() }
 
 // noneVersion is the version of a type with no resources.
 var noneVersion = typeVersion(nil)
