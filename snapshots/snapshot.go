@@ -18,6 +18,10 @@ import (
 // listeners were served: clusters and listeners ask for them by name.
 var servedTypes = []string{resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType, resource.SecretType}
 
+// ServedTypes are the types tlsplane serves, in ADS warming order: the
+// order in which a stream is answered types that changed together.
+func ServedTypes() []string { return slices.Clone(servedTypes) }
+
 // Serves reports whether tlsplane serves typeURL (to every fleet, if only
 // empty): anything else is answered empty and counted as "other".
 func Serves(typeURL string) bool { return slices.Contains(servedTypes, typeURL) }
