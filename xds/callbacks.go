@@ -10,7 +10,6 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 )
@@ -339,30 +338,4 @@ func (c *callbacks) lookup(key streamKey, typeURL, nonce string) (sentResponse, 
 		}
 	}
 	return sentResponse{}, false
-}
-
-// resourceName reads a SotW resource's name from its bytes without
-// decoding it: Cluster.name, ClusterLoadAssignment.cluster_name and
-// Secret.name are all field 1, which deterministic marshalling puts first.
-func resourceName(value []byte) string {
-	for len(value) > 0 {
-		num, typ, n := protowire.ConsumeTag(value)
-		if n < 0 {
-			return ""
-		}
-		value = value[n:]
-		if num == 1 && typ == protowire.BytesType {
-			name, m := protowire.ConsumeBytes(value)
-			if m < 0 {
-				return ""
-			}
-			return string(name)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, value)
-		if m < 0 {
-			return ""
-		}
-		value = value[m:]
-	}
-	return ""
 }
