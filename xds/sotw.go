@@ -143,7 +143,8 @@ func (d *sotwServer) request(s *sotwConn, req *discoveryv3.DiscoveryRequest) (st
 		// A stale nonce: the request was sent before our last response was
 		// read, which supersedes it; the client's next request will carry
 		// its current names (xDS protocol, "Resource updates").
-		d.log.Debug("SotW request with a stale nonce ignored", "node", s.node.GetId(), "type", typeURL, "nonce", req.GetResponseNonce(), "last", sub.nonce)
+		d.log.Debug("SotW request with a stale nonce ignored", "node", s.node.GetId(), "type", typeURL,
+			"nonce", req.GetResponseNonce(), "last_nonce", sub.nonce, "last_version", sub.version)
 		return typeURL, false, nil
 	}
 	// An ACK or a NACK of the last response: either way the client is
