@@ -10,9 +10,8 @@
 #   FANOUT_STREAMS        simulated Envoys of BenchmarkFanout
 #   FANOUT_CLUSTERS       clusters of BenchmarkFanout, delta xDS
 #   FANOUT_SOTW_CLUSTERS  clusters of BenchmarkFanout, state of the world
-#                         (default 1,000: SotW needs ~2.4x delta's memory,
-#                         ~16 GiB at 10,000 clusters and 1,000 streams,
-#                         more than a 24 GiB machine holds beside the rest)
+#                         (default 10,000, the size: SotW is served
+#                         from the same feeds and shared encodings as delta)
 #   PROPAGATION_CLUSTERS  real-Envoy cluster counts, comma-separated
 #   PROPAGATION_EDITS     edits per cluster count
 #   ENVOY_BIN             Envoy 1.40 (make envoy installs one)
@@ -27,7 +26,7 @@ PERF_COUNT=${PERF_COUNT:-$COUNT}
 PERF_BENCHTIME=${PERF_BENCHTIME:-5x}
 FANOUT_STREAMS=${FANOUT_STREAMS:-1000}
 FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
-FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-1000}
+FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-10000}
 PROPAGATION_CLUSTERS=${PROPAGATION_CLUSTERS:-100,1000,10000}
 PROPAGATION_EDITS=${PROPAGATION_EDITS:-50}
 ENVOY_BIN=${ENVOY_BIN:-$PWD/.venv/bin/envoy}

@@ -12,10 +12,11 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
-// checkConsistent is the gate before SetSnapshot: go-control-plane's own
-// check (EDS references), plus SDS, which it does not check. In ADS mode
-// the cache withholds an SDS reply that holds a secret Envoy did not ask
-// for, and a cluster whose secret is missing stays warming forever.
+// checkConsistent is the gate before a snapshot is served: go-control-plane's
+// own check (EDS references), plus SDS, which it does not check. A cluster
+// whose secret is missing stays warming forever, and a secret no cluster
+// reads is a translation bug (go-control-plane's ADS cache, which served
+// SotW before package xds did, withheld the SDS reply holding one).
 func checkConsistent(d *digests, s *servedSnapshot) error {
 	if err := s.Consistent(); err != nil {
 		return err

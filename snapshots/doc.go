@@ -8,6 +8,6 @@
 // configurations and listener certificates, whose private keys no other
 // fleet's snapshot, feed or debug dump ever holds.
 //
-// It owns the snapshot cache. It must not talk to Kubernetes, translate
+// It owns the fleets' snapshots and feeds. It must not talk to Kubernetes, translate
 // policies, or run a gRPC server (that is package xds).
 package snapshots

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// A Feed is what a fleet's delta xDS streams read: per type, the served
+// A Feed is what a fleet's xDS streams read, delta and SotW: per type, the served
 // resources with their versions, and a log of which names changed at which
 // generation. A stream remembers the generation it last caught up with and
 // reads only the names changed since, so an update costs each stream its
@@ -37,16 +37,19 @@ type feedTable struct {
 	log     []feedChange
 	logFrom uint64
 
-	fullMu sync.Mutex
-	full   *FullAnswer // every entry, encoded; nil once an update changes the type
+	fullMu  sync.Mutex
+	full    *FullAnswer // every entry, encoded; nil once an update changes the type
+	fullAny *FullAnswer // the same as SotW resources (EncodedAny); reset with full
 }
 
 // FullAnswer is every entry of a type, sorted by name and encoded back to
 // back: the first answer to a wildcard subscription, which every stream
-// connecting before the type changes again shares.
+// connecting before the type changes again shares (and, for SotW, every
+// answer to a wildcard CDS or LDS subscription at this content).
 type FullAnswer struct {
-	Names   []string
-	Encoded []byte
+	Names    []string
+	Versions []string // of each name: what a NACK compares with the last ACK
+	Encoded  []byte
 }
 
 type feedChange struct {
@@ -63,6 +66,10 @@ type FeedEntry struct {
 	once    sync.Once
 	encoded []byte
 	err     error
+
+	anyOnce    sync.Once
+	encodedAny []byte
+	anyErr     error
 }
 
 // Encoded is the entry as one element of a DeltaDiscoveryResponse's
@@ -86,8 +93,32 @@ func (e *FeedEntry) Encoded() ([]byte, error) {
 	return e.encoded, e.err
 }
 
-// deltaResourcesField is DeltaDiscoveryResponse.resources.
-const deltaResourcesField = 2
+// EncodedAny is the entry as one element of a (SotW) DiscoveryResponse's
+// resources (field 2): tag, length and a google.protobuf.Any, marshalled
+// once and shared by every stream like Encoded.
+func (e *FeedEntry) EncodedAny() ([]byte, error) {
+	e.anyOnce.Do(func() {
+		deterministic := proto.MarshalOptions{Deterministic: true}
+		value := &anypb.Any{}
+		if e.anyErr = anypb.MarshalFrom(value, e.Resource, deterministic); e.anyErr != nil {
+			return
+		}
+		b, err := deterministic.Marshal(value)
+		if err != nil {
+			e.anyErr = err
+			return
+		}
+		e.encodedAny = protowire.AppendBytes(protowire.AppendTag(nil, sotwResourcesField, protowire.BytesType), b)
+	})
+	return e.encodedAny, e.anyErr
+}
+
+// deltaResourcesField is DeltaDiscoveryResponse.resources; sotwResourcesField
+// is DiscoveryResponse.resources.
+const (
+	deltaResourcesField = 2
+	sotwResourcesField  = 2
+)
 
 // minLog is the fewest changes a type's log keeps; beyond it the log keeps
 // about twice the type's resources, so memory follows the served set while
@@ -113,7 +144,7 @@ func (f *Feed) update(snap *servedSnapshot) {
 		if t.version == snap.GetVersion(typeURL) {
 			continue // a type's version hashes all of its resources' versions
 		}
-		t.version, t.full = snap.GetVersion(typeURL), nil
+		t.version, t.full, t.fullAny = snap.GetVersion(typeURL), nil, nil
 		versions := snap.VersionMap[typeURL]
 		for name, r := range snap.byType[typeURL] {
 			if old := t.entries[name]; old != nil && old.Version == versions[name] {
@@ -210,27 +241,43 @@ func (v FeedView) Full() (*FullAnswer, error) {
 	if v.table == nil {
 		return &FullAnswer{}, nil
 	}
+	return v.full(&v.table.full, (*FeedEntry).Encoded)
+}
+
+// FullAny is Full for SotW: every entry as DiscoveryResponse resources
+// (EncodedAny), built once per content of the type and shared by every
+// stream it answers.
+func (v FeedView) FullAny() (*FullAnswer, error) {
+	if v.table == nil {
+		return &FullAnswer{}, nil
+	}
+	return v.full(&v.table.fullAny, (*FeedEntry).EncodedAny)
+}
+
+// full returns *cached, building it from every entry with encode first.
+func (v FeedView) full(cached **FullAnswer, encode func(*FeedEntry) ([]byte, error)) (*FullAnswer, error) {
 	t := v.table
 	t.fullMu.Lock() // readers share the feed's read lock; updates exclude them
 	defer t.fullMu.Unlock()
-	if t.full != nil {
-		return t.full, nil
+	if *cached != nil {
+		return *cached, nil
 	}
 	entries := make([]*FeedEntry, 0, len(t.entries))
 	for _, e := range t.entries {
 		entries = append(entries, e)
 	}
 	slices.SortFunc(entries, func(a, b *FeedEntry) int { return strings.Compare(a.Name, b.Name) })
-	full := &FullAnswer{Names: make([]string, 0, len(entries))}
+	full := &FullAnswer{Names: make([]string, 0, len(entries)), Versions: make([]string, 0, len(entries))}
 	for _, e := range entries {
-		b, err := e.Encoded()
+		b, err := encode(e)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name, err)
 		}
 		full.Names = append(full.Names, e.Name)
+		full.Versions = append(full.Versions, e.Version)
 		full.Encoded = append(full.Encoded, b...)
 	}
-	t.full = full
+	*cached = full
 	return full, nil
 }
 

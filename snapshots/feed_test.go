@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 
 	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
 )
@@ -136,5 +138,65 @@ func TestFeedFullAnswerIsSharedWithinAGeneration(t *testing.T) {
 	}
 	if full() == first {
 		t.Error("a new generation kept the old encoding")
+	}
+}
+
+// FullAny is the SotW answer of every entry: DiscoveryResponse resources,
+// each an Any of the entry's resource, in name order, with their versions;
+// one encoding per content of the type, whatever the number of streams.
+func TestFeedFullAnyIsSharedAndDecodesAsResponseResources(t *testing.T) {
+	p := New(Options{})
+	p.NodeStreamOpened(&corev3.Node{Id: "envoy-1", Cluster: "edge"})
+	f := p.Feed("edge")
+	if _, err := p.Publish(st.Output(payments, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	fullAny := func() *FullAnswer {
+		var a *FullAnswer
+		f.Read(resource.ClusterType, func(v FeedView) {
+			var err error
+			if a, err = v.FullAny(); err != nil {
+				t.Fatal(err)
+			}
+			resp := &discoveryv3.DiscoveryResponse{}
+			if err := proto.Unmarshal(a.Encoded, resp); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.GetResources()) != len(a.Names) {
+				t.Fatalf("%d resources for %d names", len(resp.GetResources()), len(a.Names))
+			}
+			for i, element := range resp.GetResources() {
+				e := v.Entry(a.Names[i])
+				got, err := element.UnmarshalNew()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !proto.Equal(got, e.Resource) || a.Versions[i] != e.Version {
+					t.Errorf("resource %d is not entry %s at version %s", i, e.Name, e.Version)
+				}
+				one, err := e.EncodedAny()
+				if err != nil {
+					t.Fatal(err)
+				}
+				single := &discoveryv3.DiscoveryResponse{}
+				if err := proto.Unmarshal(one, single); err != nil || len(single.GetResources()) != 1 || !proto.Equal(single.GetResources()[0], element) {
+					t.Errorf("EncodedAny of %s is not the response element the full answer holds (%v)", e.Name, err)
+				}
+			}
+		})
+		return a
+	}
+	first := fullAny()
+	wantList(t, "full SotW answer", first.Names, "bank/ledger/443", "shop/payments/8443")
+	if fullAny() != first {
+		t.Error("a second stream at the same content got a new encoding")
+	}
+	moved := payments
+	moved.SNI = "moved.shop"
+	if _, err := p.Publish(st.Output(moved, ledger)); err != nil {
+		t.Fatal(err)
+	}
+	if fullAny() == first {
+		t.Error("new clusters kept the old encoding")
 	}
 }

@@ -13,11 +13,6 @@ import (
 // --service-cluster). An empty cluster is the fleet "".
 func Fleet(node *corev3.Node) string { return node.GetCluster() }
 
-// fleetHash makes the snapshot cache key snapshots by fleet, not node ID.
-type fleetHash struct{}
-
-func (fleetHash) ID(node *corev3.Node) string { return Fleet(node) }
-
 // fleetResources is what one fleet is served, each slice sorted by name.
 type fleetResources struct {
 	clusters  []*clusterv3.Cluster

@@ -1,7 +1,6 @@
 package snapshots
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +32,6 @@ type Publisher struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *metrics
-	cache   cache.SnapshotCache
 	ready   atomic.Bool
 	digests *digests
 
@@ -50,7 +47,7 @@ type Publisher struct {
 type fleetState struct {
 	streams  int
 	snapshot *servedSnapshot
-	feed     *Feed // what the fleet's delta streams read
+	feed     *Feed // what the fleet's streams read
 }
 
 // nodeState maps a node ID to its fleet for DebugSnapshot.
@@ -59,7 +56,7 @@ type nodeState struct {
 	streams int
 }
 
-// New returns a Publisher whose cache runs in ADS mode keyed by fleet.
+// New returns a Publisher with no fleet and nothing published.
 func New(opts Options) *Publisher {
 	logger := opts.Logger
 	if logger == nil {
@@ -69,15 +66,11 @@ func New(opts Options) *Publisher {
 		opts:    opts,
 		log:     logger,
 		metrics: newMetrics(opts.Registerer),
-		cache:   cache.NewSnapshotCache(true, fleetHash{}, NewCacheLogger(logger)),
 		fleets:  map[string]*fleetState{},
 		nodes:   map[string]*nodeState{},
 		digests: newDigests(),
 	}
 }
-
-// Cache is what the xDS server serves from.
-func (p *Publisher) Cache() cache.SnapshotCache { return p.cache }
 
 // Ready reports that a first translation was published.
 func (p *Publisher) Ready() bool { return p.ready.Load() }
@@ -147,8 +140,8 @@ func (p *Publisher) countResources(out translator.Output, whole *servedSnapshot)
 	}
 }
 
-// NodeStreamOpened registers a stream of node before its first watch, so
-// a fleet seen for the first time gets its snapshot before the cache looks.
+// NodeStreamOpened registers a stream of node before it reads its fleet's
+// feed, so a fleet seen for the first time is fed the last translation.
 func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	fleet := Fleet(node)
 	p.mu.Lock()
@@ -190,7 +183,6 @@ func (p *Publisher) NodeStreamClosed(node *corev3.Node) {
 	if st := p.fleets[fleet]; st != nil {
 		if st.streams--; st.streams <= 0 {
 			delete(p.fleets, fleet)
-			p.cache.ClearSnapshot(fleet)
 		}
 	}
 }
@@ -261,20 +253,15 @@ func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnap
 	return nil
 }
 
-// set hands a validated snapshot to the cache; p.mu is held.
+// set makes a validated snapshot what fleet's feed serves; p.mu is held.
 func (p *Publisher) set(fleet string, snap *servedSnapshot) {
-	// The cache only fails when the context ends, which Background never does.
-	if err := p.cache.SetSnapshot(context.Background(), fleet, snap); err != nil {
-		p.log.Error("set snapshot", "fleet", fleet, "error", err)
-		return
-	}
 	if st := p.fleets[fleet]; st != nil {
 		st.snapshot = snap
 		st.feed.update(snap)
 	}
 }
 
-// Feed is what the delta streams of fleet read; nil until a stream of the
+// Feed is what the streams of fleet read; nil until a stream of the
 // fleet opened (NodeStreamOpened). It stays the fleet's while any of its
 // streams is open.
 func (p *Publisher) Feed(fleet string) *Feed {

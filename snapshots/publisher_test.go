@@ -16,13 +16,16 @@ var (
 	ledger   = st.Backend{Namespace: "bank", Service: "ledger", Port: 443, SNI: "ledger.bank"}
 )
 
+// served is the snapshot fleet's feed serves.
 func served(t *testing.T, p *Publisher, fleet string) *servedSnapshot {
 	t.Helper()
-	s, err := p.Cache().GetSnapshot(fleet)
-	if err != nil {
-		t.Fatalf("fleet %q: %v", fleet, err)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.fleets[fleet]
+	if st == nil || st.snapshot == nil {
+		t.Fatalf("fleet %q: no snapshot served", fleet)
 	}
-	return s.(*servedSnapshot)
+	return st.snapshot
 }
 
 func TestPublishSetsChangedContentOnly(t *testing.T) {
@@ -162,8 +165,8 @@ func TestLastStreamOfFleetClearsItsSnapshot(t *testing.T) {
 	p.NodeStreamClosed(node)
 	served(t, p, "edge")
 	p.NodeStreamClosed(node)
-	if _, err := p.Cache().GetSnapshot("edge"); err == nil {
-		t.Fatal("snapshot kept for a fleet without streams")
+	if p.Feed("edge") != nil {
+		t.Fatal("snapshot and feed kept for a fleet without streams")
 	}
 }
 

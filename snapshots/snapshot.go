@@ -18,6 +18,10 @@ import (
 // listeners were served: clusters and listeners ask for them by name.
 var servedTypes = []string{resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType, resource.SecretType}
 
+// ServedTypes are the types tlsplane serves, in ADS warming order: the
+// order in which a stream is answered types that changed together.
+func ServedTypes() []string { return slices.Clone(servedTypes) }
+
 // Serves reports whether tlsplane serves typeURL (to every fleet, if only
 // empty): anything else is answered empty and counted as "other".
 func Serves(typeURL string) bool { return slices.Contains(servedTypes, typeURL) }
@@ -27,16 +31,14 @@ func everything(out translator.Output) fleetResources {
 	return fleetResources{clusters: out.Clusters, endpoints: out.Endpoints, secrets: out.Secrets}
 }
 
-// servedSnapshot is a cache.Snapshot whose GetResources hands out one map
-// per type, built once, where cache.Snapshot builds a copy per call: per
-// request, the copies cost O(requests × resources). The delta streams' Feed
-// is filled from these maps too. The maps are read-only, like the snapshot.
+// servedSnapshot is a cache.Snapshot (for its versions and its Consistent
+// check) whose GetResources hands out one map per type, built once, where
+// cache.Snapshot builds a copy per call. A fleet's Feed is filled from
+// these maps. The maps are read-only, like the snapshot.
 type servedSnapshot struct {
 	*cache.Snapshot
 	byType map[string]map[string]types.Resource
 }
-
-var _ cache.ResourceSnapshot = (*servedSnapshot)(nil)
 
 // GetResources returns the shared, read-only map of typeURL's resources.
 func (s *servedSnapshot) GetResources(typeURL string) map[string]types.Resource {
@@ -59,8 +61,7 @@ func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A VersionMap set here is kept by ConstructVersionMap (SetSnapshot
-	// calls it); the delta Feed reads it.
+	// The Feed reads the per-resource versions from VersionMap.
 	snap := &servedSnapshot{Snapshot: &cache.Snapshot{VersionMap: v.byResource}, byType: map[string]map[string]types.Resource{}}
 	for _, typeURL := range servedTypes {
 		snap.setType(typeURL, v.byType[typeURL], byType[typeURL])

@@ -2,17 +2,14 @@ package xds
 
 import (
 	"context"
-	"hash/fnv"
 	"log/slog"
 	"slices"
 	"sync"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 )
@@ -23,14 +20,15 @@ const sentPerType = 4
 
 // MaxUnservedTypes bounds the distinct type URLs tlsplane does not serve
 // that one stream may name; the next one ends the stream
-// (ResourceExhausted). go-control-plane's SotW loop costs every request
-// and response the number of types the stream watches, so without a bound
-// a client could make one stream cost quadratic CPU. Envoy asks for a few
-// unserved types at most (runtime, extension configs).
+// (ResourceExhausted). go-control-plane's SotW loop, which served SotW
+// before sotwServer, cost every request and response the number of types
+// the stream watched; the bound keeps what a client can make a stream
+// cost independent of the server's loop. Envoy asks for a few unserved
+// types at most (runtime, extension configs).
 const MaxUnservedTypes = 16
 
-// streamKey tells SotW and delta streams apart: go-control-plane numbers
-// each kind from 1.
+// streamKey tells SotW and delta streams apart: sotwServer and deltaServer
+// each number their streams from 1.
 type streamKey struct {
 	delta bool
 	id    int64
@@ -55,20 +53,27 @@ type streamState struct {
 type sentResponse struct {
 	nonce, version string
 	resources      []string
-	// digests of each resource's bytes, to tell which ones a rejected
-	// response changed (SotW only: a delta response holds only changes).
-	digests map[string]uint64
+	// versions of each resource, to tell which ones a rejected response
+	// changed (SotW only: a delta response holds only changes). Like
+	// resources, shared with the feed's full answer when it is one.
+	versions []string
 }
 
 // changedSince lists the resources of r that are new or different from
 // acked; all of them when nothing was accepted before.
 func (r sentResponse) changedSince(acked sentResponse, ackedFound bool) []string {
-	if !ackedFound || r.digests == nil {
+	if !ackedFound || r.versions == nil {
 		return r.resources
 	}
+	accepted := make(map[string]string, len(acked.resources))
+	for i, name := range acked.resources {
+		if i < len(acked.versions) {
+			accepted[name] = acked.versions[i]
+		}
+	}
 	var changed []string
-	for _, name := range r.resources {
-		if d, ok := acked.digests[name]; !ok || d != r.digests[name] {
+	for i, name := range r.resources {
+		if v, ok := accepted[name]; !ok || v != r.versions[i] {
 			changed = append(changed, name)
 		}
 	}
@@ -92,8 +97,6 @@ type callbacks struct {
 	streams map[streamKey]*streamState
 }
 
-var _ serverv3.Callbacks = (*callbacks)(nil)
-
 func (c *callbacks) OnStreamOpen(ctx context.Context, id int64, _ string) error {
 	c.open(streamKey{id: id}, identityOf(ctx))
 	return nil
@@ -101,8 +104,8 @@ func (c *callbacks) OnStreamOpen(ctx context.Context, id int64, _ string) error 
 
 func (c *callbacks) OnStreamClosed(id int64, _ *corev3.Node) { c.close(streamKey{id: id}) }
 
-// OnStreamRequest runs before go-control-plane creates the watch, so the
-// request can still be changed.
+// OnStreamRequest runs for every SotW request, stale ones included, before
+// sotwServer applies it: it authorizes, counts and reports ACKs and NACKs.
 func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
 	if err := c.authorize(key, req.GetNode()); err != nil {
@@ -126,27 +129,7 @@ func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest)
 		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
 		Resources: sent.resources, changed: sent.changedSince(acked, ackedFound),
 	})
-	if found {
-		// A NACK carries the last accepted version, and go-control-plane
-		// answers any version other than the snapshot's at once: the
-		// rejected version again, forever. Claiming the rejected version
-		// holds the watch until the content (hence the version) changes.
-		req.VersionInfo = sent.version
-	}
 	return nil
-}
-
-func (c *callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
-	names := make([]string, 0, len(resp.GetResources()))
-	digests := make(map[string]uint64, len(resp.GetResources()))
-	for _, r := range resp.GetResources() {
-		name := resourceName(r.GetValue())
-		names = append(names, name)
-		h := fnv.New64a()
-		h.Write(r.GetValue())
-		digests[name] = h.Sum64()
-	}
-	c.sent(streamKey{id: id}, req.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), resources: names, digests: digests})
 }
 
 func (c *callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) error {
@@ -186,17 +169,6 @@ func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscove
 	return nil
 }
 
-// OnStreamDeltaResponse is never called: go-control-plane's delta server
-// does not run (adsServer answers delta), and deltaServer records what it
-// sends with sent itself, without building a response to read names from.
-func (c *callbacks) OnStreamDeltaResponse(int64, *discoveryv3.DeltaDiscoveryRequest, *discoveryv3.DeltaDiscoveryResponse) {
-}
-
-// REST fetches are not served (only ADS is registered).
-func (c *callbacks) OnFetchRequest(context.Context, *discoveryv3.DiscoveryRequest) error { return nil }
-func (c *callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.DiscoveryResponse) {
-}
-
 func (c *callbacks) open(key streamKey, peer peerIdentity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -221,10 +193,10 @@ func (c *callbacks) lastAcked(key streamKey, typeURL string) (sentResponse, bool
 	return sentResponse{}, false
 }
 
-// authorize checks every request, not only the first: go-control-plane
-// watches with whatever node a later request names, so a stream could
-// otherwise switch to another fleet after passing the check once. A
-// request without a node keeps the stream's node, already checked.
+// authorize checks every request, not only the first: a stream must not
+// switch to another fleet after passing the check once, whatever a later
+// request names. A request without a node keeps the stream's node,
+// already checked.
 func (c *callbacks) authorize(key streamKey, node *corev3.Node) error {
 	if c.fleetIdentity == nil {
 		return nil
@@ -366,30 +338,4 @@ func (c *callbacks) lookup(key streamKey, typeURL, nonce string) (sentResponse, 
 		}
 	}
 	return sentResponse{}, false
-}
-
-// resourceName reads a SotW resource's name from its bytes without
-// decoding it: Cluster.name, ClusterLoadAssignment.cluster_name and
-// Secret.name are all field 1, which deterministic marshalling puts first.
-func resourceName(value []byte) string {
-	for len(value) > 0 {
-		num, typ, n := protowire.ConsumeTag(value)
-		if n < 0 {
-			return ""
-		}
-		value = value[n:]
-		if num == 1 && typ == protowire.BytesType {
-			name, m := protowire.ConsumeBytes(value)
-			if m < 0 {
-				return ""
-			}
-			return string(name)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, value)
-		if m < 0 {
-			return ""
-		}
-		value = value[m:]
-	}
-	return ""
 }

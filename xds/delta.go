@@ -13,28 +13,17 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 )
 
-// adsServer is go-control-plane's server for state-of-the-world ADS, with
-// delta ADS answered from the publisher's feeds instead of its cache:
+// deltaServer answers delta ADS from the publisher's feeds:
 // go-control-plane's delta path costs every request and every update the
 // size of the stream's whole subscription, which stalled a real Envoy at
 // 10,000 clusters (it subscribes to each SDS secret in a request of its
-// own). The callbacks are the same for both.
-type adsServer struct {
-	serverv3.Server
-	delta *deltaServer
-}
-
-func (s adsServer) DeltaAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
-	return s.delta.serve(stream)
-}
-
+// own).
 type deltaServer struct {
 	ctx    context.Context // ends every stream on Stop
 	pub    *snapshots.Publisher

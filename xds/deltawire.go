@@ -34,20 +34,30 @@ func newEncodedDelta(version, typeURL, nonce string, removed []string, resources
 	return &encodedDelta{head: head, resources: resources}
 }
 
-// codec is gRPC's proto codec, which also writes an encodedDelta as the
-// concatenation of its parts, without copying them.
+func (d *encodedDelta) parts() ([]byte, [][]byte) { return d.head, d.resources }
+
+// preEncoded is a response whose bytes are its head's then its resources':
+// protobuf lets a message be the concatenation of its fields, in any order.
+type preEncoded interface {
+	parts() (head []byte, resources [][]byte)
+}
+
+// codec is gRPC's proto codec, which also writes a preEncoded response
+// (encodedDelta, encodedSotw) as the concatenation of its parts, without
+// copying them.
 type codec struct{ proto encoding.CodecV2 }
 
 func newCodec() codec { return codec{proto: encoding.GetCodecV2(proto.Name)} }
 
 func (c codec) Marshal(v any) (mem.BufferSlice, error) {
-	d, ok := v.(*encodedDelta)
+	p, ok := v.(preEncoded)
 	if !ok {
 		return c.proto.Marshal(v)
 	}
-	out := make(mem.BufferSlice, 0, 1+len(d.resources))
-	out = append(out, mem.SliceBuffer(d.head))
-	for _, r := range d.resources {
+	head, resources := p.parts()
+	out := make(mem.BufferSlice, 0, 1+len(resources))
+	out = append(out, mem.SliceBuffer(head))
+	for _, r := range resources {
 		out = append(out, mem.SliceBuffer(r))
 	}
 	return out, nil

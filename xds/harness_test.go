@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
@@ -221,4 +222,30 @@ func (s *deltaStream) none(t *testing.T) {
 		t.Fatalf("unexpected delta response %s: %v", resp.GetTypeUrl(), resp.GetResources())
 	case <-time.After(quiet):
 	}
+}
+
+// resourceName reads a SotW resource's name from its bytes without
+// decoding it: Cluster.name, ClusterLoadAssignment.cluster_name and
+// Secret.name are all field 1, which deterministic marshalling puts first.
+func resourceName(value []byte) string {
+	for len(value) > 0 {
+		num, typ, n := protowire.ConsumeTag(value)
+		if n < 0 {
+			return ""
+		}
+		value = value[n:]
+		if num == 1 && typ == protowire.BytesType {
+			name, m := protowire.ConsumeBytes(value)
+			if m < 0 {
+				return ""
+			}
+			return string(name)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, value)
+		if m < 0 {
+			return ""
+		}
+		value = value[m:]
+	}
+	return ""
 }

@@ -57,8 +57,8 @@ func heapAfterGC() uint64 {
 }
 
 // A client that never ACKs gets one response per request it made, however
-// many snapshots are published: the SotW watch is spent by the response,
-// and stale-nonce requests create none.
+// many snapshots are published: a type's next response waits for the last
+// one's ACK or NACK, and stale-nonce requests are ignored.
 func TestClientThatNeverACKsIsBounded(t *testing.T) {
 	const publishes = 500
 	h := start(t, snapshots.Options{})
@@ -167,7 +167,7 @@ func TestDeltaClientThatNeverACKsIsBounded(t *testing.T) {
 	if heapAfter := heapAfterGC(); heapAfter > heapBefore+8<<20 {
 		t.Errorf("heap grew from %d to %d bytes", heapBefore, heapAfter)
 	}
-	// The delta server, like go-control-plane's SotW one, answers a
+	// The delta server, like the SotW one, answers a
 	// stream's type again only after its next request.
 	if n := read.Load(); n != 0 {
 		t.Errorf("the reader that never ACKed was sent %d responses during %d publishes, want none", n, publishes)

@@ -9,8 +9,6 @@ import (
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
-	sotwv3 "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
-	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -84,8 +82,8 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	// long-lived ADS streams.
 	ctx, cancel := context.WithCancel(context.Background())
 	xds := adsServer{
-		Server: serverv3.NewServer(ctx, pub.Cache(), cb, sotwv3.WithLogger(snapshots.NewCacheLogger(logger))),
-		delta:  &deltaServer{ctx: ctx, pub: pub, cb: cb, log: logger},
+		sotw:  &sotwServer{ctx: ctx, pub: pub, cb: cb, log: logger, order: snapshots.ServedTypes()},
+		delta: &deltaServer{ctx: ctx, pub: pub, cb: cb, log: logger},
 	}
 	grpcOpts := []grpc.ServerOption{
 		grpc.ForceServerCodecV2(newCodec()),
@@ -107,6 +105,21 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 		serves: pub.ServesCluster, onReport: opts.OnClusterStats,
 	})
 	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m}
+}
+
+// adsServer serves both ADS flavours from the publisher's feeds, with the
+// same callbacks.
+type adsServer struct {
+	sotw  *sotwServer
+	delta *deltaServer
+}
+
+func (s adsServer) StreamAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
+	return s.sotw.serve(stream)
+}
+
+func (s adsServer) DeltaAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
+	return s.delta.serve(stream)
 }
 
 // Serve serves ADS (SotW and delta) on lis until Stop; it returns nil

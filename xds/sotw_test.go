@@ -127,28 +127,31 @@ func TestSotwInitialFetchUpdateAndUnchanged(t *testing.T) {
 		c.none(t)
 	}
 
-	// A new backend changes every type; an edit to one type re-sends only it.
+	// A new backend changes every type; an edit to one type re-sends only
+	// it. CDS carries every cluster in each response; EDS and SDS only
+	// what changed (xDS protocol, "Grouping Resources into Responses").
 	h.publish(t, st.Output(payments, ledger), true)
 	wantNames(t, "CDS", cds.fetch(t), "bank/ledger/443", "shop/payments/8443")
-	wantNames(t, "EDS", eds.fetch(t), "bank/ledger/443", "shop/payments/8443")
-	wantNames(t, "SDS", sds.fetch(t), "bank/ledger/443/ca", "shop/payments/8443/ca")
+	wantNames(t, "EDS", eds.fetch(t), "bank/ledger/443")
+	wantNames(t, "SDS", sds.fetch(t), "bank/ledger/443/ca")
 	for _, c := range []*adsClient{cds, eds, sds} {
 		c.ack(t)
 	}
 	rotated := payments
 	rotated.CA = "-----BEGIN CERTIFICATE-----\nrotated\n-----END CERTIFICATE-----\n"
 	h.publish(t, st.Output(rotated, ledger), true)
-	wantNames(t, "SDS after CA rotation", sds.fetch(t), "bank/ledger/443/ca", "shop/payments/8443/ca")
+	wantNames(t, "SDS after CA rotation", sds.fetch(t), "shop/payments/8443/ca")
 	cds.none(t)
 	eds.none(t)
+	sds.ack(t)
 
-	// A cluster edit re-sends EDS as well: Envoy warms an updated cluster
-	// until its load assignment comes again.
+	// A cluster edit re-sends its load assignment as well: Envoy warms an
+	// updated cluster until its load assignment comes again.
 	resni := rotated
 	resni.SNI = "payments.internal"
 	h.publish(t, st.Output(resni, ledger), true)
-	cds.fetch(t)
-	wantNames(t, "EDS after a cluster edit", eds.fetch(t), "bank/ledger/443", "shop/payments/8443")
+	wantNames(t, "CDS after a cluster edit", cds.fetch(t), "bank/ledger/443", "shop/payments/8443")
+	wantNames(t, "EDS after a cluster edit", eds.fetch(t), "shop/payments/8443")
 	sds.none(t)
 }
 

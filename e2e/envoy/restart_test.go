@@ -25,8 +25,11 @@ func startTrafficLoop(e *env, cluster, path string, interval, max time.Duration)
 
 // churn is what must not move when Envoy reconnects to a restarted
 // tlsplane: cluster churn and rejections. With state-of-the-world ADS also
-// each subscription's version; delta subscriptions' version gauges follow
-// system_version_info, so resources' own versions are compared instead.
+// the CDS subscription's version: every CDS response carries every
+// cluster. An EDS or SDS subscription's version gauge is the version of the
+// last response naming its resource, and SotW sends a load assignment or
+// secret only when it changed (or is asked for anew, as on reconnecting),
+// so like delta's they are not compared: resources' own versions are.
 func churn(stats map[string]int64, apiType string) map[string]int64 {
 	out := map[string]int64{}
 	for k, v := range stats {
@@ -34,8 +37,7 @@ func churn(stats map[string]int64, apiType string) map[string]int64 {
 		case k == "cluster_manager.cluster_modified", k == "cluster_manager.cluster_added", k == "cluster_manager.cluster_removed",
 			strings.HasSuffix(k, ".update_rejected"):
 			out[k] = v
-		case apiType == "GRPC" && strings.HasSuffix(k, ".version") &&
-			(strings.HasPrefix(k, "cluster_manager.cds.") || strings.HasPrefix(k, "sds.") || strings.HasPrefix(k, "cluster.")):
+		case apiType == "GRPC" && k == "cluster_manager.cds.version":
 			out[k] = v
 		}
 	}
