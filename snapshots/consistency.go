@@ -18,14 +18,20 @@ import (
 // reads is a translation bug (go-control-plane's ADS cache, which served
 // SotW before package xds did, withheld the SDS reply holding one).
 func checkConsistent(d *digests, s *servedSnapshot) error {
-	if err := s.Consistent(); err != nil {
-		return err
-	}
 	secrets := s.GetResources(resource.SecretType)
 	clusters := s.GetResources(resource.ClusterType)
+	endpoints := s.GetResources(resource.EndpointType)
 	referenced := map[string]bool{}
+	assigned := map[string]bool{}
 	for _, r := range sortedNames(clusters) {
-		dg, err := d.of(clusters[r])
+		c := clusters[r].(*clusterv3.Cluster)
+		if isEDS(c) {
+			if _, ok := endpoints[edsName(c)]; !ok {
+				return fmt.Errorf("cluster %s: reads load assignment %q, which is not in the snapshot", c.GetName(), edsName(c))
+			}
+			assigned[edsName(c)] = true
+		}
+		dg, err := d.of(c)
 		if err != nil {
 			return err
 		}
@@ -34,6 +40,11 @@ func checkConsistent(d *digests, s *servedSnapshot) error {
 				return fmt.Errorf("cluster %s: references secret %q, which is not in the snapshot", dg.name, name)
 			}
 			referenced[name] = true
+		}
+	}
+	for _, name := range sortedNames(endpoints) {
+		if !assigned[name] {
+			return fmt.Errorf("load assignment %s: read by no EDS cluster", name)
 		}
 	}
 	for _, name := range sortedNames(secrets) {
@@ -127,4 +138,9 @@ func referencedSecrets(c *clusterv3.Cluster) ([]string, error) {
 // sortedNames keeps error messages deterministic.
 func sortedNames[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// isEDS: the cluster reads its endpoints over EDS.
+func isEDS(c *clusterv3.Cluster) bool {
+	return c.GetType() == clusterv3.Cluster_EDS
 }

@@ -16,8 +16,8 @@ func TestNewSnapshotRefusesInconsistentOutput(t *testing.T) {
 		"consistent":        {edit: func(*translator.Output) {}},
 		"missing secret":    {edit: func(o *translator.Output) { o.Secrets = nil }, wantErr: `references secret "shop/payments/8443/ca"`},
 		"orphan secret":     {edit: func(o *translator.Output) { o.Secrets = append(o.Secrets, st.Secret(ledger)) }, wantErr: "secret bank/ledger/443/ca: referenced by no cluster"},
-		"missing endpoints": {edit: func(o *translator.Output) { o.Endpoints = nil }, wantErr: "mismatched"},
-		"orphan endpoints":  {edit: func(o *translator.Output) { o.Endpoints = append(o.Endpoints, st.Endpoints(ledger)) }, wantErr: "mismatched"},
+		"missing endpoints": {edit: func(o *translator.Output) { o.Endpoints = nil }, wantErr: `reads load assignment "shop/payments/8443", which is not in the snapshot`},
+		"orphan endpoints":  {edit: func(o *translator.Output) { o.Endpoints = append(o.Endpoints, st.Endpoints(ledger)) }, wantErr: "load assignment bank/ledger/443: read by no EDS cluster"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := st.Output(payments)

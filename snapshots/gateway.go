@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -73,10 +72,7 @@ func gatewaySnapshot(d *digests, base *servedSnapshot, own *translator.FleetReso
 		return prev, nil
 	}
 
-	snap := &servedSnapshot{
-		Snapshot: &cache.Snapshot{VersionMap: map[string]map[string]string{}},
-		byType:   map[string]map[string]types.Resource{},
-	}
+	snap := newServedSnapshot()
 	for _, typeURL := range []string{resource.ClusterType, resource.EndpointType} {
 		snap.share(base, typeURL)
 	}
@@ -97,7 +93,7 @@ func gatewaySnapshot(d *digests, base *servedSnapshot, own *translator.FleetReso
 
 // share serves from's typeURL resources, maps and versions as they are.
 func (s *servedSnapshot) share(from *servedSnapshot, typeURL string) {
-	s.Resources[cache.GetResponseType(typeURL)] = from.Resources[cache.GetResponseType(typeURL)]
+	s.versions[typeURL] = from.versions[typeURL]
 	s.byType[typeURL] = from.byType[typeURL]
 	s.VersionMap[typeURL] = from.VersionMap[typeURL]
 }
@@ -105,20 +101,17 @@ func (s *servedSnapshot) share(from *servedSnapshot, typeURL string) {
 // mergeSecrets serves base's secrets and the fleet's own, at version.
 // checkListeners made sure no name is in both.
 func (s *servedSnapshot) mergeSecrets(base *servedSnapshot, part fleetPart, version string) {
-	idx := cache.GetResponseType(resource.SecretType)
-	items := maps.Clone(base.Resources[idx].Items)
 	named := maps.Clone(base.byType[resource.SecretType])
 	versions := maps.Clone(base.VersionMap[resource.SecretType])
-	if items == nil {
-		items, named, versions = map[string]types.ResourceWithTTL{}, map[string]types.Resource{}, map[string]string{}
+	if named == nil {
+		named, versions = map[string]types.Resource{}, map[string]string{}
 	}
 	for i, secret := range part.own.Secrets {
 		name := secret.GetName()
-		items[name] = types.ResourceWithTTL{Resource: secret}
 		named[name] = secret
 		versions[name] = part.secretWire(i)
 	}
-	s.Resources[idx] = cache.Resources{Version: version, Items: items}
+	s.versions[resource.SecretType] = version
 	s.byType[resource.SecretType] = named
 	s.VersionMap[resource.SecretType] = versions
 }

@@ -104,14 +104,8 @@ func TestTwoPublishersGiveIdenticalVersions(t *testing.T) {
 			t.Errorf("%s: %q vs %q", typeURL, sa.GetVersion(typeURL), sb.GetVersion(typeURL))
 		}
 	}
-	if err := sa.ConstructVersionMap(); err != nil {
-		t.Fatal(err)
-	}
-	if err := sb.ConstructVersionMap(); err != nil {
-		t.Fatal(err)
-	}
 	for _, typeURL := range servedTypes {
-		va, vb := sa.GetVersionMap(typeURL), sb.GetVersionMap(typeURL)
+		va, vb := sa.VersionMap[typeURL], sb.VersionMap[typeURL]
 		if len(va) == 0 || len(va) != len(vb) {
 			t.Fatalf("%s: per-resource versions %v vs %v", typeURL, va, vb)
 		}

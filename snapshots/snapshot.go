@@ -31,14 +31,22 @@ func everything(out translator.Output) fleetResources {
 	return fleetResources{clusters: out.Clusters, endpoints: out.Endpoints, secrets: out.Secrets}
 }
 
-// servedSnapshot is a cache.Snapshot (for its versions and its Consistent
-// check) whose GetResources hands out one map per type, built once, where
-// cache.Snapshot builds a copy per call. A fleet's Feed is filled from
-// these maps. The maps are read-only, like the snapshot.
+// servedSnapshot is what a fleet is served: per type, its resources by
+// name, each one's version and the type's version. The maps are read-only
+// once the snapshot is published, except the whole translation's, which
+// the next publish patches in place under the publisher's lock (patch.go).
 type servedSnapshot struct {
-	*cache.Snapshot
-	byType map[string]map[string]types.Resource
+	versions   map[string]string
+	byType     map[string]map[string]types.Resource
+	VersionMap map[string]map[string]string
 }
+
+func newServedSnapshot() *servedSnapshot {
+	return &servedSnapshot{versions: map[string]string{}, byType: map[string]map[string]types.Resource{}, VersionMap: map[string]map[string]string{}}
+}
+
+// GetVersion is typeURL's content version.
+func (s *servedSnapshot) GetVersion(typeURL string) string { return s.versions[typeURL] }
 
 // GetResources returns the shared, read-only map of typeURL's resources.
 func (s *servedSnapshot) GetResources(typeURL string) map[string]types.Resource {
@@ -61,8 +69,8 @@ func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The Feed reads the per-resource versions from VersionMap.
-	snap := &servedSnapshot{Snapshot: &cache.Snapshot{VersionMap: v.byResource}, byType: map[string]map[string]types.Resource{}}
+	snap := newServedSnapshot()
+	snap.VersionMap = v.byResource
 	for _, typeURL := range servedTypes {
 		snap.setType(typeURL, v.byType[typeURL], byType[typeURL])
 	}
@@ -74,7 +82,7 @@ func newSnapshot(d *digests, res fleetResources) (*servedSnapshot, error) {
 
 // setType makes items typeURL's resources, at version.
 func (s *servedSnapshot) setType(typeURL, version string, items []types.Resource) {
-	s.Resources[cache.GetResponseType(typeURL)] = cache.NewResources(version, items)
+	s.versions[typeURL] = version
 	named := make(map[string]types.Resource, len(items))
 	for _, r := range items {
 		named[cache.GetResourceName(r)] = r
