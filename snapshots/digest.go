@@ -67,6 +67,14 @@ func (d *digests) of(r types.Resource) (*digest, error) {
 	return dg, nil
 }
 
+// forget drops r's digest: a patch replaced or removed r.
+func (d *digests) forget(r types.Resource) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.cur, r)
+	delete(d.prev, r)
+}
+
 func digestOf(r types.Resource) (*digest, error) {
 	name := cache.GetResourceName(r)
 	b, err := cache.MarshalResource(r)

@@ -131,7 +131,14 @@ func newFeed() *Feed {
 
 // update makes snap the feed's content: one generation, logging the names
 // whose version differs from what was served.
-func (f *Feed) update(snap *servedSnapshot) {
+func (f *Feed) update(snap *servedSnapshot) { f.refresh(snap, nil) }
+
+// patch is update when only the named resources (per type) can differ
+// from what the feed holds: it costs the names, not the snapshot.
+func (f *Feed) patch(snap *servedSnapshot, names map[string][]string) { f.refresh(snap, names) }
+
+// refresh is update (names nil) or patch.
+func (f *Feed) refresh(snap *servedSnapshot, names map[string][]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gen++
@@ -145,24 +152,42 @@ func (f *Feed) update(snap *servedSnapshot) {
 			continue // a type's version hashes all of its resources' versions
 		}
 		t.version, t.full, t.fullAny = snap.GetVersion(typeURL), nil, nil
-		versions := snap.VersionMap[typeURL]
-		for name, r := range snap.byType[typeURL] {
-			if old := t.entries[name]; old != nil && old.Version == versions[name] {
-				continue
+		if names == nil {
+			for name := range snap.byType[typeURL] {
+				t.set(f.gen, snap, typeURL, name)
 			}
-			t.entries[name] = &FeedEntry{Name: name, Version: versions[name], Resource: r}
-			t.log = append(t.log, feedChange{gen: f.gen, name: name})
-		}
-		for name := range t.entries {
-			if _, ok := snap.byType[typeURL][name]; !ok {
-				delete(t.entries, name)
-				t.log = append(t.log, feedChange{gen: f.gen, name: name})
+			for name := range t.entries {
+				t.set(f.gen, snap, typeURL, name)
+			}
+		} else {
+			for _, name := range names[typeURL] {
+				t.set(f.gen, snap, typeURL, name)
 			}
 		}
 		t.trim()
 	}
 	close(f.changed)
 	f.changed = make(chan struct{})
+}
+
+// set brings one name up to snap: added, changed (a new version) or
+// removed, and logged; nothing when the feed holds it already.
+func (t *feedTable) set(gen uint64, snap *servedSnapshot, typeURL, name string) {
+	r, served := snap.byType[typeURL][name]
+	old := t.entries[name]
+	switch {
+	case !served && old == nil:
+		return
+	case !served:
+		delete(t.entries, name)
+	default:
+		version := snap.VersionMap[typeURL][name]
+		if old != nil && old.Version == version {
+			return
+		}
+		t.entries[name] = &FeedEntry{Name: name, Version: version, Resource: r}
+	}
+	t.log = append(t.log, feedChange{gen: gen, name: name})
 }
 
 // trim drops the older half of a log grown past its bound, whole

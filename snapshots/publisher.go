@@ -37,6 +37,7 @@ type Publisher struct {
 
 	mu     sync.Mutex
 	last   *translator.Output // last output that passed validation
+	patch  *patchable         // whole, kept for patching; nil: build the next whole
 	whole  *servedSnapshot    // last output unfiltered: decides "changed" when no fleet is connected
 	fleets map[string]*fleetState
 	nodes  map[string]*nodeState
@@ -83,25 +84,26 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	start := time.Now()
 	defer func() { p.metrics.duration.Observe(time.Since(start).Seconds()) }()
 
-	p.digests.rotate()
-	whole, err := newSnapshot(p.digests, everything(out))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	whole, touched, undo, err := p.wholeSnapshot(out)
 	if err != nil {
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
 	}
-
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.checkUnservedFleets(out, whole); err != nil {
+	fail := func(err error) (bool, error) {
+		undo()
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
+	}
+	if err := p.checkUnservedFleets(out, whole); err != nil {
+		return fail(err)
 	}
 	pending := map[string]*servedSnapshot{}
 	for fleet, st := range p.fleets {
 		snap, err := p.snapshotFor(out, fleet, whole)
 		if err != nil {
-			p.metrics.publishes.WithLabelValues("error").Inc()
-			return false, err
+			return fail(err)
 		}
 		if st.snapshot == nil || !sameVersions(st.snapshot, snap) {
 			pending[fleet] = snap
@@ -109,7 +111,7 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	}
 	changed = len(pending) > 0 || p.whole == nil || !sameVersions(p.whole, whole)
 	for _, fleet := range sortedNames(pending) {
-		p.set(fleet, pending[fleet])
+		p.set(fleet, pending[fleet], p.patchNames(out, fleet, touched))
 	}
 	p.last, p.whole = &out, whole
 	p.ready.Store(true)
@@ -121,6 +123,45 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	p.metrics.publishes.WithLabelValues("changed").Inc()
 	p.log.Info("snapshot published", append(versionAttrs(whole), "fleets_updated", len(pending))...)
 	return true, nil
+}
+
+// wholeSnapshot is the unrestricted share of out: the last one patched
+// with out's changes when out names them since what was last published,
+// else built whole. touched is nil when built whole; undo puts a patch
+// back. p.mu is held.
+func (p *Publisher) wholeSnapshot(out translator.Output) (whole *servedSnapshot, touched map[string][]string, undo func(), err error) {
+	if pt := p.patch; pt != nil && out.Changed != nil && out.Changed.Since == pt.gen && p.whole == pt.snap {
+		return pt.apply(p.digests, out)
+	}
+	p.patch = nil
+	p.digests.rotate()
+	if whole, err = newSnapshot(p.digests, everything(out)); err != nil {
+		return nil, nil, nil, err
+	}
+	if out.Generation != 0 {
+		// Only a Translator's Outputs say what changed since the last.
+		if p.patch, err = newPatchable(p.digests, out.Generation, whole); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return whole, nil, func() { p.patch = nil }, nil
+}
+
+// patchNames are the names fleet's feed must look at again after a patch,
+// or nil when the feed must compare everything: a restricted fleet's
+// snapshot is its own, and a Gateway fleet whose own resources changed
+// has new listeners and routes.
+func (p *Publisher) patchNames(out translator.Output, fleet string, touched map[string][]string) map[string][]string {
+	if touched == nil {
+		return nil
+	}
+	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted {
+		return nil
+	}
+	if out.Changed == nil || slices.Contains(out.Changed.Fleets, fleet) {
+		return nil
+	}
+	return touched
 }
 
 // countResources sets the resource gauges: what every fleet may be served,
@@ -166,7 +207,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 		p.log.Error("fleet snapshot rejected", "fleet", fleet, "error", err)
 		return
 	}
-	p.set(fleet, snap)
+	p.set(fleet, snap, nil)
 }
 
 // NodeStreamClosed undoes NodeStreamOpened. A fleet without streams is
@@ -253,11 +294,16 @@ func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnap
 	return nil
 }
 
-// set makes a validated snapshot what fleet's feed serves; p.mu is held.
-func (p *Publisher) set(fleet string, snap *servedSnapshot) {
+// set makes a validated snapshot what fleet's feed serves, looking only
+// at names (per type) when they are given; p.mu is held.
+func (p *Publisher) set(fleet string, snap *servedSnapshot, names map[string][]string) {
 	if st := p.fleets[fleet]; st != nil {
 		st.snapshot = snap
-		st.feed.update(snap)
+		if names != nil {
+			st.feed.patch(snap, names)
+		} else {
+			st.feed.update(snap)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package translator_test
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +20,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
 )
 
@@ -136,6 +139,12 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 	}
 	tr := translator.New()
 	last := tr.Translate(inputsOf(state), nil, clock(0), opts)
+	// A publisher patched with every Update, against one publishing each
+	// whole translation afresh: their feeds must hold the same.
+	patched := newFeeds(t)
+	if _, err := patched.pub.Publish(last); err != nil {
+		t.Fatalf("first publish: %v", err)
+	}
 	for step := 1; step <= steps; step++ {
 		var changes []translator.Change
 		for range 1 + r.IntN(4) {
@@ -160,6 +169,16 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 			t.Fatalf("step %d (%s): cluster namespaces or CA expiries differ", step, describe(changes))
 		}
 		checkChanged(t, step, last, got)
+		fresh := newFeeds(t)
+		_, wantErr := fresh.pub.Publish(want)
+		if _, err := patched.pub.Publish(got); (err == nil) != (wantErr == nil) {
+			t.Fatalf("step %d (%s): patched publish: %v, whole publish: %v", step, describe(changes), err, wantErr)
+		}
+		if wantErr == nil {
+			if diff := patched.difference(fresh); diff != "" {
+				t.Fatalf("step %d (%s): the patched publisher serves otherwise than a fresh one: %s", step, describe(changes), diff)
+			}
+		}
 		last = got
 	}
 }
@@ -350,4 +369,45 @@ func describe(changes []translator.Change) string {
 		s += verb + " " + string(c.Kind) + " " + c.Key.String()
 	}
 	return s
+}
+
+// feeds is a Publisher with a stream open for an unrestricted fleet, a
+// namespace-restricted one and every Gateway fleet of the golden inputs.
+type feeds struct {
+	pub    *snapshots.Publisher
+	fleets []string
+}
+
+func newFeeds(t *testing.T) feeds {
+	f := feeds{
+		pub:    snapshots.New(snapshots.Options{FleetNamespaces: map[string][]string{"shop-only": {"shop"}}}),
+		fleets: []string{"mesh", "shop-only", "shop/edge", "web/edge", "infra/edge", "edge/by-spec", "shop/ours"},
+	}
+	for _, fleet := range f.fleets {
+		f.pub.NodeStreamOpened(&corev3.Node{Id: fleet, Cluster: fleet})
+	}
+	return f
+}
+
+// difference compares what each fleet's feed serves: type versions, and
+// every resource's name and version.
+func (f feeds) difference(other feeds) string {
+	for _, fleet := range f.fleets {
+		for _, typeURL := range snapshots.ServedTypes() {
+			a, b := served(f.pub.Feed(fleet), typeURL), served(other.pub.Feed(fleet), typeURL)
+			if !maps.Equal(a, b) {
+				return fmt.Sprintf("fleet %s, %s: %d entries vs %d (%v vs %v)", fleet, typeURL, len(a), len(b), a, b)
+			}
+		}
+	}
+	return ""
+}
+
+func served(feed *snapshots.Feed, typeURL string) map[string]string {
+	out := map[string]string{}
+	feed.Read(typeURL, func(v snapshots.FeedView) {
+		out[""] = v.Version
+		v.Each(func(e *snapshots.FeedEntry) { out[e.Name] = e.Version })
+	})
+	return out
 }
