@@ -100,13 +100,19 @@ func Inputs(n int) translator.Inputs {
 func RotateCA(in translator.Inputs, i, rv int) translator.Inputs {
 	out := in
 	out.ConfigMaps = append([]*corev1.ConfigMap(nil), in.ConfigMaps...)
-	cm := in.ConfigMaps[i].DeepCopy()
-	cm.ResourceVersion = fmt.Sprint(rv)
+	out.ConfigMaps[i] = RotatedCA(in.ConfigMaps[i], rv)
+	return out
+}
+
+// RotatedCA is a new ConfigMap cm at resourceVersion rv holding the other
+// CA than cm does.
+func RotatedCA(cm *corev1.ConfigMap, rv int) *corev1.ConfigMap {
 	next := caPEM2
-	if in.ConfigMaps[i].Data["ca.crt"] == caPEM2 {
+	if cm.Data["ca.crt"] == caPEM2 {
 		next = caPEM
 	}
-	cm.Data = map[string]string{"ca.crt": next}
-	out.ConfigMaps[i] = cm
+	out := cm.DeepCopy()
+	out.ResourceVersion = fmt.Sprint(rv)
+	out.Data = map[string]string{"ca.crt": next}
 	return out
 }
