@@ -2,6 +2,7 @@ package translator
 
 import (
 	"reflect"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -335,8 +336,14 @@ func (u *update) touch(ports []portOutput) {
 func (w *world) retranslateGateways(u *update, opts Options, stamp metav1.Time) {
 	old := w.gateways
 	w.gateways = translateGateways(w.gateway.inputs(), w.ix, opts, stamp)
-	for _, res := range []gatewayResult{old, w.gateways} {
-		for backend := range res.reach {
+	// Only the policies on a Service port whose reaching Gateways changed
+	// get new Gateway ancestors: a route edit re-runs the Gateway rules
+	// for every route, but need not redo 10,000 policy statuses.
+	for _, reach := range []map[serviceBackend][]types.NamespacedName{old.reach, w.gateways.reach} {
+		for backend := range reach {
+			if slices.Equal(old.reach[backend], w.gateways.reach[backend]) {
+				continue
+			}
 			for nn := range w.byService[backend.service] {
 				u.statuses[nn] = true
 			}
