@@ -60,4 +60,3 @@ func MovedEndpoints(es *discoveryv1.EndpointSlice, rv int) *discoveryv1.Endpoint
 	out.Endpoints[0].Addresses = []string{fmt.Sprintf("10.250.%d.%d", rv/250%250, rv%250)}
 	return out
 }
-
