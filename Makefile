@@ -116,10 +116,11 @@ fuzz:
 fuzz-short:
 	FUZZTIME=3000x FUZZMINIMIZETIME=50x hack/fuzz.sh
 
-# Performance measurements of issue 6 (minutes, not part of `make test`):
+# Performance measurements of issues 6 and 15 (minutes, not part of `make test`):
 # writes docs/performance.md, docs/performance.png, docs/performance-raw.txt.
 # Scale with COUNT, FANOUT_STREAMS, FANOUT_CLUSTERS, PROPAGATION_CLUSTERS,
-# PROPAGATION_EDITS (see hack/bench.sh).
+# PROPAGATION_EDITS, CHURN_KUBE_SERVICES, CHURN_KUBE_RATE, CHURN_KUBE_DURATION
+# (see hack/bench.sh), which builds what it needs as make does.
 bench: envoy
 	hack/bench.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# hack/bench.sh — `make bench`: runs every performance measurement of issue 6
-# and writes docs/performance.md, with docs/performance.png and what it was
-# made from: docs/performance-raw.txt (benchstat's format),
+# hack/bench.sh — `make bench`: runs every performance measurement of issues
+# 6 and 15 and writes docs/performance.md, with docs/performance.png and what
+# it was made from: docs/performance-raw.txt (benchstat's format),
 # docs/performance-propagation.json and docs/performance-machine.txt.
 #
 # Variables (defaults are the issue's targets):
@@ -14,7 +14,18 @@
 #                         from the same feeds and shared encodings as delta)
 #   PROPAGATION_CLUSTERS  real-Envoy cluster counts, comma-separated
 #   PROPAGATION_EDITS     edits per cluster count
+#   SCALE_BENCHTIME       iterations of BenchmarkTranslateScale (100,000
+#                         Services: warm translate, heap and RSS)
+#   CHURN_KUBE_SERVICES, CHURN_KUBE_RATE, CHURN_KUBE_DURATION
+#                         endpoint churn in Kubernetes mode (e2e/perf/kubechurn):
+#                         Services, EndpointSlice updates per second, how long
+#   CHURN_FILE_ARGS       -args for the file-mode churn (e2e/perf), its
+#                         defaults being the issue's when empty
 #   ENVOY_BIN             Envoy 1.40 (make envoy installs one)
+# Prerequisites are built as make builds them (make envoy kube-apiserver,
+# and tlsplane as make build does); a missing one stops the run at once.
+# An end-to-end benchmark that fails or does not exist is recorded in the
+# raw output as "# not run: NAME: why" and the run goes on.
 # Everything runs on loopback; every wait is bounded.
 set -euo pipefail
 
@@ -29,7 +40,13 @@ FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
 FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-10000}
 PROPAGATION_CLUSTERS=${PROPAGATION_CLUSTERS:-100,1000,10000}
 PROPAGATION_EDITS=${PROPAGATION_EDITS:-50}
+SCALE_BENCHTIME=${SCALE_BENCHTIME:-3x}
+CHURN_KUBE_SERVICES=${CHURN_KUBE_SERVICES:-1000}
+CHURN_KUBE_RATE=${CHURN_KUBE_RATE:-50}
+CHURN_KUBE_DURATION=${CHURN_KUBE_DURATION:-60s}
+CHURN_FILE_ARGS=${CHURN_FILE_ARGS:-}
 ENVOY_BIN=${ENVOY_BIN:-$PWD/.venv/bin/envoy}
+export ENVOY_BIN
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -38,6 +55,17 @@ raw=$work/raw.txt
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 note() { echo "== $*" >&2; }
+fail() { echo "bench: $*" >&2; exit 1; }
+
+# Prerequisites, the way make builds them, before anything is measured.
+note "prerequisites: make envoy kube-apiserver, and tlsplane"
+${MAKE:-make} --no-print-directory envoy kube-apiserver >&2 ||
+	fail "make envoy kube-apiserver failed: the end-to-end benchmarks need Envoy 1.40 (or ENVOY_BIN) and the API server's binaries in e2e/.cache/bin"
+"$ENVOY_BIN" --version >/dev/null 2>&1 || fail "ENVOY_BIN=$ENVOY_BIN does not run"
+for b in etcd kube-apiserver; do
+	[[ -x e2e/.cache/bin/$b ]] || fail "e2e/.cache/bin/$b missing after make kube-apiserver"
+done
+$GO build -buildvcs=auto -o "$work/tlsplane" ./cmd/tlsplane || fail "go build ./cmd/tlsplane failed"
 
 {
 	echo "cores (nproc): $(nproc)"
@@ -61,6 +89,28 @@ bench() {
 	echo "# load average after: $(load)" >>"$raw"
 }
 
+# e2e_bench NAME PKGDIR PATTERN [ARGS...]: one end-to-end benchmark run in
+# e2e/ (one iteration: each is minutes of real processes), appended to the
+# raw file like bench's. NAME is the benchmark the issue's table reads: if
+# the run fails or prints no result for it, the raw file says "# not run"
+# and why, and the report shows that instead of a value.
+e2e_bench() {
+	local name=$1 dir=$2 pattern=$3 out rc=0
+	shift 3
+	out=$work/e2e-bench.txt
+	note "cd e2e && go test -bench '$pattern' $dir (load $(load))"
+	echo "# load average before: $(load)" >>"$raw"
+	(cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test "$dir" -run '^$' -bench "$pattern" \
+		-benchtime 1x -count 1 -timeout 30m "$@") >"$out" 2>&1 || rc=$?
+	tee -a "$raw" <"$out" >&2
+	echo "# load average after: $(load)" >>"$raw"
+	if [[ $rc -ne 0 ]]; then
+		echo "# not run: $name: go test exited $rc (its output is above)" >>"$raw"
+	elif ! grep -q "^${pattern}" "$out"; then
+		echo "# not run: $name: $dir has no benchmark matching $pattern" >>"$raw"
+	fi
+}
+
 bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetranslate$' 10x
 COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
 COUNT=1 bench ./perf 'BenchmarkFanout/delta' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
@@ -69,11 +119,19 @@ COUNT=1 bench ./perf 'BenchmarkFanout/sotw' 3x -args -fanout.streams="$FANOUT_ST
 # decoding one Envoy's report, and 100 Envoys' reports tracked and applied.
 bench ./xds 'BenchmarkClusterCounters$' 10x
 COUNT=1 bench ./handshakes 'BenchmarkStatsFlush$' 3x
+# Issue 15: 100,000 Services' memory, in a process of its own (resident
+# memory counts whatever ran before in the same process).
+COUNT=1 bench ./perf 'BenchmarkTranslateScale$' "$SCALE_BENCHTIME"
+# Issue 15: endpoint churn, file mode (e2e/perf) and Kubernetes mode against
+# a real kube-apiserver (e2e/perf/kubechurn), each with a real delta Envoy.
+# shellcheck disable=SC2086 # CHURN_FILE_ARGS is a list of arguments
+e2e_bench BenchmarkEndpointChurn/file/services=10000/rate=200 ./perf 'BenchmarkEndpointChurn/file' ${CHURN_FILE_ARGS:+-args $CHURN_FILE_ARGS}
+e2e_bench "BenchmarkEndpointChurn/kube/services=$CHURN_KUBE_SERVICES/rate=$CHURN_KUBE_RATE" ./perf/kubechurn 'BenchmarkEndpointChurn/kube' \
+	-args -churn.services="$CHURN_KUBE_SERVICES" -churn.rate="$CHURN_KUBE_RATE" -churn.duration="$CHURN_KUBE_DURATION"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt
 
 note "real Envoy propagation: $PROPAGATION_CLUSTERS clusters (load $(load))"
-$GO build -o "$work/tlsplane" ./cmd/tlsplane
 (cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestPropagation$' -count=1 -timeout 60m -v \
 	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$root/docs/performance-propagation.json") >&2
 (cd e2e && $GO run ./perf/plot -in ../docs/performance-propagation.json -out ../docs/performance.png)
@@ -82,6 +140,6 @@ cp "$work/machine.txt" docs/performance-machine.txt
 # perfreport alone re-renders the document from these files.
 $GO run ./perf/cmd/perfreport -out docs/performance.md -machine docs/performance-machine.txt \
 	-propagation docs/performance-propagation.json -notes perf/analysis.md \
-	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS" \
+	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS CHURN_KUBE_SERVICES=$CHURN_KUBE_SERVICES CHURN_KUBE_RATE=$CHURN_KUBE_RATE CHURN_KUBE_DURATION=$CHURN_KUBE_DURATION${CHURN_FILE_ARGS:+ CHURN_FILE_ARGS='$CHURN_FILE_ARGS'}" \
 	docs/performance-raw.txt
 note "wrote docs/performance.md, docs/performance.png, docs/performance-{raw.txt,propagation.json,machine.txt}"

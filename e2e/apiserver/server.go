@@ -176,6 +176,12 @@ func (s *Server) Stop() {
 	}
 }
 
+// PIDs are kube-apiserver's and etcd's process ids, for measuring what
+// they cost (/proc/PID/stat).
+func (s *Server) PIDs() (apiserver, etcd int) {
+	return s.apiserver.cmd.Process.Pid, s.etcd.cmd.Process.Pid
+}
+
 // LogTail is the end of kube-apiserver's log, for failure messages.
 func (s *Server) LogTail() string { return s.apiserver.tail() }
 

@@ -93,6 +93,9 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// PID is the process's id (its group's too), for reading /proc/PID.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
