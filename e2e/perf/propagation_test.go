@@ -339,7 +339,7 @@ spec:
 }
 
 // newCA makes a self-signed CA certificate (its key is dropped).
-func newCA(t *testing.T, cn string) string {
+func newCA(t testing.TB, cn string) string {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -399,7 +399,7 @@ func bootstrap(apiType string, xdsPort, adminPort int) object {
 	}
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +448,7 @@ type process struct {
 	done chan struct{}
 }
 
-func startProcess(t *testing.T, dir, name, bin string, args ...string) *process {
+func startProcess(t testing.TB, dir, name, bin string, args ...string) *process {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -491,7 +491,7 @@ func (p *process) tail() string {
 	return p.log + ":\n" + string(b)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
