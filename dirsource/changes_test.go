@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,6 +116,13 @@ func TestChangesOfAnEditAreTheObjectsItChanged(t *testing.T) {
 	}
 	if got := len(r.src.Inputs().ConfigMaps); got != 201 {
 		t.Errorf("Inputs holds %d ConfigMaps, want 201", got)
+	}
+	var reads dto.Metric
+	if err := r.src.metrics.reads.Write(&reads); err != nil {
+		t.Fatal(err)
+	}
+	if n := reads.GetHistogram().GetSampleCount(); n < 2 {
+		t.Errorf("tlsplane_source_read_duration_seconds counts %d reads, want the 2 after the edits", n)
 	}
 }
 

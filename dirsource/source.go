@@ -178,7 +178,9 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			} else {
 				did, again, err = s.reread(watcher, slices.Collect(maps.Keys(named)))
 			}
-			s.log.Debug("directory read", "whole", whole, "paths", len(named), "changed", did, "duration", time.Since(start))
+			took := time.Since(start)
+			s.metrics.reads.Observe(took.Seconds())
+			s.log.Debug("directory read", "whole", whole, "paths", len(named), "changed", did, "duration", took)
 			clear(named)
 			if err != nil {
 				// The directory itself is unreadable: keep serving what we have.

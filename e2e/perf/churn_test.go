@@ -47,7 +47,9 @@ const churnBasePort = 20000
 // (update written → its load assignment received), updates (written),
 // applied (seen applied), envoy-stale (Services whose final endpoints the
 // Envoy does not hold), passes (tlsplane translations during the churn),
-// write-lag-max-ms (how far the writer fell behind its schedule).
+// write-lag-max-ms (how far the writer fell behind its schedule), and where
+// a pass's time went during the churn (tlsplane's /metrics, means):
+// source-read-ms (one read of the directory), translate-ms, publish-ms.
 func BenchmarkEndpointChurn(b *testing.B) {
 	b.Run(fmt.Sprintf("file/services=%d/rate=%d", *churnServices, *churnRate), func(b *testing.B) {
 		tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
@@ -231,7 +233,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 		b.Fatalf("the delta ADS client never received every load assignment: %v", err)
 	}
 
-	passesBefore := promValue(b, tlsplaneAdmin, "tlsplane_translation_duration_seconds_count")
+	metricsBefore := tlsplaneMetrics(b, tlsplaneAdmin)
 	load := loadAverage()
 	total := int(float64(rate) * duration.Seconds())
 	gens := make([]int, n)
@@ -253,7 +255,17 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 	t1 := time.Now()
 	cpuAfter := cpuTicks(b, tp.cmd.Process.Pid)
 	b.StopTimer()
-	passes := promValue(b, tlsplaneAdmin, "tlsplane_translation_duration_seconds_count") - passesBefore
+	metricsAfter := tlsplaneMetrics(b, tlsplaneAdmin)
+	passes := metricsAfter["tlsplane_translation_duration_seconds_count"] - metricsBefore["tlsplane_translation_duration_seconds_count"]
+	// Where a pass's time goes, over the churn: means in ms.
+	meanMs := func(histogram string) float64 {
+		if c := metricsAfter[histogram+"_count"] - metricsBefore[histogram+"_count"]; c > 0 {
+			return (metricsAfter[histogram+"_sum"] - metricsBefore[histogram+"_sum"]) / c * 1000
+		}
+		return 0
+	}
+	sourceMs, translateMs, publishMs := meanMs("tlsplane_source_read_duration_seconds"),
+		meanMs("tlsplane_translation_duration_seconds"), meanMs("tlsplane_snapshot_publish_duration_seconds")
 
 	drainErr := poll(*churnPatience, 20*time.Millisecond, func() error {
 		if _, pending := ledger.state(); pending > 0 {
@@ -312,9 +324,12 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 	b.ReportMetric(float64(len(stale)), "envoy-stale")
 	b.ReportMetric(passes, "passes")
 	b.ReportMetric(ms(lag), "write-lag-max-ms")
-	b.Logf("services=%d rate=%d/s window=%v updates=%d applied=%d p50=%.1fms p99=%.1fms max=%.1fms tlsplane_cpu=%.1f%% passes=%.0f envoy_stale=%d write_lag_max=%.1fms load_before=%s load_after=%s",
+	b.ReportMetric(sourceMs, "source-read-ms")
+	b.ReportMetric(translateMs, "translate-ms")
+	b.ReportMetric(publishMs, "publish-ms")
+	b.Logf("services=%d rate=%d/s window=%v updates=%d applied=%d p50=%.1fms p99=%.1fms max=%.1fms tlsplane_cpu=%.1f%% passes=%.0f source_read_mean=%.2fms translate_mean=%.1fms publish_mean=%.1fms envoy_stale=%d write_lag_max=%.1fms load_before=%s load_after=%s",
 		n, rate, window.Round(time.Millisecond), written, len(latencies), percentile(latencies, 50), percentile(latencies, 99),
-		percentile(latencies, 100), cpu, passes, len(stale), ms(lag), load, loadAverage())
+		percentile(latencies, 100), cpu, passes, sourceMs, translateMs, publishMs, len(stale), ms(lag), load, loadAverage())
 	if drainErr != nil {
 		b.Errorf("not every update reached the delta ADS client within %v: %v", *churnPatience, drainErr)
 	}
@@ -419,13 +434,13 @@ func cpuTicks(b *testing.B, pid int) int64 {
 	return utime + stime
 }
 
-// promValue reads one unlabelled sample of tlsplane's /metrics.
-func promValue(b *testing.B, adminPort int, name string) float64 {
+// tlsplaneMetrics reads the unlabelled samples of tlsplane's /metrics.
+func tlsplaneMetrics(b *testing.B, adminPort int) map[string]float64 {
 	m, err := promMetrics("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/metrics")
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m[name]
+	return m
 }
 
 // clusterHosts reads Envoy's /clusters: each cluster's hosts (host:port),
