@@ -13,6 +13,15 @@
 // and its write) and a dangling link are read again, settle apart, before
 // that is believed; a file that stays empty is then accepted as emptied.
 //
+// A change costs what changed: a burst of watch events re-reads the paths
+// they name and every symlinked manifest (whose target can change with no
+// event naming it), not the directory; a walk of the whole directory
+// happens at start, every Resync, after lost events, and when a directory
+// comes or goes. The source says which objects changed (Changes): those
+// whose served object, after duplicates are resolved, is another one. An
+// object a file still defines the same keeps its pointer through edits of
+// that file, so it is not a change.
+//
 // It owns file reading and per-file state only. Parsing is delegated to the
 // Parse function it is given, and it never talks to the Kubernetes API.
 package dirsource

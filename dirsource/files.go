@@ -25,14 +25,16 @@ type listing struct {
 	// to) regular files: a dangling symlink, a link to a directory, a
 	// FIFO. They are errors for their path, not deletions.
 	unusable map[string]error
-	dirs     []string
+	// links are the manifest entries that are symlinks, usable or not.
+	links map[string]bool
+	dirs  []string
 }
 
 // listManifests walks root (already resolved through symlinks). Symlinked
 // files are followed, as a ConfigMap volume needs; symlinked directories
 // are not, so a loop cannot trap the walk.
 func listManifests(root string) (listing, error) {
-	l := listing{unusable: map[string]error{}}
+	l := listing{unusable: map[string]error{}, links: map[string]bool{}}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -57,6 +59,9 @@ func listManifests(root string) (listing, error) {
 		rel, relErr := filepath.Rel(root, path)
 		if relErr != nil {
 			return relErr
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			l.links[rel] = true
 		}
 		if err := notAFile(path, d.Type()); err != nil {
 			l.unusable[rel] = err

@@ -2,6 +2,7 @@ package dirsource
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -12,7 +13,8 @@ import (
 // change; a manifest saved with `kubectl get -o yaml` keeps both through
 // every edit, so trusting them would serve the object as it was. Objects
 // from files are the same only when they are the same pointer, which the
-// source keeps for files whose bytes did not change.
+// source keeps for as long as what a file says of an object does not
+// change (see keepUnchanged).
 func forgetResourceVersions(in translator.Inputs) {
 	for _, o := range objects(in) {
 		o.SetResourceVersion("")
@@ -24,25 +26,41 @@ func count(in translator.Inputs) int {
 	return len(objects(in))
 }
 
+// keyed is one object with the key it is served under.
+type keyed struct {
+	key    objectKey
+	object metav1.Object
+}
+
 // objects lists every object of in, of every kind the translator reads.
 func objects(in translator.Inputs) []metav1.Object {
 	var all []metav1.Object
-	all = appendObjects(all, in.Policies)
-	all = appendObjects(all, in.Services)
-	all = appendObjects(all, in.EndpointSlices)
-	all = appendObjects(all, in.ConfigMaps)
-	all = appendObjects(all, in.Secrets)
-	all = appendObjects(all, in.GatewayClasses)
-	all = appendObjects(all, in.Gateways)
-	all = appendObjects(all, in.HTTPRoutes)
-	all = appendObjects(all, in.ReferenceGrants)
-	all = appendObjects(all, in.Namespaces)
+	for _, k := range keyedObjects(in) {
+		all = append(all, k.object)
+	}
 	return all
 }
 
-func appendObjects[T metav1.Object](all []metav1.Object, objs []T) []metav1.Object {
+// keyedObjects lists every object of in with its key, kind by kind in the
+// order of Inputs' fields, each kind in its given order.
+func keyedObjects(in translator.Inputs) []keyed {
+	var all []keyed
+	all = appendKeyed(all, translator.KindBackendTLSPolicy, in.Policies)
+	all = appendKeyed(all, translator.KindService, in.Services)
+	all = appendKeyed(all, translator.KindEndpointSlice, in.EndpointSlices)
+	all = appendKeyed(all, translator.KindConfigMap, in.ConfigMaps)
+	all = appendKeyed(all, translator.KindSecret, in.Secrets)
+	all = appendKeyed(all, translator.KindGatewayClass, in.GatewayClasses)
+	all = appendKeyed(all, translator.KindGateway, in.Gateways)
+	all = appendKeyed(all, translator.KindHTTPRoute, in.HTTPRoutes)
+	all = appendKeyed(all, translator.KindReferenceGrant, in.ReferenceGrants)
+	all = appendKeyed(all, translator.KindNamespace, in.Namespaces)
+	return all
+}
+
+func appendKeyed[T metav1.Object](all []keyed, kind translator.Kind, objs []T) []keyed {
 	for _, o := range objs {
-		all = append(all, o)
+		all = append(all, keyed{objectKey{kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}, o})
 	}
 	return all
 }

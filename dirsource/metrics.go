@@ -9,6 +9,7 @@ type metrics struct {
 	failingFiles prometheus.Gauge
 	files        prometheus.Gauge
 	reloads      prometheus.Counter
+	reads        prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -29,9 +30,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_source_reloads_total",
 			Help: "Times the directory source's objects changed after its first read.",
 		}),
+		reads: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tlsplane_source_read_duration_seconds",
+			Help:    "Time of one read of the directory after events or a resync: the paths events named, or a walk of it all.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fileErrors, m.failingFiles, m.files, m.reloads)
+		reg.MustRegister(m.fileErrors, m.failingFiles, m.files, m.reloads, m.reads)
 	}
 	return m
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -48,12 +49,17 @@ type Source struct {
 	log     *slog.Logger
 	metrics *metrics
 	synced  chan struct{}
-	current atomic.Pointer[translator.Inputs]
-	files   map[string]*fileState // owned by Run's goroutine
-	watched map[string]bool       // directories added to the watcher
+	view    *view
+
+	// Owned by Run's goroutine.
+	files   map[string]*fileState  // by path relative to root
+	holders map[objectKey][]string // the paths defining each object
+	watched map[string]bool        // directories added to the watcher
+	root    string                 // opts.Dir through its symlinks, at the last walk
+	suspect []string               // paths to read again after settle
 }
 
-var _ pipeline.Source = (*Source)(nil)
+var _ pipeline.ChangeSource = (*Source)(nil)
 
 // New returns a source over opts.Dir; nothing is read until Run.
 func New(opts Options) (*Source, error) {
@@ -75,22 +81,33 @@ func New(opts Options) (*Source, error) {
 		log:     log.With("source", "dir", "dir", opts.Dir),
 		metrics: newMetrics(opts.Registerer),
 		synced:  make(chan struct{}),
+		view:    newView(),
 		files:   map[string]*fileState{},
+		holders: map[objectKey][]string{},
 		watched: map[string]bool{},
 	}
-	s.current.Store(&translator.Inputs{})
 	return s, nil
 }
 
 // Synced is closed after the first read of the directory.
 func (s *Source) Synced() <-chan struct{} { return s.synced }
 
-// Inputs returns the objects of the last read; never mutated afterwards.
-func (s *Source) Inputs() translator.Inputs { return *s.current.Load() }
+// Inputs returns the objects served now, each kind in namespace and name
+// order; never mutated afterwards. It is built when first asked for after
+// a change, so a caller that follows Changes pays for it only on Resync.
+func (s *Source) Inputs() translator.Inputs { return s.view.current() }
 
-// Run reads the directory, then re-reads it on every watch event and every
-// Resync, calling changed when the objects changed. It returns nil when ctx
-// ends, or an error when the directory cannot be watched.
+// Changes returns the objects whose served value changed since the last
+// call (after duplicates are resolved), by kind, namespace and name; a
+// deleted or no longer served object has a nil Object. The first call
+// returns Resync.
+func (s *Source) Changes() translator.Changes { return s.view.changes() }
+
+// Run reads the directory, then re-reads the paths each burst of watch
+// events names (and every symlinked manifest), and the whole directory
+// every Resync or after lost events, calling changed when the objects
+// changed. It returns nil when ctx ends, or an error when the directory
+// cannot be watched.
 func (s *Source) Run(ctx context.Context, changed func()) error {
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -118,6 +135,10 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			armed = true
 		}
 	}
+	// named are the paths the events since the last read named; whole is
+	// set when only a walk of the whole directory can tell what changed.
+	named := map[string]bool{}
+	whole := false
 	if again {
 		arm()
 	}
@@ -125,9 +146,12 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-watcher.Events:
+		case ev, ok := <-watcher.Events:
 			if !ok {
 				return fmt.Errorf("directory source %s: watcher closed", s.opts.Dir)
+			}
+			if s.note(ev, named) {
+				whole = true
 			}
 			arm()
 		case werr, ok := <-watcher.Errors:
@@ -136,20 +160,36 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			}
 			// Usually a queue overflow: events were lost, so read everything.
 			s.log.Warn("watch error; re-reading the directory", "error", werr)
+			whole = true
 			arm()
 		case <-resync.C:
+			whole = true
 			arm()
 		case <-pending.C:
 			armed = false
 			start := time.Now()
-			did, again, err := s.rescan(watcher)
-			s.log.Debug("directory read", "changed", did, "duration", time.Since(start))
+			for _, rel := range s.suspect {
+				named[rel] = true // read again before believing it
+			}
+			var did, again bool
+			var err error
+			if whole {
+				did, again, err = s.rescan(watcher)
+			} else {
+				did, again, err = s.reread(watcher, slices.Collect(maps.Keys(named)))
+			}
+			took := time.Since(start)
+			s.metrics.reads.Observe(took.Seconds())
+			s.log.Debug("directory read", "whole", whole, "paths", len(named), "changed", did, "duration", took)
+			clear(named)
 			if err != nil {
 				// The directory itself is unreadable: keep serving what we have.
 				s.log.Error("directory unreadable; keeping the last good objects", "error", err)
 				s.metrics.fileErrors.Inc()
+				whole = true
 				continue
 			}
+			whole = false
 			if again {
 				arm() // a suspect path: read it again before believing it
 			}

@@ -11,9 +11,9 @@ import (
 	"slices"
 
 	"github.com/fsnotify/fsnotify"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
-	"github.com/tlsplane/tlsplane/translator"
 )
 
 // suspectRereads bounds the extra reads, settle apart, that a file found in
@@ -31,7 +31,7 @@ type fileState struct {
 	sum [sha256.Size]byte
 	// objects are the last good objects: kept while the file is broken,
 	// unreadable, a dangling symlink or replaced by a directory.
-	objects translator.Inputs
+	objects map[objectKey]metav1.Object
 	// failing is set while the current content cannot be read or parsed.
 	failing bool
 	// problem is the error last reported, so an unchanged unreadable path
@@ -43,13 +43,25 @@ type fileState struct {
 	// replaced is set while the path is a directory: its kept objects
 	// yield to the manifests inside it.
 	replaced bool
+	// link is set while the path is a symlink: its content can change with
+	// no event naming it (its target, or a ConfigMap volume's ..data,
+	// changed), so every read after an event reads it again.
+	link bool
+}
+
+// pass is what one read of the directory, whole or in part, did.
+type pass struct {
+	// touched are the keys whose served object may have changed.
+	touched []objectKey
+	// suspects are paths to read again after settle before believing them.
+	suspects []string
 }
 
 // rescan reads every manifest file whose content changed since the last
-// read, forgets deleted files, and stores a new Inputs snapshot when any
-// file's objects changed. It reports whether they did, and whether a path
-// is suspect and the directory should be read again after settle. Adding
-// watches for new subdirectories happens here too, since a walk finds them.
+// read, forgets deleted files, and serves what changed. It reports whether
+// anything served did, and whether a path is suspect and should be read
+// again after settle (s.suspect names them). Adding watches for new
+// subdirectories happens here too, since a walk finds them.
 func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err error) {
 	root, err := filepath.EvalSymlinks(s.opts.Dir)
 	if err != nil {
@@ -60,131 +72,193 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 	if err != nil {
 		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
+	s.root = root
 	s.watchDirs(watcher, root, list.dirs)
 
+	var p pass
 	present := make(map[string]bool, len(list.files))
 	for _, rel := range list.files {
-		shown := filepath.Join(s.opts.Dir, rel)
-		data, err := manifests.ReadFile(filepath.Join(root, rel))
-		if errors.Is(err, fs.ErrNotExist) {
-			info, lerr := os.Lstat(filepath.Join(root, rel))
-			if lerr != nil {
-				continue // gone since the walk: treated as deleted
-			}
-			// Still there, so it turned into a dangling symlink meanwhile.
-			if perr := notAFile(filepath.Join(root, rel), info.Mode().Type()); perr != nil {
-				err = perr
-			}
-			list.unusable[rel] = err
-			continue
+		if gone := s.readPath(&p, root, rel, list.links[rel]); gone {
+			continue // treated as deleted
 		}
 		present[rel] = true
-		st := s.state(rel)
-		st.replaced = false
-		if err != nil {
-			st.sum = [sha256.Size]byte{} // re-parse once it is readable again
-			s.readFailed(st, shown, err)
-			continue
-		}
-		sum := sha256.Sum256(data)
-		if sum == st.sum {
-			st.suspect = 0
-			continue // unchanged: good, or broken and reported already
-		}
-		objs, err := s.opts.Parse(shown, data)
-		if err != nil {
-			st.sum = sum
-			s.fileFailed(st, shown, err)
-			continue
-		}
-		forgetResourceVersions(objs)
-		if count(objs) == 0 && count(st.objects) > 0 {
-			// Emptied, or caught between an in-place rewrite's truncate
-			// and its write: believed only if it stays so.
-			if st.suspect < suspectRereads {
-				st.suspect++
-				again = true
-				continue
-			}
-			s.log.Info("manifest file has no objects any more; its objects are withdrawn", "file", shown)
-		}
-		st.suspect = 0
-		st.sum = sum
-		if st.failing {
-			s.log.Info("manifest file parses again", "file", shown)
-		}
-		st.failing, st.problem = false, ""
-		st.objects = objs
-		changed = true
 	}
 	for _, rel := range slices.Sorted(maps.Keys(list.unusable)) {
-		err := list.unusable[rel]
-		st := s.state(rel)
 		present[rel] = true
-		st.sum = [sha256.Size]byte{}
-		if st.replaced {
-			st.replaced = false
-			changed = true // its objects move back to their place in path order
-		}
-		if errors.Is(err, fs.ErrNotExist) && !st.failing && st.suspect < suspectRereads {
-			st.suspect++
-			again = true
-			continue
-		}
-		s.readFailed(st, filepath.Join(s.opts.Dir, rel), err)
+		s.unusable(&p, rel, list.links[rel], list.unusable[rel])
 	}
 	for _, dir := range list.dirs {
 		rel, err := filepath.Rel(root, dir)
-		st := s.files[rel]
-		if err != nil || st == nil {
+		if err != nil || s.files[rel] == nil {
 			continue
 		}
-		// A file replaced by a directory: an error for the file's path, and
-		// the directory's manifests are read as files of their own.
 		present[rel] = true
-		st.sum = [sha256.Size]byte{}
-		if !st.replaced {
-			st.replaced = true
-			changed = true // its objects now yield to the directory's
-		}
-		s.readFailed(st, filepath.Join(s.opts.Dir, rel), errors.New("replaced by a directory; its manifests are read as files of their own"))
+		s.replacedByDirectory(&p, rel)
 	}
-	for rel := range s.files {
+	for _, rel := range slices.Sorted(maps.Keys(s.files)) {
 		if !present[rel] {
 			s.log.Info("manifest file removed; its objects are withdrawn", "file", filepath.Join(s.opts.Dir, rel))
-			delete(s.files, rel)
-			changed = true
+			p.touched = append(p.touched, s.forget(rel)...)
 		}
 	}
-	s.countFiles()
-	if changed {
-		s.current.Store(new(s.merge()))
-	}
-	return changed, again, nil
+	return s.finish(p), len(p.suspects) > 0, nil
 }
 
-// merge combines every path's objects in path order, as `tlsplane
-// translate DIR` merges the same files; the first of duplicates wins. Kept
-// objects of a path that is now a directory come last, so the live
-// manifests that replaced them win.
-func (s *Source) merge() translator.Inputs {
-	rels := slices.Sorted(maps.Keys(s.files))
-	slices.SortStableFunc(rels, func(a, b string) int {
-		ra, rb := s.files[a].replaced, s.files[b].replaced
-		switch {
-		case ra == rb:
-			return 0
-		case rb:
-			return -1
-		default:
-			return 1
-		}
-	})
-	parts := make([]manifests.Part, 0, len(rels))
-	for _, rel := range rels {
-		parts = append(parts, manifests.Part{Source: filepath.Join(s.opts.Dir, rel), Inputs: s.files[rel].objects})
+// reread reads the paths events named, and every symlinked manifest; a
+// file no event named did not change. A path that is or was a directory
+// needs a walk: reread then reads the whole directory instead.
+func (s *Source) reread(watcher *fsnotify.Watcher, named []string) (changed, again bool, err error) {
+	root := s.root
+	paths := map[string]bool{}
+	for _, rel := range named {
+		paths[rel] = true
 	}
-	return manifests.Merge(parts, func(msg string) { s.log.Warn("duplicate object ignored", "reason", msg) })
+	for rel, st := range s.files {
+		if st.link {
+			paths[rel] = true
+		}
+	}
+	type found struct {
+		rel  string
+		info fs.FileInfo // nil when no entry is left
+	}
+	var reads []found
+	for _, rel := range slices.Sorted(maps.Keys(paths)) {
+		path := filepath.Join(root, rel)
+		info, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if st := s.files[rel]; st != nil && st.replaced {
+				return s.rescan(watcher) // the directory that replaced a file went
+			}
+			info = nil
+		case err != nil, info.IsDir(), s.watched[path]:
+			return s.rescan(watcher) // a new directory, or a changed one
+		case s.files[rel] != nil && s.files[rel].replaced:
+			return s.rescan(watcher) // a directory became a file again
+		case !manifests.IsManifest(filepath.Base(rel)):
+			continue
+		}
+		reads = append(reads, found{rel, info})
+	}
+	var p pass
+	for _, f := range reads {
+		if f.info != nil {
+			path, typ := filepath.Join(root, f.rel), f.info.Mode().Type()
+			link := typ&fs.ModeSymlink != 0
+			if perr := notAFile(path, typ); perr != nil {
+				s.unusable(&p, f.rel, link, perr)
+				continue
+			}
+			if gone := s.readPath(&p, root, f.rel, link); !gone {
+				continue
+			}
+		}
+		if s.files[f.rel] != nil {
+			s.log.Info("manifest file removed; its objects are withdrawn", "file", filepath.Join(s.opts.Dir, f.rel))
+			p.touched = append(p.touched, s.forget(f.rel)...)
+		}
+	}
+	return s.finish(p), len(p.suspects) > 0, nil
+}
+
+// finish serves what a pass touched and refreshes the gauges.
+func (s *Source) finish(p pass) bool {
+	s.suspect = p.suspects
+	s.countFiles()
+	return s.resolve(p.touched)
+}
+
+// readPath reads the manifest file at rel. It reports gone when no entry
+// is left at rel: a deletion.
+func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
+	shown := filepath.Join(s.opts.Dir, rel)
+	data, err := manifests.ReadFile(filepath.Join(root, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		info, lerr := os.Lstat(filepath.Join(root, rel))
+		if lerr != nil {
+			return true
+		}
+		// Still there, so it turned into a dangling symlink meanwhile.
+		if perr := notAFile(filepath.Join(root, rel), info.Mode().Type()); perr != nil {
+			err = perr
+		}
+		s.unusable(p, rel, info.Mode().Type()&fs.ModeSymlink != 0, err)
+		return false
+	}
+	st := s.state(rel)
+	st.link = link
+	if st.replaced {
+		st.replaced = false
+		p.touched = append(p.touched, st.keys()...) // its objects move back to their place in path order
+	}
+	if err != nil {
+		st.sum = [sha256.Size]byte{} // re-parse once it is readable again
+		s.readFailed(st, shown, err)
+		return false
+	}
+	sum := sha256.Sum256(data)
+	if sum == st.sum {
+		st.suspect = 0
+		return false // unchanged: good, or broken and reported already
+	}
+	objs, err := s.opts.Parse(shown, data)
+	if err != nil {
+		st.sum = sum
+		s.fileFailed(st, shown, err)
+		return false
+	}
+	forgetResourceVersions(objs)
+	if count(objs) == 0 && len(st.objects) > 0 {
+		// Emptied, or caught between an in-place rewrite's truncate
+		// and its write: believed only if it stays so.
+		if st.suspect < suspectRereads {
+			st.suspect++
+			p.suspects = append(p.suspects, rel)
+			return false
+		}
+		s.log.Info("manifest file has no objects any more; its objects are withdrawn", "file", shown)
+	}
+	st.suspect = 0
+	st.sum = sum
+	if st.failing {
+		s.log.Info("manifest file parses again", "file", shown)
+	}
+	st.failing, st.problem = false, ""
+	p.touched = append(p.touched, s.setObjects(rel, st, objs)...)
+	return false
+}
+
+// unusable handles a manifest path that exists but cannot be read as a
+// file (err says why): its objects stay; a dangling link is read again,
+// settle apart, before it is reported.
+func (s *Source) unusable(p *pass, rel string, link bool, err error) {
+	st := s.state(rel)
+	st.link = link
+	st.sum = [sha256.Size]byte{}
+	if st.replaced {
+		st.replaced = false
+		p.touched = append(p.touched, st.keys()...) // its objects move back to their place in path order
+	}
+	if errors.Is(err, fs.ErrNotExist) && !st.failing && st.suspect < suspectRereads {
+		st.suspect++
+		p.suspects = append(p.suspects, rel)
+		return
+	}
+	s.readFailed(st, filepath.Join(s.opts.Dir, rel), err)
+}
+
+// replacedByDirectory handles a file replaced by a directory: an error for
+// the file's path, and the directory's manifests are read as files of
+// their own, which win over the file's kept objects.
+func (s *Source) replacedByDirectory(p *pass, rel string) {
+	st := s.files[rel]
+	st.sum = [sha256.Size]byte{}
+	if !st.replaced {
+		st.replaced = true
+		p.touched = append(p.touched, st.keys()...) // its objects now yield to the directory's
+	}
+	s.readFailed(st, filepath.Join(s.opts.Dir, rel), errors.New("replaced by a directory; its manifests are read as files of their own"))
 }
 
 // state returns rel's state, creating it.

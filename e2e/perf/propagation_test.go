@@ -67,6 +67,10 @@ type Result struct {
 	// waiting for an edit: the resolution of the latencies.
 	StatsReadMs float64 `json:"stats_read_mean_ms"`
 	PublishMs   float64 `json:"publish_mean_ms"`
+	// SourceReadMs is the mean time of one read of the directory after
+	// events (tlsplane_source_read_duration_seconds); 0 for a tlsplane
+	// without that metric.
+	SourceReadMs float64 `json:"source_read_mean_ms,omitempty"`
 }
 
 func TestPropagation(t *testing.T) {
@@ -85,8 +89,8 @@ func TestPropagation(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("clusters=%d", n), func(t *testing.T) {
 			r := measure(t, tlsplaneBin, envoyBin, n)
-			t.Logf("clusters=%d api=%s edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB translate_mean=%.1fms publish_mean=%.1fms envoy_stats_read=%.1fms load=%s stalled=%q",
-				r.Clusters, r.API, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.TranslateMs, r.PublishMs, r.StatsReadMs, r.LoadAverage, r.Stalled)
+			t.Logf("clusters=%d api=%s edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB source_read_mean=%.2fms translate_mean=%.1fms publish_mean=%.1fms envoy_stats_read=%.1fms load=%s stalled=%q",
+				r.Clusters, r.API, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.SourceReadMs, r.TranslateMs, r.PublishMs, r.StatsReadMs, r.LoadAverage, r.Stalled)
 			results = append(results, r)
 		})
 	}
@@ -230,6 +234,7 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 	if m, err := promMetrics("http://127.0.0.1:" + strconv.Itoa(tlsplaneAdmin) + "/metrics"); err == nil {
 		r.TranslateMs = mean(m, "tlsplane_translation_duration_seconds") * 1000
 		r.PublishMs = mean(m, "tlsplane_snapshot_publish_duration_seconds") * 1000
+		r.SourceReadMs = mean(m, "tlsplane_source_read_duration_seconds") * 1000
 	}
 	return r
 }
@@ -339,7 +344,7 @@ spec:
 }
 
 // newCA makes a self-signed CA certificate (its key is dropped).
-func newCA(t *testing.T, cn string) string {
+func newCA(t testing.TB, cn string) string {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -399,7 +404,7 @@ func bootstrap(apiType string, xdsPort, adminPort int) object {
 	}
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +453,7 @@ type process struct {
 	done chan struct{}
 }
 
-func startProcess(t *testing.T, dir, name, bin string, args ...string) *process {
+func startProcess(t testing.TB, dir, name, bin string, args ...string) *process {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -491,7 +496,7 @@ func (p *process) tail() string {
 	return p.log + ":\n" + string(b)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

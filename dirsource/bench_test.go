@@ -1,0 +1,94 @@
+package dirsource
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tlsplane/tlsplane/manifests"
+)
+
+// serviceManifest is one Service with its EndpointSlice, the shape of a
+// directory of many Services; gen changes the slice's first address.
+func serviceManifest(i, gen int) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {namespace: team-%[1]d, name: svc-%[2]d}
+spec:
+  ports: [{name: https, port: 443}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  namespace: team-%[1]d
+  name: svc-%[2]d-x
+  labels: {kubernetes.io/service-name: svc-%[2]d}
+addressType: IPv4
+ports: [{name: https, port: 8443}]
+endpoints:
+- addresses: ["10.%[3]d.%[4]d.%[5]d"]
+- addresses: ["10.%[3]d.%[4]d.2"]
+`, i%50, i, i/250%250, i%250, 10+gen%200)
+}
+
+// writeAtomically writes path through a hidden temporary file and a
+// rename, as editors and ConfigMap-less deployment tools do.
+func writeAtomically(tb testing.TB, path, content string) {
+	tb.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkEditOneFile: one manifest file among n is rewritten; an
+// operation runs from its rename to the source's changed callback, so it
+// includes the settle delay (50 ms) and the read that follows it.
+func BenchmarkEditOneFile(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			for i := range n {
+				writeAtomically(b, filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i)), serviceManifest(i, 0))
+			}
+			src, err := New(Options{Dir: dir, Parse: manifests.Parser(func(string) {})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			changed := make(chan struct{}, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				done <- src.Run(ctx, func() {
+					select {
+					case changed <- struct{}{}:
+					default:
+					}
+				})
+			}()
+			defer func() { cancel(); <-done }()
+			select {
+			case <-src.Synced():
+			case <-time.After(2 * time.Minute):
+				b.Fatal("not synced within 2m")
+			}
+			gen := 0
+			for b.Loop() {
+				gen++
+				i := gen * 7919 % n
+				writeAtomically(b, filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i)), serviceManifest(i, gen))
+				select {
+				case <-changed:
+				case <-time.After(10 * time.Second):
+					b.Fatalf("edit %d of svc-%d not signalled within 10s", gen, i)
+				}
+			}
+		})
+	}
+}

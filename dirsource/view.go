@@ -1,0 +1,135 @@
+package dirsource
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// objectKey names one object of the view: two files defining the same key
+// define the same object, and only one of them is served.
+type objectKey struct {
+	kind translator.Kind
+	types.NamespacedName
+}
+
+// kindOrder is the order of kinds in Changes: the order of Inputs' fields.
+var kindOrder = map[translator.Kind]int{
+	translator.KindBackendTLSPolicy: 0, translator.KindService: 1, translator.KindEndpointSlice: 2,
+	translator.KindConfigMap: 3, translator.KindSecret: 4, translator.KindGatewayClass: 5,
+	translator.KindGateway: 6, translator.KindHTTPRoute: 7, translator.KindReferenceGrant: 8,
+	translator.KindNamespace: 9,
+}
+
+func compareKeys(a, b objectKey) int {
+	return cmp.Or(cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]),
+		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// view is the objects served after duplicates are resolved, and which of
+// them changed since Changes was last called. Run's goroutine writes it;
+// the pipeline reads it from its own.
+type view struct {
+	mu      sync.Mutex
+	objects map[objectKey]metav1.Object
+	// pending are the keys whose object changed since the last Changes.
+	pending map[objectKey]struct{}
+	// asked is set once Changes was called: the first call is a Resync.
+	asked bool
+	// inputs is built from objects when asked for, and dropped on change.
+	inputs *translator.Inputs
+}
+
+func newView() *view {
+	return &view{objects: map[objectKey]metav1.Object{}, pending: map[objectKey]struct{}{}}
+}
+
+// set serves o for k (nil withdraws it) and reports whether that changed
+// anything. Objects are compared as pointers: the source keeps a pointer
+// for as long as the object it read stays the same.
+func (v *view) set(updates map[objectKey]metav1.Object) (changed bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, o := range updates {
+		if v.objects[k] == o {
+			continue
+		}
+		if o == nil {
+			delete(v.objects, k)
+		} else {
+			v.objects[k] = o
+		}
+		v.pending[k] = struct{}{}
+		changed = true
+	}
+	if changed {
+		v.inputs = nil
+	}
+	return changed
+}
+
+// changes drains what changed since the last call, in key order.
+func (v *view) changes() translator.Changes {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	keys := slices.SortedFunc(maps.Keys(v.pending), compareKeys)
+	clear(v.pending)
+	if !v.asked {
+		v.asked = true
+		return translator.Changes{Resync: true}
+	}
+	out := translator.Changes{Objects: make([]translator.Change, 0, len(keys))}
+	for _, k := range keys {
+		out.Objects = append(out.Objects, translator.Change{Kind: k.kind, Key: k.NamespacedName, Object: v.objects[k]})
+	}
+	return out
+}
+
+// current returns the served objects as Inputs, each kind in key order;
+// the value is shared by every caller until the next change.
+func (v *view) current() translator.Inputs {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.inputs == nil {
+		v.inputs = new(buildInputs(v.objects))
+	}
+	return *v.inputs
+}
+
+func buildInputs(objects map[objectKey]metav1.Object) translator.Inputs {
+	var in translator.Inputs
+	for _, k := range slices.SortedFunc(maps.Keys(objects), compareKeys) {
+		switch o := objects[k].(type) {
+		case *gwv1.BackendTLSPolicy:
+			in.Policies = append(in.Policies, o)
+		case *corev1.Service:
+			in.Services = append(in.Services, o)
+		case *discoveryv1.EndpointSlice:
+			in.EndpointSlices = append(in.EndpointSlices, o)
+		case *corev1.ConfigMap:
+			in.ConfigMaps = append(in.ConfigMaps, o)
+		case *corev1.Secret:
+			in.Secrets = append(in.Secrets, o)
+		case *gwv1.GatewayClass:
+			in.GatewayClasses = append(in.GatewayClasses, o)
+		case *gwv1.Gateway:
+			in.Gateways = append(in.Gateways, o)
+		case *gwv1.HTTPRoute:
+			in.HTTPRoutes = append(in.HTTPRoutes, o)
+		case *gwv1.ReferenceGrant:
+			in.ReferenceGrants = append(in.ReferenceGrants, o)
+		case *corev1.Namespace:
+			in.Namespaces = append(in.Namespaces, o)
+		}
+	}
+	return in
+}
