@@ -45,8 +45,10 @@ type view struct {
 	pending map[objectKey]struct{}
 	// asked is set once Changes was called: the first call is a Resync.
 	asked bool
-	// inputs is built from objects when asked for, and dropped on change.
-	inputs *translator.Inputs
+	// inputs is built from objects when asked for, and dropped on change;
+	// generation counts changes, so a build that raced one is not kept.
+	inputs     *translator.Inputs
+	generation uint64
 }
 
 func newView() *view {
@@ -73,6 +75,7 @@ func (v *view) set(updates map[objectKey]metav1.Object) (changed bool) {
 	}
 	if changed {
 		v.inputs = nil
+		v.generation++
 	}
 	return changed
 }
@@ -95,20 +98,35 @@ func (v *view) changes() translator.Changes {
 }
 
 // current returns the served objects as Inputs, each kind in key order;
-// the value is shared by every caller until the next change.
+// the value is shared by every caller until the next change. It is sorted
+// outside the lock, so Run's reads do not wait for it.
 func (v *view) current() translator.Inputs {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.inputs == nil {
-		v.inputs = new(buildInputs(v.objects))
+	if v.inputs != nil {
+		defer v.mu.Unlock()
+		return *v.inputs
 	}
-	return *v.inputs
+	generation := v.generation
+	objects := make([]keyed, 0, len(v.objects))
+	for k, o := range v.objects {
+		objects = append(objects, keyed{k, o})
+	}
+	v.mu.Unlock()
+
+	in := buildInputs(objects)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.generation == generation {
+		v.inputs = &in
+	}
+	return in
 }
 
-func buildInputs(objects map[objectKey]metav1.Object) translator.Inputs {
+func buildInputs(objects []keyed) translator.Inputs {
+	slices.SortFunc(objects, func(a, b keyed) int { return compareKeys(a.key, b.key) })
 	var in translator.Inputs
-	for _, k := range slices.SortedFunc(maps.Keys(objects), compareKeys) {
-		switch o := objects[k].(type) {
+	for _, k := range objects {
+		switch o := k.object.(type) {
 		case *gwv1.BackendTLSPolicy:
 			in.Policies = append(in.Policies, o)
 		case *corev1.Service:
