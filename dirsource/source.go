@@ -52,11 +52,15 @@ type Source struct {
 	view    *view
 
 	// Owned by Run's goroutine.
-	files   map[string]*fileState  // by path relative to root
-	holders map[objectKey][]string // the paths defining each object
-	watched map[string]bool        // directories added to the watcher
-	root    string                 // opts.Dir through its symlinks, at the last walk
-	suspect []string               // paths to read again after settle
+	files map[string]*fileState // by path relative to root
+	// countsDirty: a file's failing flag flipped, or a file went, since
+	// the gauges were set for countedFiles files.
+	countsDirty  bool
+	countedFiles int
+	holders      map[objectKey][]string // the paths defining each object
+	watched      map[string]bool        // directories added to the watcher
+	root         string                 // opts.Dir through its symlinks, at the last walk
+	suspect      []string               // paths to read again after settle
 }
 
 var _ pipeline.ChangeSource = (*Source)(nil)

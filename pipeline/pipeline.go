@@ -59,6 +59,7 @@ type Pipeline struct {
 
 	// Owned by Run's goroutine.
 	computed   translator.PreviousStatus
+	caNotAfter map[string]time.Time
 	rejections rejectionLog
 	// whole asks the next pass to translate the source's whole view.
 	whole bool

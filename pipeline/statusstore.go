@@ -51,19 +51,36 @@ func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus
 	old := s.statuses
 	s.statuses = statuses
 	s.mu.Unlock()
+	if sameMap(old, statuses) {
+		return // the translator changed no status: nothing to log
+	}
 
-	for _, key := range sortedKeys(statuses) {
+	// Only what changed is sorted, for the order of the log lines.
+	changed := map[types.NamespacedName]bool{}
+	for key, st := range statuses {
 		before, existed := old[key]
-		if existed && sameConditions(s.ours(before), s.ours(statuses[key])) {
+		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(s.ours(before), s.ours(st))) {
 			continue
 		}
+		changed[key] = true
+	}
+	for _, key := range sortedKeys(changed) {
 		s.logPolicy(key, s.ours(statuses[key]))
 	}
-	for _, key := range sortedKeys(old) {
+	removed := map[types.NamespacedName]bool{}
+	for key := range old {
 		if _, still := statuses[key]; !still {
-			s.log.Info("policy removed", "policy", key.String())
+			removed[key] = true
 		}
 	}
+	for _, key := range sortedKeys(removed) {
+		s.log.Info("policy removed", "policy", key.String())
+	}
+}
+
+// sameSlice: a and b are one slice (a status the translator carried over).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // ours keeps the ancestor entries this controller writes.

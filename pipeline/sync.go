@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -35,9 +36,15 @@ func (p *Pipeline) sync() {
 	if p.opts.Conditions != nil {
 		statuses = p.opts.Conditions.Apply(statuses, out.Origins, previous, p.opts.Translator.ControllerName, p.opts.Now())
 	}
-	p.computed = statuses
-	p.metrics.countPolicies(statuses, p.opts.Translator.ControllerName)
-	p.metrics.setCANotAfter(out.CANotAfter)
+	// An Update that changed no status hands back the same map: the
+	// gauges over every policy and CA need no walk then.
+	if !sameMap(statuses, p.computed) {
+		p.metrics.countPolicies(statuses, p.opts.Translator.ControllerName)
+	}
+	if !sameMap(out.CANotAfter, p.caNotAfter) {
+		p.metrics.setCANotAfter(out.CANotAfter)
+	}
+	p.computed, p.caNotAfter = statuses, out.CANotAfter
 	p.opts.Sink.Report(statuses)
 	if g, ok := p.opts.Sink.(GatewayAPISink); ok {
 		g.ReportGatewayAPI(out.GatewayAPI)
@@ -71,4 +78,9 @@ func (p *Pipeline) translateChanges() (out translator.Output, previous translato
 	in := p.opts.Source.Inputs()
 	previous = previousStatus(in, p.computed)
 	return p.opts.Translate(in, previous, p.opts.Now(), p.opts.Translator), previous, nil
+}
+
+// sameMap reports whether a and b are one map (not merely equal ones).
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
