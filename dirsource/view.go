@@ -6,11 +6,8 @@ import (
 	"slices"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -126,28 +123,7 @@ func buildInputs(objects []keyed) translator.Inputs {
 	slices.SortFunc(objects, func(a, b keyed) int { return compareKeys(a.key, b.key) })
 	var in translator.Inputs
 	for _, k := range objects {
-		switch o := k.object.(type) {
-		case *gwv1.BackendTLSPolicy:
-			in.Policies = append(in.Policies, o)
-		case *corev1.Service:
-			in.Services = append(in.Services, o)
-		case *discoveryv1.EndpointSlice:
-			in.EndpointSlices = append(in.EndpointSlices, o)
-		case *corev1.ConfigMap:
-			in.ConfigMaps = append(in.ConfigMaps, o)
-		case *corev1.Secret:
-			in.Secrets = append(in.Secrets, o)
-		case *gwv1.GatewayClass:
-			in.GatewayClasses = append(in.GatewayClasses, o)
-		case *gwv1.Gateway:
-			in.Gateways = append(in.Gateways, o)
-		case *gwv1.HTTPRoute:
-			in.HTTPRoutes = append(in.HTTPRoutes, o)
-		case *gwv1.ReferenceGrant:
-			in.ReferenceGrants = append(in.ReferenceGrants, o)
-		case *corev1.Namespace:
-			in.Namespaces = append(in.Namespaces, o)
-		}
+		in.Add(k.object)
 	}
 	return in
 }

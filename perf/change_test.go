@@ -26,7 +26,7 @@ func BenchmarkChangeToSnapshot(b *testing.B) {
 			es := in.EndpointSlices[n/2]
 			benchmarkChange(b, in, func(rv int) translator.Change {
 				es = MovedEndpoints(es, rv)
-				return changeOf(translator.KindEndpointSlice, es, es)
+				return changeOf(translator.KindEndpointSlice, es)
 			})
 		})
 		if n > 10000 {
@@ -37,14 +37,14 @@ func BenchmarkChangeToSnapshot(b *testing.B) {
 			r := in.HTTPRoutes[n/2]
 			benchmarkChange(b, in, func(rv int) translator.Change {
 				r = Route(r.Namespace, r.Name, fmt.Sprintf("/v%d", rv))
-				return changeOf(translator.KindHTTPRoute, r, r)
+				return changeOf(translator.KindHTTPRoute, r)
 			})
 		})
 	}
 }
 
-func changeOf(kind translator.Kind, meta metav1.Object, obj metav1.Object) translator.Change {
-	return translator.Change{Kind: kind, Key: types.NamespacedName{Namespace: meta.GetNamespace(), Name: meta.GetName()}, Object: obj}
+func changeOf(kind translator.Kind, obj metav1.Object) translator.Change {
+	return translator.Change{Kind: kind, Key: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, Object: obj}
 }
 
 // benchmarkChange: an operation is next's change, Update, then Publish.

@@ -3,12 +3,10 @@ package perf
 import (
 	"flag"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
@@ -25,42 +23,13 @@ func BenchmarkEditToSnapshot(b *testing.B) {
 	for _, n := range editSizes() {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			in := Inputs(n)
-			tr := translator.New()
-			pub := snapshots.New(snapshots.Options{})
-			pub.NodeStreamOpened(&corev3.Node{Id: "envoy-0", Cluster: "edge"})
-			out := tr.Translate(in, nil, benchNow, translator.Options{})
-			if _, err := pub.Publish(out); err != nil {
-				b.Fatal(err)
-			}
-			var translating, publishing time.Duration
-			rv := 1
 			cm := in.ConfigMaps[n/2]
-			// The initial sync's garbage is collected before the clock
-			// starts: a server settles so after its first translation.
-			runtime.GC()
-			b.ReportAllocs()
-			for b.Loop() {
-				rv++
+			benchmarkChange(b, in, func(rv int) translator.Change {
 				// Only the changed object is new: a source that says what
 				// changed hands over nothing else.
 				cm = RotatedCA(cm, rv)
-				change := translator.Change{Kind: translator.KindConfigMap, Key: types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}, Object: cm}
-				start := time.Now()
-				next, ok := tr.Update([]translator.Change{change}, translator.PreviousStatus(out.Statuses), benchNow, translator.Options{})
-				if !ok {
-					b.Fatal("Update refused the change")
-				}
-				out = next
-				mid := time.Now()
-				changed, err := pub.Publish(out)
-				translating += mid.Sub(start)
-				publishing += time.Since(mid)
-				if err != nil || !changed {
-					b.Fatalf("Publish: changed=%v, %v", changed, err)
-				}
-			}
-			b.ReportMetric(float64(translating.Nanoseconds())/float64(b.N), "translate-ns/op")
-			b.ReportMetric(float64(publishing.Nanoseconds())/float64(b.N), "publish-ns/op")
+				return changeOf(translator.KindConfigMap, cm)
+			})
 		})
 	}
 }

@@ -287,28 +287,7 @@ func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.O
 func inputsOf(state map[poolKey]poolObject) translator.Inputs {
 	var in translator.Inputs
 	for _, k := range sortedPoolKeys(state) {
-		switch o := state[k].obj.(type) {
-		case *gwv1.BackendTLSPolicy:
-			in.Policies = append(in.Policies, o)
-		case *corev1.Service:
-			in.Services = append(in.Services, o)
-		case *discoveryv1.EndpointSlice:
-			in.EndpointSlices = append(in.EndpointSlices, o)
-		case *corev1.ConfigMap:
-			in.ConfigMaps = append(in.ConfigMaps, o)
-		case *corev1.Secret:
-			in.Secrets = append(in.Secrets, o)
-		case *gwv1.GatewayClass:
-			in.GatewayClasses = append(in.GatewayClasses, o)
-		case *gwv1.Gateway:
-			in.Gateways = append(in.Gateways, o)
-		case *gwv1.HTTPRoute:
-			in.HTTPRoutes = append(in.HTTPRoutes, o)
-		case *gwv1.ReferenceGrant:
-			in.ReferenceGrants = append(in.ReferenceGrants, o)
-		case *corev1.Namespace:
-			in.Namespaces = append(in.Namespaces, o)
-		}
+		in.Add(state[k].obj)
 	}
 	return in
 }

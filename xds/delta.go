@@ -53,22 +53,7 @@ func (d *deltaServer) serve(stream discoveryv3.AggregatedDiscoveryService_DeltaA
 	}
 	defer func() { d.cb.OnDeltaStreamClosed(s.id, s.node) }()
 
-	reqs := make(chan *discoveryv3.DeltaDiscoveryRequest)
-	recvErr := make(chan error, 1)
-	go func() {
-		for {
-			req, err := stream.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			select {
-			case reqs <- req:
-			case <-stream.Context().Done():
-				return
-			}
-		}
-	}()
+	reqs, recvErr := receive(stream.Context(), stream.Recv)
 
 	var changed <-chan struct{} // nil until the stream's fleet is known
 	for {

@@ -50,22 +50,7 @@ func (d *sotwServer) serve(stream discoveryv3.AggregatedDiscoveryService_StreamA
 	}
 	defer func() { d.cb.OnStreamClosed(s.id, s.node) }()
 
-	reqs := make(chan *discoveryv3.DiscoveryRequest)
-	recvErr := make(chan error, 1)
-	go func() {
-		for {
-			req, err := stream.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			select {
-			case reqs <- req:
-			case <-stream.Context().Done():
-				return
-			}
-		}
-	}()
+	reqs, recvErr := receive(stream.Context(), stream.Recv)
 
 	var changed <-chan struct{} // nil until the stream's fleet is known
 	for {

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 var (
@@ -99,7 +100,7 @@ func (l *churnLedger) wrote(service, gen int) {
 
 // received applies one load assignment: every update of its Service up to
 // the generation it shows is applied now.
-func (l *churnLedger) received(a arrival) {
+func (l *churnLedger) received(a harness.LoadAssignment) {
 	service, gen, ok := churnOf(a)
 	if !ok || service >= len(l.seen) {
 		return
@@ -116,7 +117,7 @@ func (l *churnLedger) received(a arrival) {
 	left := l.pending[service][:0]
 	for _, idx := range l.pending[service] {
 		if l.updates[idx].gen <= gen {
-			l.updates[idx].applied = a.at
+			l.updates[idx].applied = a.At
 		} else {
 			left = append(left, idx)
 		}
@@ -130,16 +131,16 @@ func (l *churnLedger) received(a arrival) {
 
 // churnOf reads a load assignment of Service i's cluster (team-N/svc-i/443)
 // as its Service and generation.
-func churnOf(a arrival) (service, gen int, ok bool) {
-	parts := strings.Split(a.cluster, "/")
-	if len(parts) != 3 || !strings.HasPrefix(parts[1], "svc-") || len(a.endpoints) == 0 {
+func churnOf(a harness.LoadAssignment) (service, gen int, ok bool) {
+	parts := strings.Split(a.Cluster, "/")
+	if len(parts) != 3 || !strings.HasPrefix(parts[1], "svc-") || len(a.Endpoints) == 0 {
 		return 0, 0, false
 	}
 	service, err := strconv.Atoi(strings.TrimPrefix(parts[1], "svc-"))
 	if err != nil {
 		return 0, 0, false
 	}
-	_, port, ok := strings.Cut(a.endpoints[0], ":")
+	_, port, ok := strings.Cut(a.Endpoints[0], ":")
 	p, err := strconv.Atoi(port)
 	if !ok || err != nil {
 		return 0, 0, false
@@ -167,63 +168,18 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 		writeEndpointSlice(b, manifests, i, 0)
 	}
 
-	xdsPort, tlsplaneAdmin, envoyAdmin := freePort(b), freePort(b), freePort(b)
-	tp := startProcess(b, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
-		"--xds-address", "127.0.0.1:"+strconv.Itoa(xdsPort),
-		"--admin-address", "127.0.0.1:"+strconv.Itoa(tlsplaneAdmin), "--log-level", "warn")
-	bootstrapPath := filepath.Join(dir, "envoy.json")
-	writeJSON(b, bootstrapPath, bootstrap("DELTA_GRPC", xdsPort, envoyAdmin))
-	envoy := startProcess(b, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
-		"--concurrency", "1", "-l", "warn")
-	admin := adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}
 	start := time.Now()
-	if err := poll(10*time.Minute, 100*time.Millisecond, func() error {
-		if tp.exited() || envoy.exited() {
-			return errors.New("tlsplane or Envoy exited")
-		}
-		st, err := admin.stats(`^cluster_manager\.(active|warming)_clusters$`)
-		if err != nil {
-			return err
-		}
-		if st["cluster_manager.active_clusters"] != int64(n+1) || st["cluster_manager.warming_clusters"] != 0 {
-			return fmt.Errorf("active=%d warming=%d", st["cluster_manager.active_clusters"], st["cluster_manager.warming_clusters"])
-		}
-		return nil
-	}); err != nil {
-		b.Fatalf("Envoy never held the %d clusters: %v\n%s\n%s", n, err, tp.tail(), envoy.tail())
-	}
-	// And every CA secret: at 10,000 clusters Envoy subscribes to secrets
-	// long after its clusters are active, a backlog churn would measure.
-	if err := poll(10*time.Minute, 100*time.Millisecond, func() error {
-		st, err := admin.stats(`^sds\..*\.update_success$`)
-		if err != nil {
-			return err
-		}
-		applied := 0
-		for _, v := range st {
-			if v > 0 {
-				applied++
-			}
-		}
-		if applied < n {
-			return fmt.Errorf("%d of %d CA secrets applied", applied, n)
-		}
-		return nil
-	}); err != nil {
-		b.Fatalf("Envoy never applied the %d CA secrets: %v\n%s\n%s", n, err, tp.tail(), envoy.tail())
-	}
+	served := serveDir(b, dir, manifests, tlsplaneBin, envoyBin, "DELTA_GRPC", n)
+	tp, envoy, admin, xdsPort, tlsplaneAdmin := served.tp, served.envoy, served.admin, served.xdsPort, served.tlsplaneAdmin
 	b.Logf("Envoy holds the %d clusters and their CA secrets after %v", n, time.Since(start).Round(time.Millisecond))
 
 	ledger := newChurnLedger(n)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watch, err := dialEDS(ctx, "127.0.0.1:"+strconv.Itoa(xdsPort), &corev3.Node{Id: "perf-churn-watch", Cluster: "perf"})
+	watchDone, err := harness.WatchLoadAssignments(ctx, "127.0.0.1:"+strconv.Itoa(xdsPort), &corev3.Node{Id: "perf-churn-watch", Cluster: "perf"}, ledger.received)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer watch.close()
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- watch.run(ledger.received) }()
 	if err := poll(*churnPatience, 50*time.Millisecond, func() error {
 		if known, _ := ledger.state(); known < n {
 			return fmt.Errorf("%d of %d load assignments received", known, n)
@@ -473,3 +429,6 @@ func clusterHosts(base string) (map[string][]string, error) {
 	}
 	return out, nil
 }
+
+// ms is a duration in milliseconds, for reports.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -9,7 +9,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -118,54 +117,9 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 		writeService(t, manifests, i, cas[caOf[i]], sniGen[i])
 	}
 
-	xdsPort, tlsplaneAdmin, envoyAdmin := freePort(t), freePort(t), freePort(t)
 	start := time.Now()
-	tp := startProcess(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
-		"--xds-address", "127.0.0.1:"+strconv.Itoa(xdsPort),
-		"--admin-address", "127.0.0.1:"+strconv.Itoa(tlsplaneAdmin), "--log-level", "warn")
-	bootstrapPath := filepath.Join(dir, "envoy.json")
-	writeJSON(t, bootstrapPath, bootstrap(*apiType, xdsPort, envoyAdmin))
-	envoy := startProcess(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
-		"--concurrency", "1", "-l", "warn")
-	admin := adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}
-
-	// Every cluster active (plus the static xDS cluster), none warming.
-	if err := poll(10*time.Minute, 50*time.Millisecond, func() error {
-		if tp.exited() || envoy.exited() {
-			return errors.New("tlsplane or Envoy exited")
-		}
-		st, err := admin.stats(`^cluster_manager\.(active|warming)_clusters$`)
-		if err != nil {
-			return err
-		}
-		if st["cluster_manager.active_clusters"] != int64(n+1) || st["cluster_manager.warming_clusters"] != 0 {
-			return fmt.Errorf("active=%d warming=%d", st["cluster_manager.active_clusters"], st["cluster_manager.warming_clusters"])
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("Envoy never held the %d clusters: %v\n%s\n%s", n, err, tp.tail(), envoy.tail())
-	}
-	// And every cluster's CA secret applied: at 10,000 clusters Envoy is
-	// still subscribing to secrets long after the clusters are active, and
-	// an edit measured meanwhile would measure that backlog.
-	if err := poll(10*time.Minute, 100*time.Millisecond, func() error {
-		st, err := admin.stats(`^sds\..*\.update_success$`)
-		if err != nil {
-			return err
-		}
-		applied := 0
-		for _, v := range st {
-			if v > 0 {
-				applied++
-			}
-		}
-		if applied < n {
-			return fmt.Errorf("%d of %d CA secrets applied", applied, n)
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("Envoy never applied the %d CA secrets: %v\n%s\n%s", n, err, tp.tail(), envoy.tail())
-	}
+	served := serveDir(t, dir, manifests, tlsplaneBin, envoyBin, *apiType, n)
+	tp, envoy, admin, tlsplaneAdmin := served.tp, served.envoy, served.admin, served.tlsplaneAdmin
 	initial := time.Since(start)
 
 	var latencies []float64

@@ -1,0 +1,72 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// servedDir is tlsplane serving a directory of n policy-targeted Services
+// to one real Envoy, both running.
+type servedDir struct {
+	tp, envoy              *process
+	admin                  adminClient
+	xdsPort, tlsplaneAdmin int
+}
+
+// serveDir starts tlsplane on manifests and an Envoy of apiType on it, and
+// waits until Envoy holds every cluster (plus its static xDS cluster), none
+// warming, and has applied every CA secret: at 10,000 clusters Envoy is
+// still subscribing to secrets long after its clusters are active, and a
+// change measured meanwhile would measure that backlog.
+func serveDir(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int) servedDir {
+	t.Helper()
+	s := servedDir{xdsPort: freePort(t), tlsplaneAdmin: freePort(t)}
+	envoyAdmin := freePort(t)
+	s.tp = startProcess(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
+		"--xds-address", "127.0.0.1:"+strconv.Itoa(s.xdsPort),
+		"--admin-address", "127.0.0.1:"+strconv.Itoa(s.tlsplaneAdmin), "--log-level", "warn")
+	bootstrapPath := filepath.Join(dir, "envoy.json")
+	writeJSON(t, bootstrapPath, bootstrap(apiType, s.xdsPort, envoyAdmin))
+	s.envoy = startProcess(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
+		"--concurrency", "1", "-l", "warn")
+	s.admin = adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}
+
+	if err := poll(10*time.Minute, 50*time.Millisecond, func() error {
+		if s.tp.exited() || s.envoy.exited() {
+			return errors.New("tlsplane or Envoy exited")
+		}
+		st, err := s.admin.stats(`^cluster_manager\.(active|warming)_clusters$`)
+		if err != nil {
+			return err
+		}
+		if st["cluster_manager.active_clusters"] != int64(n+1) || st["cluster_manager.warming_clusters"] != 0 {
+			return fmt.Errorf("active=%d warming=%d", st["cluster_manager.active_clusters"], st["cluster_manager.warming_clusters"])
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("Envoy never held the %d clusters: %v\n%s\n%s", n, err, s.tp.tail(), s.envoy.tail())
+	}
+	if err := poll(10*time.Minute, 100*time.Millisecond, func() error {
+		st, err := s.admin.stats(`^sds\..*\.update_success$`)
+		if err != nil {
+			return err
+		}
+		applied := 0
+		for _, v := range st {
+			if v > 0 {
+				applied++
+			}
+		}
+		if applied < n {
+			return fmt.Errorf("%d of %d CA secrets applied", applied, n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("Envoy never applied the %d CA secrets: %v\n%s\n%s", n, err, s.tp.tail(), s.envoy.tail())
+	}
+	return s
+}
