@@ -34,7 +34,7 @@ root=$PWD
 GO=${GO:-go}
 COUNT=${COUNT:-3}
 PERF_COUNT=${PERF_COUNT:-$COUNT}
-PERF_BENCHTIME=${PERF_BENCHTIME:-5x}
+PERF_BENCHTIME=${PERF_BENCHTIME:-20x}
 FANOUT_STREAMS=${FANOUT_STREAMS:-1000}
 FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
 FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-10000}
@@ -112,7 +112,7 @@ e2e_bench() {
 }
 
 bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetranslate$' 10x
-COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
+COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkChangeToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
 COUNT=1 bench ./perf 'BenchmarkFanout/delta' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
 COUNT=1 bench ./perf 'BenchmarkFanout/sotw' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_SOTW_CLUSTERS"
 # Issue 16: the metrics service's cost per stats flush at 10,000 clusters:

@@ -73,6 +73,24 @@ func issue15(b benchmarks, props []propagation, skipped map[string]string) strin
 		t.measured(what, "≤ 5 ms", fmt.Sprintf("%.2f ms (translate %.2f ms, publish %.2f ms)", v/1e6, tr/1e6, pu/1e6), v <= 5e6)
 	}
 
+	for _, c := range []struct {
+		name, what string
+	}{
+		{"BenchmarkChangeToSnapshot/endpoints/n=10000", "one EndpointSlice changes among 10,000 Services → new snapshot set"},
+		{"BenchmarkChangeToSnapshot/endpoints/n=100000", "one EndpointSlice changes among 100,000 Services → new snapshot set"},
+		{"BenchmarkChangeToSnapshot/route/n=10000", "one HTTPRoute changes among 10,000 behind one Gateway → new snapshot set"},
+	} {
+		what := fmt.Sprintf("%s (`%s`)", c.what, c.name)
+		v, ok := b.median(c.name, "ns/op")
+		if !ok {
+			t.missing(what, "≤ 5 ms", c.name)
+			continue
+		}
+		tr, _ := b.median(c.name, "translate-ns/op")
+		pu, _ := b.median(c.name, "publish-ns/op")
+		t.measured(what, "≤ 5 ms", fmt.Sprintf("%.2f ms (translate %.2f ms, publish %.2f ms)", v/1e6, tr/1e6, pu/1e6), v <= 5e6)
+	}
+
 	const envoyWhat = "real delta Envoy, 10,000 clusters, 50 edits: edit → applied (`TestPropagation`, default debounce)"
 	if p := propagationOf(props, 10000, "DELTA_GRPC"); p == nil {
 		t.missing(envoyWhat, "p99 ≤ 300 ms", "TestPropagation")

@@ -48,6 +48,14 @@ func TestIssue15Rows(t *testing.T) {
 		raw:  "BenchmarkEditToSnapshot/n=10000-2 \t 5 \t 3100000 ns/op\n",
 		row:  "one change among 100,000 Services", want: []string{"not measured in this run", "| — |"},
 	}, {
+		name: "route change missed",
+		raw:  "BenchmarkChangeToSnapshot/route/n=10000-2 \t 20 \t 113000000 ns/op \t 100000000 translate-ns/op \t 13000000 publish-ns/op\n",
+		row:  "one HTTPRoute changes among 10,000", want: []string{"113.00 ms (translate 100.00 ms, publish 13.00 ms)", "| **no** |"},
+	}, {
+		name: "endpoint change met",
+		raw:  "BenchmarkChangeToSnapshot/endpoints/n=100000-2 \t 20 \t 200000 ns/op \t 150000 translate-ns/op \t 50000 publish-ns/op\n",
+		row:  "one EndpointSlice changes among 100,000", want: []string{"0.20 ms", "| yes |"},
+	}, {
 		name:  "real Envoy at 10,000 met",
 		props: []propagation{{Clusters: 1000, API: "DELTA_GRPC", Edits: 50, P99: 900}, {Clusters: 10000, API: "DELTA_GRPC", Edits: 50, P50: 150, P99: 280}},
 		row:   "real delta Envoy, 10,000 clusters", want: []string{"p99 280 ms (p50 150 ms, 50 edits)", "| yes |"},
