@@ -29,6 +29,9 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	if opts.ControllerName == "" {
 		opts.ControllerName = DefaultControllerName
 	}
+	if t.world == nil && t.whole != nil && opts == t.opts {
+		t.world, t.whole = t.buildWorld(t.whole), nil
+	}
 	w := t.world
 	if w == nil || t.forget || opts != t.opts {
 		return Output{}, false

@@ -66,11 +66,38 @@ type secretUse struct {
 	policies map[types.NamespacedName]int
 }
 
-// remember keeps a whole translation's parts for Update.
+// wholeTranslation is what a whole translation leaves for Update: its
+// parts, from which the first Update builds the world. Building it at
+// once would add a third to every whole translation's cost, most of
+// them never followed by an Update (Translate on a fresh Translator, the
+// pipeline without a ChangeSource).
+type wholeTranslation struct {
+	in       Inputs
+	ix       *objectIndex
+	verdicts []*policyVerdict
+	byPolicy [][]*attachment
+	winners  map[target]*policyVerdict
+	gateways gatewayResult
+	unserved map[types.NamespacedName][]*portOutput
+	out      Output
+	now      time.Time
+}
+
+// remember numbers a whole translation's Output and keeps its parts for
+// Update.
 func (t *Translator) remember(in Inputs, ix *objectIndex, verdicts []*policyVerdict, byPolicy [][]*attachment,
 	winners map[target]*policyVerdict, gateways gatewayResult, b *outputBuilder, out *Output, now time.Time) {
 	t.generation++
 	out.Generation = t.generation
+	t.world = nil
+	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
+		gateways: gateways, unserved: b.unserved, out: *out, now: now}
+}
+
+// buildWorld makes the world of a whole translation, from its parts and
+// the Service translations the memo holds since.
+func (t *Translator) buildWorld(wt *wholeTranslation) *world {
+	in, ix, verdicts, byPolicy, winners, gateways, now := wt.in, wt.ix, wt.verdicts, wt.byPolicy, wt.winners, wt.gateways, wt.now
 	w := &world{
 		policies:    make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(verdicts)),
 		slices:      make(map[types.NamespacedName]*discoveryv1.EndpointSlice, len(in.EndpointSlices)),
@@ -85,11 +112,11 @@ func (t *Translator) remember(in Inputs, ix *objectIndex, verdicts []*policyVerd
 		winners:     winners,
 		ports:       make(map[types.NamespacedName][]portOutput, len(ix.services)),
 		unserved:    map[types.NamespacedName][]*portOutput{},
-		secrets:     make(map[string]*secretUse, len(out.Secrets)),
+		secrets:     make(map[string]*secretUse, len(wt.out.Secrets)),
 		warnings:    map[string]int{},
 		gateways:    gateways,
 		noteDue:     map[types.NamespacedName]time.Time{},
-		out:         *out,
+		out:         wt.out,
 	}
 	for i, v := range verdicts {
 		w.policies[v.name] = v.policy
@@ -113,13 +140,13 @@ func (t *Translator) remember(in Inputs, ix *objectIndex, verdicts []*policyVerd
 			w.count(nn, e.value.ports, 1)
 		}
 	}
-	for svc, ports := range b.unserved {
+	for svc, ports := range wt.unserved {
 		w.unserved[svc] = ports
 	}
 	for _, warning := range gateways.warnings {
 		w.warnings[warning]++
 	}
-	t.world = w
+	return w
 }
 
 // index records what policy p refers to.

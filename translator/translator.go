@@ -43,6 +43,7 @@ type Translator struct {
 	// world is the last translation's, for Update; nil for a forgetful
 	// Translator and after options changed. generation numbers Outputs.
 	world      *world
+	whole      *wholeTranslation // the last whole translation, until Update builds its world
 	generation uint64
 
 	verdicts generations[types.NamespacedName, *verdictEntry]
@@ -96,7 +97,7 @@ func (t *Translator) begin(opts Options) {
 		t.verdicts = generations[types.NamespacedName, *verdictEntry]{}
 		t.services = generations[types.NamespacedName, *serviceEntry]{}
 		t.statuses = generations[types.NamespacedName, *statusEntry]{}
-		t.world = nil
+		t.world, t.whole = nil, nil
 	}
 }
 
@@ -319,5 +320,5 @@ func sameAttachments(e *statusEntry, as []*attachment) bool {
 func (t *Translator) Forget() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.world = nil
+	t.world, t.whole = nil, nil
 }
