@@ -329,8 +329,13 @@ func bootstrap(apiType string, xdsPort, adminPort int) object {
 	return object{
 		"node":  object{"id": "perf-envoy", "cluster": "perf"},
 		"admin": object{"address": addr(adminPort)},
+		// Envoy keeps only the stats the measurement reads: a read of
+		// /stats walks every stat on Envoy's main thread, the thread that
+		// applies xDS. Of each secret's SDS stats only update_success is
+		// read: at 10,000 secrets the others made a read take 166 ms.
 		"stats_config": object{"stats_matcher": object{"inclusion_list": object{"patterns": []object{
-			{"prefix": "cluster_manager."}, {"prefix": "sds."}, {"prefix": "control_plane."},
+			{"prefix": "cluster_manager."}, {"prefix": "control_plane."},
+			{"safe_regex": object{"regex": `^sds\..*\.update_success$`}},
 		}}}},
 		"dynamic_resources": object{
 			"ads_config": object{
