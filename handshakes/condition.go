@@ -3,7 +3,6 @@ package handshakes
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -32,42 +31,15 @@ type observation struct {
 // → policies; previous keeps lastTransitionTime while the status holds.
 func (t *Tracker) Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus, origins map[string][]types.NamespacedName,
 	previous translator.PreviousStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
-	if controller == "" {
-		controller = translator.DefaultControllerName
-	}
 	byPolicy := t.observe(statuses, origins)
 	t.metrics.keepOnly(func(p types.NamespacedName) bool { _, ok := statuses[p]; return ok })
-	if len(byPolicy) == 0 {
-		return statuses
-	}
-	out := maps.Clone(statuses)
+	conds := make(map[types.NamespacedName]metav1.Condition, len(byPolicy))
 	for key, obs := range byPolicy {
-		cond, ok := t.condition(obs)
-		if !ok {
-			continue
+		if cond, ok := t.condition(obs); ok {
+			conds[key] = cond
 		}
-		cond.LastTransitionTime = metav1.NewTime(now)
-		v := out[key]
-		st := *v.DeepCopy()
-		for i := range st.Ancestors {
-			a := &st.Ancestors[i]
-			if a.ControllerName != controller {
-				continue
-			}
-			c := cond
-			if len(a.Conditions) > 0 {
-				c.ObservedGeneration = a.Conditions[0].ObservedGeneration
-			}
-			if pc := previousCondition(previous[key], a.AncestorRef, controller); pc != nil && pc.Status == c.Status {
-				c.LastTransitionTime = pc.LastTransitionTime
-			}
-			a.Conditions = append(slices.DeleteFunc(a.Conditions, func(x metav1.Condition) bool {
-				return x.Type == ConditionHandshakesSucceeding
-			}), c)
-		}
-		out[key] = st
 	}
-	return out
+	return translator.WithAncestorCondition(statuses, conds, previous, controller, now)
 }
 
 // observe lists, per policy in statuses, the windows of the clusters it
@@ -158,29 +130,4 @@ func pairs(obs []observation) string {
 		parts = append(parts, fmt.Sprintf("cluster %s of fleet %q", o.cluster, o.fleet))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// previousCondition finds ConditionHandshakesSucceeding on our entry for ref.
-func previousCondition(prev gwv1.PolicyStatus, ref gwv1.ParentReference, controller gwv1.GatewayController) *metav1.Condition {
-	for _, a := range prev.Ancestors {
-		if a.ControllerName != controller || !sameRef(a.AncestorRef, ref) {
-			continue
-		}
-		for i := range a.Conditions {
-			if a.Conditions[i].Type == ConditionHandshakesSucceeding {
-				return &a.Conditions[i]
-			}
-		}
-	}
-	return nil
-}
-
-// sameRef compares the fields that name an ancestor.
-func sameRef(a, b gwv1.ParentReference) bool {
-	return a.Name == b.Name && ptrEq(a.Namespace, b.Namespace) && ptrEq(a.SectionName, b.SectionName) &&
-		ptrEq(a.Kind, b.Kind) && ptrEq(a.Group, b.Group)
-}
-
-func ptrEq[T comparable](a, b *T) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

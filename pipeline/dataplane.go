@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -36,9 +35,6 @@ const maxRejectionMessage = 1024
 // map. previous supplies lastTransitionTime for a condition still False.
 func withRejections(statuses map[types.NamespacedName]gwv1.PolicyStatus, previous translator.PreviousStatus,
 	rejections []Rejection, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
-	if controller == "" {
-		controller = translator.DefaultControllerName
-	}
 	byPolicy := map[types.NamespacedName][]Rejection{}
 	for _, r := range rejections {
 		for _, key := range r.Policies {
@@ -47,49 +43,13 @@ func withRejections(statuses map[types.NamespacedName]gwv1.PolicyStatus, previou
 			}
 		}
 	}
-	if len(byPolicy) == 0 {
-		return statuses
-	}
-	out := maps.Clone(statuses)
+	conds := make(map[types.NamespacedName]metav1.Condition, len(byPolicy))
 	for key, rs := range byPolicy {
-		v := out[key]
-		st := *v.DeepCopy()
-		message := rejectionMessage(rs)
-		for i := range st.Ancestors {
-			a := &st.Ancestors[i]
-			if a.ControllerName != controller {
-				continue
-			}
-			c := metav1.Condition{
-				Type: ConditionDataPlaneAccepted, Status: metav1.ConditionFalse, Reason: ReasonRejected,
-				Message: message, LastTransitionTime: metav1.NewTime(now),
-			}
-			if len(a.Conditions) > 0 {
-				c.ObservedGeneration = a.Conditions[0].ObservedGeneration
-			}
-			if pc := previousCondition(previous[key], a.AncestorRef, controller); pc != nil && pc.Status == c.Status {
-				c.LastTransitionTime = pc.LastTransitionTime
-			}
-			a.Conditions = append(a.Conditions, c)
-		}
-		out[key] = st
-	}
-	return out
-}
-
-// previousCondition finds ConditionDataPlaneAccepted on our entry for ref.
-func previousCondition(prev gwv1.PolicyStatus, ref gwv1.ParentReference, controller gwv1.GatewayController) *metav1.Condition {
-	for _, a := range prev.Ancestors {
-		if a.ControllerName != controller || ancestorName(a.AncestorRef) != ancestorName(ref) {
-			continue
-		}
-		for i := range a.Conditions {
-			if a.Conditions[i].Type == ConditionDataPlaneAccepted {
-				return &a.Conditions[i]
-			}
+		conds[key] = metav1.Condition{
+			Type: ConditionDataPlaneAccepted, Status: metav1.ConditionFalse, Reason: ReasonRejected, Message: rejectionMessage(rs),
 		}
 	}
-	return nil
+	return translator.WithAncestorCondition(statuses, conds, previous, controller, now)
 }
 
 // rejectionMessage names, per rejection, the fleet, node, type and version
