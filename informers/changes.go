@@ -79,36 +79,34 @@ func (s *Source) recordRefs(before, after refs) {
 	if v == nil {
 		return
 	}
-	for nn := range after.configMaps {
-		if !before.configMaps[nn] {
+	for _, k := range []struct {
+		kind          translator.Kind
+		before, after map[types.NamespacedName]bool
+		get           func(*scope, types.NamespacedName) (metav1.Object, error)
+	}{
+		{translator.KindConfigMap, before.configMaps, after.configMaps, func(sc *scope, nn types.NamespacedName) (metav1.Object, error) {
+			return sc.configMaps.ConfigMaps(nn.Namespace).Get(nn.Name)
+		}},
+		{translator.KindSecret, before.secrets, after.secrets, func(sc *scope, nn types.NamespacedName) (metav1.Object, error) {
+			return sc.secrets.Secrets(nn.Namespace).Get(nn.Name)
+		}},
+	} {
+		for nn := range k.after {
+			if k.before[nn] {
+				continue
+			}
 			var obj metav1.Object
 			if sc := v.scopeOf(nn.Namespace); sc != nil {
-				if cm, err := sc.configMaps.ConfigMaps(nn.Namespace).Get(nn.Name); err == nil {
-					obj = cm
+				if o, err := k.get(sc, nn); err == nil {
+					obj = o
 				}
 			}
-			s.changeLog.record(translator.KindConfigMap, nn, obj)
+			s.changeLog.record(k.kind, nn, obj)
 		}
-	}
-	for nn := range before.configMaps {
-		if !after.configMaps[nn] {
-			s.changeLog.record(translator.KindConfigMap, nn, nil)
-		}
-	}
-	for nn := range after.secrets {
-		if !before.secrets[nn] {
-			var obj metav1.Object
-			if sc := v.scopeOf(nn.Namespace); sc != nil {
-				if sec, err := sc.secrets.Secrets(nn.Namespace).Get(nn.Name); err == nil {
-					obj = sec
-				}
+		for nn := range k.before {
+			if !k.after[nn] {
+				s.changeLog.record(k.kind, nn, nil)
 			}
-			s.changeLog.record(translator.KindSecret, nn, obj)
-		}
-	}
-	for nn := range before.secrets {
-		if !after.secrets[nn] {
-			s.changeLog.record(translator.KindSecret, nn, nil)
 		}
 	}
 }

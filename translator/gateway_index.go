@@ -56,17 +56,9 @@ func newGatewayIndex(in Inputs, ix *objectIndex) *gatewayIndex {
 	return g
 }
 
-// uniqueSorted keeps one object per namespace/name, sorted.
+// uniqueSorted keeps one object per namespace/name (the last), sorted.
 func uniqueSorted[T any](in []T, key func(T) types.NamespacedName) []T {
-	byName := make(map[types.NamespacedName]T, len(in))
-	for _, o := range in {
-		byName[key(o)] = o
-	}
-	out := make([]T, 0, len(byName))
-	for _, nn := range sortedKeys(byName) {
-		out = append(out, byName[nn])
-	}
-	return out
+	return valuesOf(byKey(in, key))
 }
 
 // reference is one object referring to another across namespaces.

@@ -191,19 +191,16 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Optio
 
 // caObject is the object a caCertificateRef names, or nil.
 func caObject(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex) metav1.Object {
-	if ref.Group != "" {
+	key, ok := caRefOf(namespace, ref)
+	if !ok {
 		return nil
 	}
-	nn := nameOf(namespace, string(ref.Name))
-	switch ref.Kind {
-	case "ConfigMap":
-		if cm, ok := ix.configMaps[nn]; ok {
+	if key.kind == KindConfigMap {
+		if cm, ok := ix.configMaps[key.nn]; ok {
 			return cm
 		}
-	case "Secret":
-		if s, ok := ix.secrets[nn]; ok {
-			return s
-		}
+	} else if s, ok := ix.secrets[key.nn]; ok {
+		return s
 	}
 	return nil
 }
