@@ -21,15 +21,25 @@ const invalidBackendCluster = "tlsplane.invalid-backend"
 // header's port is ignored in choosing a virtual host: the Gateway API
 // matches hostnames only.
 func envoyRouteConfig(t *routeTablePlan) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: t.name, IgnorePortInHostMatching: true}
-	for _, vh := range t.vhosts {
-		v := &routev3.VirtualHost{Name: vh.hostname, Domains: []string{vh.hostname}}
-		for i := range vh.routes {
-			v.Routes = append(v.Routes, envoyRoute(t, &vh.routes[i]))
-		}
-		rc.VirtualHosts = append(rc.VirtualHosts, v)
+	var vhosts []*routev3.VirtualHost
+	for i := range t.vhosts {
+		vhosts = append(vhosts, envoyVirtualHost(t, &t.vhosts[i]))
 	}
-	return rc
+	return routeConfigOf(t, vhosts)
+}
+
+// routeConfigOf is t's route configuration holding vhosts, one per
+// t.vhosts in the same order.
+func routeConfigOf(t *routeTablePlan, vhosts []*routev3.VirtualHost) *routev3.RouteConfiguration {
+	return &routev3.RouteConfiguration{Name: t.name, IgnorePortInHostMatching: true, VirtualHosts: vhosts}
+}
+
+func envoyVirtualHost(t *routeTablePlan, vh *vhostPlan) *routev3.VirtualHost {
+	v := &routev3.VirtualHost{Name: vh.hostname, Domains: []string{vh.hostname}}
+	for i := range vh.routes {
+		v.Routes = append(v.Routes, envoyRoute(t, &vh.routes[i]))
+	}
+	return v
 }
 
 func envoyRoute(t *routeTablePlan, r *routePlan) *routev3.Route {

@@ -21,6 +21,9 @@ type gatewayResult struct {
 	// send traffic to it (sorted): the ancestors of its policies.
 	reach    map[serviceBackend][]types.NamespacedName
 	warnings []string
+	// memo is what the rules judged, kept so that a route change can be
+	// applied to it (patchRoutes); nil when there is nothing to patch.
+	memo *gatewayMemo
 }
 
 // translateGateways applies the GatewayClass, Gateway, HTTPRoute and
@@ -63,6 +66,8 @@ func translateGateways(in Inputs, ix *objectIndex, opts Options, now metav1.Time
 	if len(order) == 0 {
 		return res
 	}
+	memo := &gatewayMemo{g: g, gateways: gateways, routes: map[types.NamespacedName]routeEntry{},
+		reach: map[serviceBackend]map[types.NamespacedName]int{}}
 	for _, r := range g.routes {
 		rs := judgeRoute(r, ix, g)
 		parents := attachRoute(rs, gateways, g)
@@ -70,19 +75,12 @@ func translateGateways(in Inputs, ix *objectIndex, opts Options, now metav1.Time
 			continue
 		}
 		res.statuses.HTTPRoutes[rs.nn] = routeStatus(rs, parents, opts.ControllerName, now)
-		for _, p := range parents {
-			if !p.accepted || !p.attachedListener {
-				continue
-			}
-			for _, b := range rs.backends {
-				if !slices.Contains(res.reach[b], p.gateway.nn) {
-					res.reach[b] = append(res.reach[b], p.gateway.nn)
-				}
-			}
-		}
+		e := routeEntry{rs: rs, parents: parents}
+		memo.routes[rs.nn] = e
+		memo.countReach(e, 1, nil)
 	}
-	for _, gateways := range res.reach {
-		slices.SortFunc(gateways, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	for b := range memo.reach {
+		res.reach[b] = memo.reachOf(b)
 	}
 	address := opts.ListenerAddress
 	if address == "" {
@@ -94,6 +92,7 @@ func translateGateways(in Inputs, ix *objectIndex, opts Options, now metav1.Time
 		res.fleets[GatewayFleet(gs.nn)] = fleet
 		res.warnings = append(res.warnings, warnings...)
 	}
+	res.memo = memo
 	return res
 }
 
@@ -121,6 +120,9 @@ func gatewayFleet(gs *gatewayState, address string, certs map[string]*certificat
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("Gateway %s port %d: not served: %v", gatewayKey(gs.nn), p.port, err))
 			continue
+		}
+		for i, t := range tables {
+			gs.tables = append(gs.tables, &tableState{plan: t, rc: routes[i]})
 		}
 		fleet.Listeners = append(fleet.Listeners, l)
 		fleet.Routes = append(fleet.Routes, routes...)
@@ -192,50 +194,68 @@ func listenerPlans(gs *gatewayState, address string) []listenerPlan {
 // routeTable gathers the routes attached to listeners into one virtual
 // host per hostname, each in precedence order.
 func routeTable(name string, port uint32, ls []*listenerState) *routeTablePlan {
-	byHost := map[string][]rankedRoute{}
-	seen := map[string]map[string]bool{}
-	// owns: only the most specific listener covering h serves routes there,
-	// so a route attached to *.example.com never answers for a name that a
-	// listener abc.example.com of the same port takes.
-	owns := func(l *listenerState, h string) bool {
-		for _, other := range ls {
-			if listenerCovers(other.hostname, h) && hostnameSpecificity(other.hostname) > hostnameSpecificity(l.hostname) {
-				return false
-			}
-		}
-		return true
-	}
+	hosts := map[string]bool{}
 	for _, l := range ls {
-		if len(ls) > 1 && l.hostname != "" && byHost[l.hostname] == nil {
-			// Its requests 404 here rather than fall to a wider listener's routes.
-			byHost[l.hostname] = []rankedRoute{}
+		for h := range l.byHost {
+			hosts[h] = true
 		}
-		for _, ar := range l.routes {
-			for _, h := range ar.hostnames {
-				if !owns(l, h) {
-					continue
-				}
-				if seen[h] == nil {
-					seen[h] = map[string]bool{}
-				}
-				for _, rr := range ar.route.plans {
-					if !seen[h][rr.plan.name] {
-						seen[h][rr.plan.name] = true
-						byHost[h] = append(byHost[h], rr)
-					}
-				}
-			}
+		if len(ls) > 1 && l.hostname != "" {
+			hosts[l.hostname] = true
 		}
 	}
-	t := &routeTablePlan{name: name, port: port}
-	for _, h := range sortedNames(byHost) {
-		rrs := byHost[h]
-		slices.SortFunc(rrs, func(a, b rankedRoute) int { return compareRanks(a.rank, b.rank) })
-		vh := vhostPlan{hostname: h, routes: make([]routePlan, 0, len(rrs))}
-		for _, rr := range rrs {
-			vh.routes = append(vh.routes, rr.plan)
+	t := &routeTablePlan{name: name, port: port, listeners: ls}
+	for _, h := range sortedNames(hosts) {
+		if vh, ok := vhostOf(ls, h); ok {
+			t.vhosts = append(t.vhosts, vh)
 		}
-		t.vhosts = append(t.vhosts, vh)
 	}
 	return t
+}
+
+// vhostOf is the virtual host of hostname h in the route table of
+// listeners ls: the routes attached for h to the listeners that own it,
+// in precedence order. ok is false when the table has none for h.
+func vhostOf(ls []*listenerState, h string) (vhostPlan, bool) {
+	// With other listeners on the port, a listener's own hostname 404s
+	// here rather than fall to a wider listener's routes.
+	exists := false
+	var rrs []rankedRoute
+	seen := map[string]bool{}
+	for _, l := range ls {
+		if len(ls) > 1 && l.hostname != "" && l.hostname == h {
+			exists = true
+		}
+		if len(l.byHost[h]) == 0 || !owns(ls, l, h) {
+			continue
+		}
+		for _, rs := range l.byHost[h] {
+			for _, rr := range rs.plans {
+				if !seen[rr.plan.name] {
+					seen[rr.plan.name] = true
+					rrs = append(rrs, rr)
+				}
+			}
+		}
+	}
+	if !exists && len(rrs) == 0 {
+		return vhostPlan{}, false
+	}
+	slices.SortFunc(rrs, func(a, b rankedRoute) int { return compareRanks(a.rank, b.rank) })
+	vh := vhostPlan{hostname: h, routes: make([]routePlan, 0, len(rrs))}
+	for _, rr := range rrs {
+		vh.routes = append(vh.routes, rr.plan)
+	}
+	return vh, true
+}
+
+// owns: only the most specific listener covering h serves routes there,
+// so a route attached to *.example.com never answers for a name that a
+// listener abc.example.com of the same port takes.
+func owns(ls []*listenerState, l *listenerState, h string) bool {
+	for _, other := range ls {
+		if listenerCovers(other.hostname, h) && hostnameSpecificity(other.hostname) > hostnameSpecificity(l.hostname) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package translator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,8 @@ type gatewayState struct {
 	gw        *gwv1.Gateway
 	nn        types.NamespacedName
 	listeners []*listenerState
+	// tables are the route configurations served, as last built.
+	tables []*tableState
 }
 
 // parentResult is how a route fared on one of its parentRefs to a Gateway
@@ -25,6 +28,7 @@ type parentResult struct {
 	accepted         bool
 	gateway          *gatewayState
 	attachedListener bool // served through at least one listener
+	attachments      []listenerAttachment
 }
 
 // attachRoute resolves each parentRef of rs that names a Gateway of ours:
@@ -88,9 +92,15 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *gatewayState,
 		// reads attachedRoutes.
 		l.attached++
 		if l.served() {
-			l.routes = append(l.routes, &attachedRoute{route: rs, hostnames: hostnames})
+			if l.byHost == nil {
+				l.byHost = map[string][]*routeState{}
+			}
+			for _, h := range hostnames {
+				l.byHost[h] = append(l.byHost[h], rs)
+			}
 			res.attachedListener = true
 		}
+		res.attachments = append(res.attachments, listenerAttachment{listener: l, hostnames: hostnames})
 	}
 	switch {
 	case selected == 0:
@@ -110,6 +120,27 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *gatewayState,
 		res.acceptedReason, res.acceptedMsg = string(gwv1.RouteReasonAccepted), "Route is accepted"
 	}
 	return res
+}
+
+// detachRoute undoes attachRoute: the route is no longer counted on, or
+// served through, the listeners it attached to.
+func detachRoute(rs *routeState, parents []parentResult) {
+	for _, p := range parents {
+		for _, a := range p.attachments {
+			l := a.listener
+			l.attached--
+			if !l.served() {
+				continue
+			}
+			for _, h := range a.hostnames {
+				if left := slices.DeleteFunc(l.byHost[h], func(r *routeState) bool { return r == rs }); len(left) > 0 {
+					l.byHost[h] = left
+				} else {
+					delete(l.byHost, h)
+				}
+			}
+		}
+	}
 }
 
 func parentSelector(ref gwv1.ParentReference) string {

@@ -27,7 +27,9 @@ type listenerState struct {
 	conflictReason, conflictMsg string
 	certSecrets                 []string
 	attached                    int32
-	routes                      []*attachedRoute
+	// byHost are the routes served through the listener, by the hostname
+	// they share with it.
+	byHost map[string][]*routeState
 }
 
 // served: the listener gets Envoy configuration.
@@ -35,10 +37,10 @@ func (l *listenerState) served() bool {
 	return l.accepted && l.resolved && l.conflictReason == "" && len(l.supported) > 0
 }
 
-// attachedRoute is a route's rules served through one listener, for the
-// hostnames they share.
-type attachedRoute struct {
-	route     *routeState
+// listenerAttachment is a route counted on one listener, for the hostnames they
+// share: what detaching the route undoes.
+type listenerAttachment struct {
+	listener  *listenerState
 	hostnames []string
 }
 

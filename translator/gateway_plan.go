@@ -35,6 +35,9 @@ type routeTablePlan struct {
 	// scheme sends the client.
 	port   uint32
 	vhosts []vhostPlan // sorted by hostname
+	// listeners are the Gateway listeners whose routes the table holds:
+	// what a route change patches it from (the builders do not read it).
+	listeners []*listenerState
 }
 
 // vhostPlan is the routes of one hostname, in precedence order.

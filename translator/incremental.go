@@ -48,7 +48,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	t.reattach(u)
 	t.retranslate(u)
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	if u.gateways {
+	if u.gateways || len(u.routes) > 0 && !w.patchRoutes(u, opts, stamp) {
 		w.retranslateGateways(u, opts, stamp)
 	}
 	w.notesDue(u, now)
@@ -63,7 +63,8 @@ type update struct {
 	cas         map[caRef]bool
 	services    map[types.NamespacedName]bool // to translate again
 	slices      map[types.NamespacedName]bool // Services whose EndpointSlices changed
-	gateways    bool
+	gateways    bool                          // the Gateway rules run whole
+	routes      map[types.NamespacedName]bool // HTTPRoutes changed
 	judged      map[types.NamespacedName]bool // policies judged again
 	attached    map[types.NamespacedName]bool // policies whose attachments are redone
 	statuses    map[types.NamespacedName]bool // policies whose status is redone
@@ -72,6 +73,9 @@ type update struct {
 	secrets     map[string]bool
 	warnings    bool
 	fleetsDirty bool
+	// changedFleets are the fleets whose resources changed, when known
+	// (nil: any may have).
+	changedFleets map[string]bool
 
 	newStatuses map[types.NamespacedName]gwv1.PolicyStatus
 }
@@ -79,7 +83,7 @@ type update struct {
 func newUpdate() *update {
 	return &update{
 		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, cas: map[caRef]bool{},
-		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{},
+		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{}, routes: map[types.NamespacedName]bool{},
 		judged: map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
 		clusters: map[string]bool{}, endpoints: map[string]bool{}, secrets: map[string]bool{},
 	}
@@ -138,7 +142,7 @@ func (w *world) apply(c Change, u *update) bool {
 	case KindHTTPRoute:
 		o, ok := typed[*gwv1.HTTPRoute](c.Object, deleted)
 		setOrDelete(w.gateway.routes, nn, o, deleted)
-		u.gateways = true
+		u.routes[nn] = true
 		return ok
 	case KindReferenceGrant:
 		o, ok := typed[*gwv1.ReferenceGrant](c.Object, deleted)

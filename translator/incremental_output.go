@@ -92,12 +92,15 @@ func (w *world) output(u *update, generation uint64) Output {
 	}
 	if u.fleetsDirty {
 		out.Fleets, out.GatewayAPI = w.gateways.fleets, w.gateways.statuses
-		names := map[string]bool{}
-		for name := range prev.Fleets {
-			names[name] = true
-		}
-		for name := range out.Fleets {
-			names[name] = true
+		names := u.changedFleets
+		if names == nil {
+			names = map[string]bool{}
+			for name := range prev.Fleets {
+				names[name] = true
+			}
+			for name := range out.Fleets {
+				names[name] = true
+			}
 		}
 		changed.Fleets = sortedNames(names)
 	}

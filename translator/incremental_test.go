@@ -277,6 +277,8 @@ func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.O
 			c.CreationTimestamp = metav1.NewTime(time.Date(2020, 1, 1, 0, 0, r.IntN(3), 0, time.UTC))
 		}
 		return c
+	case *gwv1.HTTPRoute:
+		return editedRoute(r, o, pool, step)
 	}
 	if c, ok := any(o).(runtime.Object); ok {
 		return c.DeepCopyObject().(metav1.Object)
@@ -389,4 +391,44 @@ func served(feed *snapshots.Feed, typeURL string) map[string]string {
 		v.Each(func(e *snapshots.FeedEntry) { out[e.Name] = e.Version })
 	})
 	return out
+}
+
+// editedRoute changes what a route's virtual hosts, attachments or
+// backends depend on: a hostname (often another route's), a path, a
+// backend, a parentRef, or its age (its precedence among equal matches).
+func editedRoute(r *rand.Rand, o *gwv1.HTTPRoute, pool []poolObject, step int) *gwv1.HTTPRoute {
+	c := o.DeepCopy()
+	var others []*gwv1.HTTPRoute
+	for _, p := range pool {
+		if other, ok := p.obj.(*gwv1.HTTPRoute); ok {
+			others = append(others, other)
+		}
+	}
+	other := others[r.IntN(len(others))]
+	switch r.IntN(6) {
+	case 0:
+		c.Spec.Hostnames = slices.Clone(other.Spec.Hostnames)
+	case 1:
+		c.Spec.Hostnames = append(c.Spec.Hostnames, gwv1.Hostname("edited-"+strconv.Itoa(step%3)+".example.com"))
+	case 2:
+		for i := range c.Spec.Rules {
+			for j := range c.Spec.Rules[i].Matches {
+				path := "/edited/" + strconv.Itoa(step%4)
+				c.Spec.Rules[i].Matches[j].Path = &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: &path}
+			}
+		}
+	case 3:
+		if len(other.Spec.Rules) > 0 {
+			c.Spec.Rules = append(c.Spec.Rules, *other.Spec.Rules[0].DeepCopy())
+		}
+	case 4:
+		if len(c.Spec.ParentRefs) > 1 {
+			c.Spec.ParentRefs = c.Spec.ParentRefs[1:]
+		} else {
+			c.Spec.ParentRefs = slices.Clone(other.Spec.ParentRefs)
+		}
+	default:
+		c.CreationTimestamp = metav1.NewTime(time.Date(2020, 1, 1, 0, 0, r.IntN(3), 0, time.UTC))
+	}
+	return c
 }
