@@ -6,6 +6,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 )
@@ -19,6 +20,9 @@ type digest struct {
 	wire     string
 	secrets  []string
 	listener *listenerRefs
+	// encoded is a route configuration's bytes, kept for its feed entries
+	// (see routewire.go); nil for other types.
+	encoded []byte
 }
 
 // digests memoises a digest per resource pointer. The translator hands back
@@ -30,6 +34,8 @@ type digest struct {
 type digests struct {
 	mu        sync.Mutex
 	cur, prev map[types.Resource]*digest
+	vhosts    vhostBytes // guarded by vhostsMu
+	vhostsMu  sync.Mutex
 }
 
 func newDigests() *digests {
@@ -41,6 +47,9 @@ func (d *digests) rotate() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.prev, d.cur = d.cur, make(map[types.Resource]*digest, len(d.cur))
+	d.vhostsMu.Lock()
+	d.vhosts.rotate()
+	d.vhostsMu.Unlock()
 }
 
 // of returns r's digest, computing it only for a pointer not seen lately.
@@ -57,7 +66,7 @@ func (d *digests) of(r types.Resource) (*digest, error) {
 	}
 	d.mu.Unlock()
 
-	dg, err := digestOf(r)
+	dg, err := d.digestOf(r)
 	if err != nil {
 		return nil, err
 	}
@@ -75,13 +84,25 @@ func (d *digests) forget(r types.Resource) {
 	delete(d.prev, r)
 }
 
-func digestOf(r types.Resource) (*digest, error) {
+func (d *digests) digestOf(r types.Resource) (*digest, error) {
 	name := cache.GetResourceName(r)
-	b, err := cache.MarshalResource(r)
+	var b []byte
+	var err error
+	rc, isRoutes := r.(*routev3.RouteConfiguration)
+	if isRoutes {
+		d.vhostsMu.Lock()
+		b, err = d.vhosts.marshalRouteConfig(rc)
+		d.vhostsMu.Unlock()
+	} else {
+		b, err = cache.MarshalResource(r)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resource %q: %w", name, err)
 	}
 	dg := &digest{name: name, wire: cache.HashResource(b)}
+	if isRoutes {
+		dg.encoded = b
+	}
 	switch r := r.(type) {
 	case *clusterv3.Cluster:
 		if dg.secrets, err = referencedSecrets(r); err != nil {

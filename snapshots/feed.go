@@ -62,6 +62,9 @@ type feedChange struct {
 type FeedEntry struct {
 	Name, Version string
 	Resource      types.Resource
+	// marshalled is Resource's deterministic bytes when the publisher has
+	// them already (a route configuration's); nil: marshal Resource.
+	marshalled []byte
 
 	once    sync.Once
 	encoded []byte
@@ -79,8 +82,8 @@ type FeedEntry struct {
 func (e *FeedEntry) Encoded() ([]byte, error) {
 	e.once.Do(func() {
 		deterministic := proto.MarshalOptions{Deterministic: true}
-		value := &anypb.Any{}
-		if e.err = anypb.MarshalFrom(value, e.Resource, deterministic); e.err != nil {
+		var value *anypb.Any
+		if value, e.err = e.asAny(); e.err != nil {
 			return
 		}
 		r, err := deterministic.Marshal(&discoveryv3.Resource{Name: e.Name, Version: e.Version, Resource: value})
@@ -99,8 +102,8 @@ func (e *FeedEntry) Encoded() ([]byte, error) {
 func (e *FeedEntry) EncodedAny() ([]byte, error) {
 	e.anyOnce.Do(func() {
 		deterministic := proto.MarshalOptions{Deterministic: true}
-		value := &anypb.Any{}
-		if e.anyErr = anypb.MarshalFrom(value, e.Resource, deterministic); e.anyErr != nil {
+		var value *anypb.Any
+		if value, e.anyErr = e.asAny(); e.anyErr != nil {
 			return
 		}
 		b, err := deterministic.Marshal(value)
@@ -112,6 +115,20 @@ func (e *FeedEntry) EncodedAny() ([]byte, error) {
 	})
 	return e.encodedAny, e.anyErr
 }
+
+// asAny is the entry's resource in an Any, from its marshalled bytes when
+// they are known.
+func (e *FeedEntry) asAny() (*anypb.Any, error) {
+	if e.marshalled != nil {
+		return &anypb.Any{TypeUrl: anyTypePrefix + string(e.Resource.ProtoReflect().Descriptor().FullName()), Value: e.marshalled}, nil
+	}
+	value := &anypb.Any{}
+	err := anypb.MarshalFrom(value, e.Resource, proto.MarshalOptions{Deterministic: true})
+	return value, err
+}
+
+// anyTypePrefix is what anypb.MarshalFrom puts before a message's name.
+const anyTypePrefix = "type.googleapis.com/"
 
 // deltaResourcesField is DeltaDiscoveryResponse.resources; sotwResourcesField
 // is DiscoveryResponse.resources.
@@ -185,7 +202,7 @@ func (t *feedTable) set(gen uint64, snap *servedSnapshot, typeURL, name string) 
 		if old != nil && old.Version == version {
 			return
 		}
-		t.entries[name] = &FeedEntry{Name: name, Version: version, Resource: r}
+		t.entries[name] = &FeedEntry{Name: name, Version: version, Resource: r, marshalled: snap.routeBytes[name]}
 	}
 	t.log = append(t.log, feedChange{gen: gen, name: name})
 }

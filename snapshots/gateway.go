@@ -80,6 +80,10 @@ func gatewaySnapshot(d *digests, base *servedSnapshot, own *translator.FleetReso
 	snap.VersionMap[resource.ListenerType] = wireVersions(part.listeners)
 	snap.setType(resource.RouteType, rds, asResources(own.Routes))
 	snap.VersionMap[resource.RouteType] = wireVersions(part.routes)
+	snap.routeBytes = make(map[string][]byte, len(part.routes))
+	for _, dg := range part.routes {
+		snap.routeBytes[dg.name] = dg.encoded
+	}
 	switch {
 	case prev != nil && prev.GetVersion(resource.SecretType) == sds:
 		snap.share(prev, resource.SecretType)

@@ -39,6 +39,9 @@ type servedSnapshot struct {
 	versions   map[string]string
 	byType     map[string]map[string]types.Resource
 	VersionMap map[string]map[string]string
+	// routeBytes are the route configurations' marshalled bytes by name,
+	// when the digests kept them (routewire.go).
+	routeBytes map[string][]byte
 }
 
 func newServedSnapshot() *servedSnapshot {
