@@ -144,14 +144,15 @@ func TestIssue15HasEveryTarget(t *testing.T) {
 		"one change among 1,000 Services", "one change among 10,000 Services", "one change among 100,000 Services",
 		"real delta Envoy, 10,000 clusters", "state-of-the-world fan-out", "endpoint churn, file mode",
 		"endpoint churn against the real API server", "100,000 Services",
-		"one EndpointSlice changes among 10,000", "one EndpointSlice changes among 100,000", "one HTTPRoute changes among 10,000",
+		"one EndpointSlice changes among 10,000", "one EndpointSlice changes among 100,000", "one HTTPRoute changes among 1,000",
+		"one HTTPRoute changes among 10,000", "one HTTPRoute changes among 100,000",
 	} {
 		if row := rowOf(t, table, prefix); !strings.Contains(row, "not measured in this run") {
 			t.Errorf("row with nothing measured: %q", row)
 		}
 	}
-	if rows := strings.Count(table, "\n") - 2; rows != 11 {
-		t.Errorf("%d rows, want 11:\n%s", rows, table)
+	if rows := strings.Count(table, "\n") - 2; rows != 13 {
+		t.Errorf("%d rows, want 13:\n%s", rows, table)
 	}
 }
 
