@@ -8,6 +8,7 @@ import (
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -202,7 +203,11 @@ func (t *feedTable) set(gen uint64, snap *servedSnapshot, typeURL, name string) 
 		if old != nil && old.Version == version {
 			return
 		}
-		t.entries[name] = &FeedEntry{Name: name, Version: version, Resource: r, marshalled: snap.routeBytes[name]}
+		e := &FeedEntry{Name: name, Version: version, Resource: r}
+		if typeURL == resource.RouteType {
+			e.marshalled = snap.routeBytes[name] // a listener may have the same name
+		}
+		t.entries[name] = e
 	}
 	t.log = append(t.log, feedChange{gen: gen, name: name})
 }
