@@ -320,9 +320,15 @@ spec:
   options:
     tlsplane.io/alpnProtocols: "h2,http/1.1"
 `, ns, name, sniGen)
+	return writeAtomically(t, dir, name, b.String())
+}
+
+// writeAtomically renames name.yaml into place in dir, as editors and
+// ConfigMap mounts do, and returns when it did.
+func writeAtomically(t *testing.T, dir, name, content string) time.Time {
 	path := filepath.Join(dir, name+".yaml")
 	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -356,12 +362,25 @@ type object = map[string]any
 // measurement reads: with every cluster's stats, one read of /stats takes
 // ~50 ms at 1,000 clusters on Envoy's main thread, the thread that applies
 // xDS updates, so the polling itself would delay what it measures.
-func bootstrap(apiType string, xdsPort, adminPort int) object {
+//
+// A Gateway fleet's Envoy also takes its listeners over ADS.
+func bootstrap(fleet, apiType string, xdsPort, adminPort int) object {
 	addr := func(port int) object {
 		return object{"socket_address": object{"address": "127.0.0.1", "port_value": port}}
 	}
+	dynamic := object{
+		"ads_config": object{
+			"api_type": apiType, "transport_api_version": "V3",
+			"grpc_services":                  []object{{"envoy_grpc": object{"cluster_name": "tlsplane"}}},
+			"set_node_on_first_message_only": true,
+		},
+		"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
+	}
+	if fleet != plainFleet {
+		dynamic["lds_config"] = object{"ads": object{}, "resource_api_version": "V3"}
+	}
 	return object{
-		"node":  object{"id": "perf-envoy", "cluster": "perf"},
+		"node":  object{"id": "perf-envoy", "cluster": fleet},
 		"admin": object{"address": addr(adminPort)},
 		// Envoy keeps only the stats the measurement reads: a read of
 		// /stats walks every stat on Envoy's main thread, the thread that
@@ -371,14 +390,7 @@ func bootstrap(apiType string, xdsPort, adminPort int) object {
 			{"prefix": "cluster_manager."}, {"prefix": "control_plane."},
 			{"safe_regex": object{"regex": `^sds\..*\.update_success$`}},
 		}}}},
-		"dynamic_resources": object{
-			"ads_config": object{
-				"api_type": apiType, "transport_api_version": "V3",
-				"grpc_services":                  []object{{"envoy_grpc": object{"cluster_name": "tlsplane"}}},
-				"set_node_on_first_message_only": true,
-			},
-			"cds_config": object{"ads": object{}, "resource_api_version": "V3"},
-		},
+		"dynamic_resources": dynamic,
 		"static_resources": object{
 			"clusters": []object{{
 				"name": "tlsplane", "type": "STATIC", "connect_timeout": "1s",

@@ -24,13 +24,23 @@ type servedDir struct {
 // change measured meanwhile would measure that backlog.
 func serveDir(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int) servedDir {
 	t.Helper()
+	return serveFleet(t, dir, manifests, tlsplaneBin, envoyBin, apiType, n, plainFleet)
+}
+
+// plainFleet is the fleet of a measurement's Envoy that is no Gateway's.
+const plainFleet = "perf"
+
+// serveFleet is serveDir with an Envoy of fleet (a Gateway's <ns>/<name>
+// takes that Gateway's listeners too, on loopback).
+func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, fleet string) servedDir {
+	t.Helper()
 	s := servedDir{xdsPort: freePort(t), tlsplaneAdmin: freePort(t)}
 	envoyAdmin := freePort(t)
 	s.tp = startProcess(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
 		"--xds-address", "127.0.0.1:"+strconv.Itoa(s.xdsPort),
-		"--admin-address", "127.0.0.1:"+strconv.Itoa(s.tlsplaneAdmin), "--log-level", "warn")
+		"--admin-address", "127.0.0.1:"+strconv.Itoa(s.tlsplaneAdmin), "--listener-address", "127.0.0.1", "--log-level", "warn")
 	bootstrapPath := filepath.Join(dir, "envoy.json")
-	writeJSON(t, bootstrapPath, bootstrap(apiType, s.xdsPort, envoyAdmin))
+	writeJSON(t, bootstrapPath, bootstrap(fleet, apiType, s.xdsPort, envoyAdmin))
 	s.envoy = startProcess(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
 		"--concurrency", "1", "-l", "warn")
 	s.admin = adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}

@@ -30,11 +30,11 @@ func rowOf(t *testing.T, table, prefix string) string {
 
 func TestIssue15Rows(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		raw   string
-		props []propagation
-		row   string // the row's first words
-		want  []string
+		name          string
+		raw           string
+		props, routes []propagation
+		row           string // the row's first words
+		want          []string
 	}{{
 		name: "edit to snapshot met",
 		raw:  "BenchmarkEditToSnapshot/n=10000-2 \t 5 \t 3100000 ns/op \t 1200000 translate-ns/op \t 1900000 publish-ns/op\n",
@@ -71,6 +71,15 @@ func TestIssue15Rows(t *testing.T) {
 		name:  "real Envoy only SotW at 10,000",
 		props: []propagation{{Clusters: 10000, API: "GRPC", Edits: 50, P99: 100}},
 		row:   "real delta Envoy, 10,000 clusters", want: []string{"not measured in this run"},
+	}, {
+		name:   "route edits met, apart from the policy edits",
+		props:  []propagation{{Clusters: 10000, API: "DELTA_GRPC", Edits: 50, P99: 505}},
+		routes: []propagation{{Clusters: 10000, API: "DELTA_GRPC", Edits: 50, P50: 160, P99: 240}},
+		row:    "real delta Envoy of a Gateway", want: []string{"p99 240 ms (p50 160 ms, 50 edits)", "| yes |"},
+	}, {
+		name:  "route edits not measured",
+		props: []propagation{{Clusters: 10000, API: "DELTA_GRPC", Edits: 50, P99: 200}},
+		row:   "real delta Envoy of a Gateway", want: []string{"not measured in this run", "`TestRoutePropagation`"},
 	}, {
 		name: "SotW fan-out met",
 		raw:  "BenchmarkFanout/sotw/streams=1000/clusters=10000-2 \t 3 \t 640000000 ns/op \t 420 server-rss-MiB\n",
@@ -126,7 +135,7 @@ func TestIssue15Rows(t *testing.T) {
 		row:  "100,000 Services", want: []string{"not measured in this run"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			table := issue15(parseRaw(t, tc.raw), tc.props, notRun(tc.raw))
+			table := issue15(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw))
 			row := rowOf(t, table, tc.row)
 			for _, w := range tc.want {
 				if !strings.Contains(row, w) {
@@ -139,20 +148,21 @@ func TestIssue15Rows(t *testing.T) {
 
 // Every target of issue 15 has its row, whatever was measured.
 func TestIssue15HasEveryTarget(t *testing.T) {
-	table := issue15(benchmarks{}, nil, nil)
+	table := issue15(benchmarks{}, nil, nil, nil)
 	for _, prefix := range []string{
 		"one change among 1,000 Services", "one change among 10,000 Services", "one change among 100,000 Services",
 		"real delta Envoy, 10,000 clusters", "state-of-the-world fan-out", "endpoint churn, file mode",
 		"endpoint churn against the real API server", "100,000 Services",
 		"one EndpointSlice changes among 10,000", "one EndpointSlice changes among 100,000", "one HTTPRoute changes among 1,000",
 		"one HTTPRoute changes among 10,000", "one HTTPRoute changes among 100,000",
+		"real delta Envoy of a Gateway, one HTTPRoute edited among 10,000",
 	} {
 		if row := rowOf(t, table, prefix); !strings.Contains(row, "not measured in this run") {
 			t.Errorf("row with nothing measured: %q", row)
 		}
 	}
-	if rows := strings.Count(table, "\n") - 2; rows != 13 {
-		t.Errorf("%d rows, want 13:\n%s", rows, table)
+	if rows := strings.Count(table, "\n") - 2; rows != 14 {
+		t.Errorf("%d rows, want 14:\n%s", rows, table)
 	}
 }
 
