@@ -20,31 +20,41 @@ import (
 // virtualHostsField is RouteConfiguration.virtual_hosts.
 const virtualHostsField = 2
 
-// vhostBytes memoises each virtual host's deterministic bytes by pointer,
-// for the publishes that still use it (rotated with the digests).
+// vhostBytes memoises, per route configuration, each virtual host's
+// deterministic bytes by name, with the pointer they were marshalled from:
+// memory follows the configurations served, however many route changes
+// came and went. A configuration not marshalled for two rotations (whole
+// publishes) is forgotten; its next change marshals it whole once.
 type vhostBytes struct {
-	cur, prev map[*routev3.VirtualHost][]byte
+	byConfig    map[string]map[string]marshalledVhost
+	used, prevU map[string]bool
+}
+
+type marshalledVhost struct {
+	vh    *routev3.VirtualHost
+	bytes []byte
 }
 
 func (v *vhostBytes) rotate() {
-	v.prev, v.cur = v.cur, make(map[*routev3.VirtualHost][]byte, len(v.cur))
-}
-
-func (v *vhostBytes) of(vh *routev3.VirtualHost) ([]byte, error) {
-	if b, ok := v.cur[vh]; ok {
-		return b, nil
-	}
-	b, ok := v.prev[vh]
-	if !ok {
-		var err error
-		if b, err = (proto.MarshalOptions{Deterministic: true}).Marshal(vh); err != nil {
-			return nil, fmt.Errorf("virtual host %q: %w", vh.GetName(), err)
+	for name := range v.byConfig {
+		if !v.used[name] && !v.prevU[name] {
+			delete(v.byConfig, name)
 		}
 	}
-	if v.cur == nil {
-		v.cur = map[*routev3.VirtualHost][]byte{}
+	v.prevU, v.used = v.used, map[string]bool{}
+}
+
+// of is vh's bytes, from the memo of configuration memo when vh is the
+// pointer marshalled last under its name.
+func (v *vhostBytes) of(memo map[string]marshalledVhost, vh *routev3.VirtualHost) ([]byte, error) {
+	if m, ok := memo[vh.GetName()]; ok && m.vh == vh {
+		return m.bytes, nil
 	}
-	v.cur[vh] = b
+	b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(vh)
+	if err != nil {
+		return nil, fmt.Errorf("virtual host %q: %w", vh.GetName(), err)
+	}
+	memo[vh.GetName()] = marshalledVhost{vh: vh, bytes: b}
 	return b, nil
 }
 
@@ -78,13 +88,34 @@ func (v *vhostBytes) marshalRouteConfig(rc *routev3.RouteConfiguration) ([]byte,
 		}
 		split += n
 	}
+	if v.byConfig == nil {
+		v.byConfig, v.used = map[string]map[string]marshalledVhost{}, map[string]bool{}
+	}
+	memo := v.byConfig[rc.GetName()]
+	if memo == nil {
+		memo = make(map[string]marshalledVhost, len(rc.VirtualHosts))
+		v.byConfig[rc.GetName()] = memo
+	}
+	v.used[rc.GetName()] = true
 	parts := make([][]byte, len(rc.VirtualHosts))
 	size := len(head)
 	for i, vh := range rc.VirtualHosts {
-		if parts[i], err = v.of(vh); err != nil {
+		if parts[i], err = v.of(memo, vh); err != nil {
 			return nil, err
 		}
 		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(parts[i]))
+	}
+	if len(memo) > len(rc.VirtualHosts) {
+		// Virtual hosts were removed: forget theirs.
+		keep := make(map[string]bool, len(rc.VirtualHosts))
+		for _, vh := range rc.VirtualHosts {
+			keep[vh.GetName()] = true
+		}
+		for name := range memo {
+			if !keep[name] {
+				delete(memo, name)
+			}
+		}
 	}
 	out := make([]byte, 0, size)
 	out = append(out, head[:split]...)

@@ -66,8 +66,31 @@ func TestMarshalRouteConfigIsProtoMarshal(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("after replacing one virtual host, the bytes differ from proto's")
 	}
-	if len(v.cur) != 50 || len(v.prev) != 50 {
-		t.Fatalf("memoised %d virtual hosts now and %d before, want 50 and 50", len(v.cur), len(v.prev))
+	if memo := v.byConfig[rc.Name]; len(memo) != 50 || memo["svc-7.example"].vh != edited.VirtualHosts[7] {
+		t.Fatalf("memoised %d virtual hosts (want 50), the edited one from the new pointer: %v", len(memo), memo["svc-7.example"].vh == edited.VirtualHosts[7])
+	}
+
+	// Removing virtual hosts forgets theirs; a configuration not marshalled
+	// for two rotations is forgotten.
+	edited.VirtualHosts = edited.VirtualHosts[:10]
+	got, err = v.marshalRouteConfig(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := deterministic.Marshal(edited); !bytes.Equal(got, want) {
+		t.Fatal("after removing virtual hosts, the bytes differ from proto's")
+	}
+	if len(v.byConfig[rc.Name]) != 10 {
+		t.Fatalf("%d virtual hosts memoised after keeping 10", len(v.byConfig[rc.Name]))
+	}
+	v.rotate()
+	v.rotate()
+	if v.byConfig[rc.Name] == nil {
+		t.Fatal("forgotten after one rotation without use")
+	}
+	v.rotate()
+	if v.byConfig[rc.Name] != nil {
+		t.Fatal("still memoised after two rotations without use")
 	}
 }
 
