@@ -13,7 +13,9 @@
 #                         (default 10,000, the size: SotW is served
 #                         from the same feeds and shared encodings as delta)
 #   PROPAGATION_CLUSTERS  real-Envoy cluster counts, comma-separated
-#   PROPAGATION_EDITS     edits per cluster count
+#   PROPAGATION_EDITS     edits per cluster count (and of the route edits)
+#   ROUTE_SERVICES        Services, each with an HTTPRoute, behind the one
+#                         Gateway of the real-Envoy route edits
 #   SCALE_BENCHTIME       iterations of BenchmarkTranslateScale (100,000
 #                         Services: warm translate, heap and RSS)
 #   CHURN_KUBE_SERVICES, CHURN_KUBE_RATE, CHURN_KUBE_DURATION
@@ -40,6 +42,7 @@ FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
 FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-10000}
 PROPAGATION_CLUSTERS=${PROPAGATION_CLUSTERS:-100,1000,10000}
 PROPAGATION_EDITS=${PROPAGATION_EDITS:-50}
+ROUTE_SERVICES=${ROUTE_SERVICES:-10000}
 SCALE_BENCHTIME=${SCALE_BENCHTIME:-3x}
 CHURN_KUBE_SERVICES=${CHURN_KUBE_SERVICES:-1000}
 CHURN_KUBE_RATE=${CHURN_KUBE_RATE:-50}
@@ -135,11 +138,16 @@ note "real Envoy propagation: $PROPAGATION_CLUSTERS clusters (load $(load))"
 (cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestPropagation$' -count=1 -timeout 60m -v \
 	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$root/docs/performance-propagation.json") >&2
 (cd e2e && $GO run ./perf/plot -in ../docs/performance-propagation.json -out ../docs/performance.png)
+note "real Envoy of a Gateway: one HTTPRoute edited among $ROUTE_SERVICES (load $(load))"
+rm -f docs/performance-routes.json
+(cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestRoutePropagation$' -count=1 -timeout 30m -v \
+	-args -perf.routes -perf.routes.n="$ROUTE_SERVICES" -perf.edits="$PROPAGATION_EDITS" -perf.routes.out="$root/docs/performance-routes.json") >&2 ||
+	echo "bench: TestRoutePropagation failed; its row says it was not measured" >&2
 
 cp "$work/machine.txt" docs/performance-machine.txt
 # perfreport alone re-renders the document from these files.
 $GO run ./perf/cmd/perfreport -out docs/performance.md -machine docs/performance-machine.txt \
-	-propagation docs/performance-propagation.json -notes perf/analysis.md \
-	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS CHURN_KUBE_SERVICES=$CHURN_KUBE_SERVICES CHURN_KUBE_RATE=$CHURN_KUBE_RATE CHURN_KUBE_DURATION=$CHURN_KUBE_DURATION${CHURN_FILE_ARGS:+ CHURN_FILE_ARGS='$CHURN_FILE_ARGS'}" \
+	-propagation docs/performance-propagation.json -routes docs/performance-routes.json -notes perf/analysis.md \
+	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS ROUTE_SERVICES=$ROUTE_SERVICES CHURN_KUBE_SERVICES=$CHURN_KUBE_SERVICES CHURN_KUBE_RATE=$CHURN_KUBE_RATE CHURN_KUBE_DURATION=$CHURN_KUBE_DURATION${CHURN_FILE_ARGS:+ CHURN_FILE_ARGS='$CHURN_FILE_ARGS'}" \
 	docs/performance-raw.txt
-note "wrote docs/performance.md, docs/performance.png, docs/performance-{raw.txt,propagation.json,machine.txt}"
+note "wrote docs/performance.md, docs/performance.png, docs/performance-{raw.txt,propagation.json,routes.json,machine.txt}"

@@ -74,6 +74,11 @@ type Result struct {
 	// most that much.
 	ResolutionMs float64 `json:"resolution_mean_ms,omitempty"`
 	PublishMs    float64 `json:"publish_mean_ms"`
+	// MainThreadP50 and MainThreadP99 are, for route edits, the time from
+	// the write to Envoy's main thread having applied RDS (its
+	// config_reload_time_ms), before the workers have the routes.
+	MainThreadP50 float64 `json:"rds_applied_p50_ms,omitempty"`
+	MainThreadP99 float64 `json:"rds_applied_p99_ms,omitempty"`
 	// SourceReadMs is the mean time of one read of the directory after
 	// events (tlsplane_source_read_duration_seconds); 0 for a tlsplane
 	// without that metric.
@@ -389,6 +394,8 @@ func bootstrap(fleet, apiType string, xdsPort, adminPort int) object {
 		"stats_config": object{"stats_matcher": object{"inclusion_list": object{"patterns": []object{
 			{"prefix": "cluster_manager."}, {"prefix": "control_plane."},
 			{"safe_regex": object{"regex": `^sds\..*\.update_success$`}},
+			// When RDS was last applied, on the main thread (a Gateway's).
+			{"safe_regex": object{"regex": `^http\..*\.rds\..*\.config_reload_time_ms$`}},
 		}}}},
 		"dynamic_resources": dynamic,
 		"static_resources": object{
