@@ -433,20 +433,12 @@ var httpClient = &http.Client{Timeout: 5 * time.Second}
 
 // stats returns the counters and gauges matching filter (an RE2 regex).
 func (a adminClient) stats(filter string) (map[string]int64, error) {
-	resp, err := httpClient.Get(a.base + "/stats?filter=" + url.QueryEscape(filter))
+	body, err := a.get("/stats?filter=" + url.QueryEscape(filter))
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("stats: %s", resp.Status)
 	}
 	out := map[string]int64{}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		name, value, ok := strings.Cut(line, ": ")
 		if !ok {
 			continue
@@ -456,6 +448,23 @@ func (a adminClient) stats(filter string) (map[string]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// get is the body of an admin page, bounded.
+func (a adminClient) get(path string) (string, error) {
+	resp, err := httpClient.Get(a.base + path)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", path, resp.Status)
+	}
+	return string(body), nil
 }
 
 // watchedStat is one of Envoy's stats by its name and by its sample in the
@@ -492,20 +501,12 @@ func (a adminClient) watch(how string, stats []watchedStat) (map[string]int64, e
 // prometheus returns the samples of the stats matching filter (an RE2 regex
 // on stat names), by metric name and labels ("{}" dropped).
 func (a adminClient) prometheus(filter string) (map[string]int64, error) {
-	resp, err := httpClient.Get(a.base + "/stats/prometheus?filter=" + url.QueryEscape(filter))
+	body, err := a.get("/stats/prometheus?filter=" + url.QueryEscape(filter))
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("stats/prometheus: %s", resp.Status)
 	}
 	out := map[string]int64{}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
