@@ -35,7 +35,9 @@ type routeEntry struct {
 	parents []parentResult
 }
 
-// tableState is one served route configuration of a Gateway as last built.
+// tableState is one served route configuration of a Gateway as last built:
+// rc, and the plan it was first built from (its name, port and listeners;
+// its vhosts are the first build's, the virtual hosts served are rc's).
 type tableState struct {
 	plan *routeTablePlan
 	rc   *routev3.RouteConfiguration
@@ -219,35 +221,32 @@ func patchFleet(fleet *FleetResources, gs *gatewayState, hosts map[*listenerStat
 // The table's route configuration is returned unchanged when nothing is
 // new; ok is false when Envoy would reject a rebuilt virtual host.
 func (ts *tableState) patch(hosts []string) (*routev3.RouteConfiguration, bool) {
-	plans, vhosts := ts.plan.vhosts, ts.rc.VirtualHosts
+	vhosts := ts.rc.VirtualHosts // one per hostname, sorted by it (routeTable)
 	copied := false
-	write := func() {
-		if !copied {
-			plans, vhosts, copied = slices.Clone(plans), slices.Clone(vhosts), true
-		}
-	}
 	for _, h := range hosts {
-		i, found := slices.BinarySearchFunc(plans, h, func(v vhostPlan, h string) int { return strings.Compare(v.hostname, h) })
+		i, found := slices.BinarySearchFunc(vhosts, h, func(v *routev3.VirtualHost, h string) int { return strings.Compare(v.GetName(), h) })
 		vh, ok := vhostOf(ts.plan.listeners, h)
-		if !ok {
-			if found {
-				write()
-				plans, vhosts = slices.Delete(plans, i, i+1), slices.Delete(vhosts, i, i+1)
+		var v *routev3.VirtualHost
+		if ok {
+			if v = envoyVirtualHost(ts.plan, &vh); v.ValidateAll() != nil {
+				return nil, false
 			}
+			if found && proto.Equal(v, vhosts[i]) {
+				continue
+			}
+		} else if !found {
 			continue
 		}
-		v := envoyVirtualHost(ts.plan, &vh)
-		if err := v.ValidateAll(); err != nil {
-			return nil, false
+		if !copied {
+			vhosts, copied = slices.Clone(vhosts), true // the last Output's stays as it is
 		}
 		switch {
-		case found && proto.Equal(v, vhosts[i]):
+		case !ok:
+			vhosts = slices.Delete(vhosts, i, i+1)
 		case found:
-			write()
-			plans[i], vhosts[i] = vh, v
+			vhosts[i] = v
 		default:
-			write()
-			plans, vhosts = slices.Insert(plans, i, vh), slices.Insert(vhosts, i, v)
+			vhosts = slices.Insert(vhosts, i, v)
 		}
 	}
 	if !copied {
@@ -256,8 +255,5 @@ func (ts *tableState) patch(hosts []string) (*routev3.RouteConfiguration, bool) 
 	if len(vhosts) == 0 {
 		vhosts = nil // as envoyRouteConfig builds an empty table
 	}
-	plan := *ts.plan
-	plan.vhosts = plans
-	ts.plan = &plan
 	return routeConfigOf(ts.plan, vhosts), true
 }
