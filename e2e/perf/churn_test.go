@@ -298,33 +298,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 // BackendTLSPolicy; its EndpointSlice is a file of its own.
 func writeChurnService(b *testing.B, dir string, i int, caPEM string) {
 	ns, name := namespaceOf(i), fmt.Sprintf("svc-%d", i)
-	var s strings.Builder
-	fmt.Fprintf(&s, `apiVersion: v1
-kind: Service
-metadata: {namespace: %[1]s, name: %[2]s}
-spec:
-  ports: [{name: https, port: 443}]
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {namespace: %[1]s, name: %[2]s-ca}
-data:
-  ca.crt: |
-`, ns, name)
-	for _, line := range strings.Split(strings.TrimRight(caPEM, "\n"), "\n") {
-		s.WriteString("    " + line + "\n")
-	}
-	fmt.Fprintf(&s, `---
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata: {namespace: %[1]s, name: %[2]s-tls}
-spec:
-  targetRefs: [{group: "", kind: Service, name: %[2]s}]
-  validation:
-    hostname: %[2]s.example
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: %[2]s-ca}]
-`, ns, name)
-	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(s.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(policedService(ns, name, caPEM, name+".example", "")), 0o644); err != nil {
 		b.Fatal(err)
 	}
 }

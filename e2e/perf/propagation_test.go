@@ -285,13 +285,8 @@ func namespaceOf(i int) string { return fmt.Sprintf("team-%d", i%50) }
 // into place.
 func writeService(t *testing.T, dir string, i int, caPEM string, sniGen int) time.Time {
 	ns, name := namespaceOf(i), fmt.Sprintf("svc-%d", i)
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
-kind: Service
-metadata: {namespace: %[1]s, name: %[2]s}
-spec:
-  ports: [{name: https, port: 443}]
----
+	manifest := policedService(ns, name, caPEM, fmt.Sprintf("%s-%d.example", name, sniGen),
+		`tlsplane.io/alpnProtocols: "h2,http/1.1"`) + fmt.Sprintf(`---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata:
@@ -303,13 +298,27 @@ ports: [{name: https, port: 8443}]
 endpoints:
 - addresses: ["10.%[3]d.%[4]d.1"]
 - addresses: ["10.%[3]d.%[4]d.2"]
+`, ns, name, i/250%250, i%250)
+	return writeAtomically(t, dir, name, manifest)
+}
+
+// policedService is Service ns/name (port 443), its CA ConfigMap holding
+// caPEM, and a BackendTLSPolicy validating hostname against it, with the
+// option (one YAML line; "" for none), as YAML documents.
+func policedService(ns, name, caPEM, hostname, option string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: v1
+kind: Service
+metadata: {namespace: %[1]s, name: %[2]s}
+spec:
+  ports: [{name: https, port: 443}]
 ---
 apiVersion: v1
 kind: ConfigMap
 metadata: {namespace: %[1]s, name: %[2]s-ca}
 data:
   ca.crt: |
-`, ns, name, i/250%250, i%250)
+`, ns, name)
 	for _, line := range strings.Split(strings.TrimRight(caPEM, "\n"), "\n") {
 		b.WriteString("    " + line + "\n")
 	}
@@ -320,12 +329,13 @@ metadata: {namespace: %[1]s, name: %[2]s-tls}
 spec:
   targetRefs: [{group: "", kind: Service, name: %[2]s}]
   validation:
-    hostname: %[2]s-%[3]d.example
+    hostname: %[3]s
     caCertificateRefs: [{group: "", kind: ConfigMap, name: %[2]s-ca}]
-  options:
-    tlsplane.io/alpnProtocols: "h2,http/1.1"
-`, ns, name, sniGen)
-	return writeAtomically(t, dir, name, b.String())
+`, ns, name, hostname)
+	if option != "" {
+		b.WriteString("  options:\n    " + option + "\n")
+	}
+	return b.String()
 }
 
 // writeAtomically renames name.yaml into place in dir, as editors and
