@@ -1,7 +1,6 @@
 package dirsource
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,17 +61,7 @@ func BenchmarkEditOneFile(b *testing.B) {
 				b.Fatal(err)
 			}
 			changed := make(chan struct{}, 1)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() {
-				done <- src.Run(ctx, func() {
-					select {
-					case changed <- struct{}{}:
-					default:
-					}
-				})
-			}()
-			defer func() { cancel(); <-done }()
+			runUntilCleanup(b, src, changed)
 			select {
 			case <-src.Synced():
 			case <-time.After(2 * time.Minute):

@@ -1,7 +1,6 @@
 package dirsource
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,17 +31,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- src.Run(ctx, func() {
-			select {
-			case changes <- struct{}{}:
-			default:
-			}
-		})
-	}()
-	defer func() { cancel(); <-done }()
+	runUntilCleanup(t, src, changes)
 	<-src.Synced()
 
 	tr := translator.New()

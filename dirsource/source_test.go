@@ -77,6 +77,34 @@ func start(t *testing.T, dir string) *running {
 	return startWithResync(t, dir, 0)
 }
 
+// runUntilCleanup runs src until tb ends, signalling each change on
+// changes when there is room; the cleanup cancels Run and waits for it.
+// The returned channel carries Run's error should it end before.
+func runUntilCleanup(tb testing.TB, src *Source, changes chan struct{}) <-chan error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Run(ctx, func() {
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	tb.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("Run: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			tb.Error("Run did not return within 5s of cancel")
+		}
+	})
+	return done
+}
+
 func startWithResync(t *testing.T, dir string, resync time.Duration) *running {
 	t.Helper()
 	r := &running{changes: make(chan struct{}, 64), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
@@ -88,27 +116,7 @@ func startWithResync(t *testing.T, dir string, resync time.Duration) *running {
 		t.Fatal(err)
 	}
 	r.src = src
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- src.Run(ctx, func() {
-			select {
-			case r.changes <- struct{}{}:
-			default:
-			}
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return within 5s of cancel")
-		}
-	})
+	done := runUntilCleanup(t, src, r.changes)
 	select {
 	case <-src.Synced():
 	case err := <-done:
