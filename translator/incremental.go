@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -100,8 +99,7 @@ func (w *world) apply(c Change, u *update) bool {
 		u.policies[nn] = p
 		return ok
 	case KindService:
-		s, ok := typed[*corev1.Service](c.Object, deleted)
-		setOrDelete(w.ix.services, nn, s, deleted)
+		ok := store(w.ix.services, nn, c.Object, deleted)
 		u.services[nn] = true
 		u.gateways = u.gateways || w.gateway.any()
 		return ok
@@ -119,41 +117,28 @@ func (w *world) apply(c Change, u *update) bool {
 		}
 		return ok
 	case KindConfigMap:
-		cm, ok := typed[*corev1.ConfigMap](c.Object, deleted)
-		setOrDelete(w.ix.configMaps, nn, cm, deleted)
 		u.cas[caRef{kind: KindConfigMap, nn: nn}] = true
-		return ok
+		return store(w.ix.configMaps, nn, c.Object, deleted)
 	case KindSecret:
-		s, ok := typed[*corev1.Secret](c.Object, deleted)
-		setOrDelete(w.ix.secrets, nn, s, deleted)
+		ok := store(w.ix.secrets, nn, c.Object, deleted)
 		u.cas[caRef{kind: KindSecret, nn: nn}] = true
 		u.gateways = u.gateways || w.gateway.any() // listener certificates
 		return ok
 	case KindGatewayClass:
-		o, ok := typed[*gwv1.GatewayClass](c.Object, deleted)
-		setOrDelete(w.gateway.classes, c.Key, o, deleted)
 		u.gateways = true
-		return ok
+		return store(w.gateway.classes, c.Key, c.Object, deleted)
 	case KindGateway:
-		o, ok := typed[*gwv1.Gateway](c.Object, deleted)
-		setOrDelete(w.gateway.gateways, nn, o, deleted)
 		u.gateways = true
-		return ok
+		return store(w.gateway.gateways, nn, c.Object, deleted)
 	case KindHTTPRoute:
-		o, ok := typed[*gwv1.HTTPRoute](c.Object, deleted)
-		setOrDelete(w.gateway.routes, nn, o, deleted)
 		u.routes[nn] = true
-		return ok
+		return store(w.gateway.routes, nn, c.Object, deleted)
 	case KindReferenceGrant:
-		o, ok := typed[*gwv1.ReferenceGrant](c.Object, deleted)
-		setOrDelete(w.gateway.grants, nn, o, deleted)
 		u.gateways = true
-		return ok
+		return store(w.gateway.grants, nn, c.Object, deleted)
 	case KindNamespace:
-		o, ok := typed[*corev1.Namespace](c.Object, deleted)
-		setOrDelete(w.gateway.namespaces, c.Key, o, deleted)
 		u.gateways = true
-		return ok
+		return store(w.gateway.namespaces, c.Key, c.Object, deleted)
 	}
 	return false
 }
@@ -166,6 +151,14 @@ func typed[T any](o metav1.Object, deleted bool) (T, bool) {
 	}
 	v, ok := o.(T)
 	return v, ok
+}
+
+// store puts the change's object, a T, into m under k, or deletes k; false
+// when the object is not a T.
+func store[K comparable, T any](m map[K]T, k K, o metav1.Object, deleted bool) bool {
+	v, ok := typed[T](o, deleted)
+	setOrDelete(m, k, v, deleted)
+	return ok
 }
 
 func setOrDelete[K comparable, V any](m map[K]V, k K, v V, deleted bool) {
