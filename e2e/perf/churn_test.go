@@ -162,7 +162,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 	if err := os.Mkdir(manifests, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	ca := newCA(b, "perf-churn-ca")
+	ca := string(harness.NewAuthority(b, "perf-churn-ca").PEM)
 	for i := range n {
 		writeChurnService(b, manifests, i, ca)
 		writeEndpointSlice(b, manifests, i, 0)

@@ -2,17 +2,10 @@ package perf
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 var (
@@ -126,7 +121,7 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 	if err := os.Mkdir(manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cas := [2]string{newCA(t, "perf-ca-one"), newCA(t, "perf-ca-two")}
+	cas := [2]string{string(harness.NewAuthority(t, "perf-ca-one").PEM), string(harness.NewAuthority(t, "perf-ca-two").PEM)}
 	caOf := make([]int, n) // which CA each Service's ConfigMap holds
 	sniGen := make([]int, n)
 	for i := range n {
@@ -350,24 +345,6 @@ func writeAtomically(t *testing.T, dir, name, content string) time.Time {
 		t.Fatal(err)
 	}
 	return time.Now()
-}
-
-// newCA makes a self-signed CA certificate (its key is dropped).
-func newCA(t testing.TB, cn string) string {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
 type object = map[string]any

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 var (
@@ -44,7 +46,7 @@ func TestRoutePropagation(t *testing.T) {
 	if err := os.Mkdir(manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ca := newCA(t, "perf-routes-ca")
+	ca := string(harness.NewAuthority(t, "perf-routes-ca").PEM)
 	gen := make([]int, n)
 	for i := range n {
 		writeService(t, manifests, i, ca, 0)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 var statsReadCost = flag.Bool("perf.statsread", false, "run TestStatsReadCost (needs TLSPLANE_BIN and ENVOY_BIN)")
@@ -55,7 +57,7 @@ func TestStatsReadCost(t *testing.T) {
 			if err := os.Mkdir(manifests, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			ca := newCA(t, "perf-ca-one")
+			ca := string(harness.NewAuthority(t, "perf-ca-one").PEM)
 			for i := range n {
 				writeService(t, manifests, i, ca, 0)
 			}

@@ -64,7 +64,8 @@ func benchmarkKubeChurn(b *testing.B, n, rate int, duration time.Duration) {
 	b.Cleanup(api.Stop)
 	cfg := *api.Config
 	cfg.QPS, cfg.Burst = 1000, 2000 // the load generator is not what is measured
-	w := &world{n: n, kube: kubernetes.NewForConfigOrDie(&cfg), gateway: gwclient.NewForConfigOrDie(&cfg)}
+	w := &world{n: n, kube: kubernetes.NewForConfigOrDie(&cfg), gateway: gwclient.NewForConfigOrDie(&cfg),
+		caPEM: string(harness.NewAuthority(b, "kubechurn CA").PEM)}
 	began := time.Now()
 	if err := w.create(setupCtx, 16); err != nil {
 		b.Fatal(err)

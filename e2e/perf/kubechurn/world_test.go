@@ -2,17 +2,9 @@ package kubechurn
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/netip"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -42,6 +34,8 @@ type world struct {
 	locks  []sync.Mutex
 	slices []*discoveryv1.EndpointSlice
 	final  []int
+	// caPEM is the CA every Service's ConfigMap holds.
+	caPEM string
 }
 
 func namespaceOf(i int) string { return fmt.Sprintf("churn-%d", i%namespaces) }
@@ -98,10 +92,6 @@ func (w *world) create(ctx context.Context, workers int) error {
 			return fmt.Errorf("create namespace %s: %w", namespaceOf(ns), err)
 		}
 	}
-	ca, err := newCA("kubechurn CA")
-	if err != nil {
-		return err
-	}
 	w.slices = make([]*discoveryv1.EndpointSlice, w.n)
 	w.gens, w.final, w.locks = make([]int, w.n), make([]int, w.n), make([]sync.Mutex, w.n)
 	next := make(chan int)
@@ -112,7 +102,7 @@ func (w *world) create(ctx context.Context, workers int) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if err := w.createService(ctx, i, ca); err != nil {
+				if err := w.createService(ctx, i, w.caPEM); err != nil {
 					errs <- err
 					return
 				}
@@ -219,22 +209,4 @@ func (w *world) policiesWithStatus(ctx context.Context) (int, error) {
 		}
 	}
 	return count, nil
-}
-
-// newCA is a self-signed CA certificate in PEM (its key is dropped).
-func newCA(cn string) (string, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return "", err
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), nil
 }
