@@ -26,8 +26,8 @@ const virtualHostsField = 2
 // came and went. A configuration not marshalled for two rotations (whole
 // publishes) is forgotten; its next change marshals it whole once.
 type vhostBytes struct {
-	byConfig    map[string]map[string]marshalledVhost
-	used, prevU map[string]bool
+	byConfig         map[string]map[string]marshalledVhost
+	used, usedBefore map[string]bool // configurations marshalled since the last rotation, and in the one before
 }
 
 type marshalledVhost struct {
@@ -37,11 +37,11 @@ type marshalledVhost struct {
 
 func (v *vhostBytes) rotate() {
 	for name := range v.byConfig {
-		if !v.used[name] && !v.prevU[name] {
+		if !v.used[name] && !v.usedBefore[name] {
 			delete(v.byConfig, name)
 		}
 	}
-	v.prevU, v.used = v.used, map[string]bool{}
+	v.usedBefore, v.used = v.used, map[string]bool{}
 }
 
 // of is vh's bytes, from the memo of configuration memo when vh is the
