@@ -8,31 +8,9 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
-
-// Inputs is everything the translator reads: a plain, immutable set of
-// objects. Sources build it; nobody mutates it afterwards. Order does not
-// matter: the output is the same for any order of the same objects.
-type Inputs struct {
-	Policies       []*gwv1.BackendTLSPolicy
-	Services       []*corev1.Service
-	EndpointSlices []*discoveryv1.EndpointSlice
-	ConfigMaps     []*corev1.ConfigMap
-	Secrets        []*corev1.Secret
-
-	// The Gateway API surface policies are attached through. ReferenceGrants
-	// of v1beta1 (the CRD's storage version) are read into the v1 type: the
-	// fields are the same. Namespaces are read for allowedRoutes selectors.
-	GatewayClasses  []*gwv1.GatewayClass
-	Gateways        []*gwv1.Gateway
-	HTTPRoutes      []*gwv1.HTTPRoute
-	ReferenceGrants []*gwv1.ReferenceGrant
-	Namespaces      []*corev1.Namespace
-}
 
 // Options are the control plane's settings that change translation.
 type Options struct {
@@ -132,4 +110,18 @@ type GatewayAPIStatuses struct {
 	Gateways map[types.NamespacedName]gwv1.GatewayStatus
 	// HTTPRoutes with a parentRef to one of those Gateways.
 	HTTPRoutes map[types.NamespacedName]gwv1.HTTPRouteStatus
+}
+
+// ResourceChanges say which resources of an Output differ from those of
+// the earlier Output of generation Since, from the same Translator: what a
+// publisher must look at again. Every resource not named is the same
+// pointer in both Outputs.
+type ResourceChanges struct {
+	Since uint64
+	// Names of clusters, load assignments and secrets added, changed or
+	// removed, each once, in no particular order.
+	Clusters, Endpoints, Secrets []string
+	// Fleets added, changed or removed; a fleet not named has the same
+	// *FleetResources in both Outputs.
+	Fleets []string
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,7 +134,7 @@ func benchInputs(n int) Inputs {
 		})
 		in.ConfigMaps = append(in.ConfigMaps, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-ca"},
-			Data:       map[string]string{"ca.crt": testCA},
+			Data:       map[string]string{"ca.crt": translatortest.CA},
 		})
 		in.Policies = append(in.Policies, &gwv1.BackendTLSPolicy{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-tls", Generation: 1},

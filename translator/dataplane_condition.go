@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tlsplane/tlsplane/translator/condition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -56,7 +57,7 @@ func WithAncestorCondition(statuses map[types.NamespacedName]gwv1.PolicyStatus, 
 // for ref in st, or nil.
 func ancestorCondition(st gwv1.PolicyStatus, ref gwv1.ParentReference, controller gwv1.GatewayController, typ string) *metav1.Condition {
 	for _, a := range st.Ancestors {
-		if a.ControllerName != controller || ancestorKey(a.AncestorRef) != ancestorKey(ref) {
+		if a.ControllerName != controller || condition.AncestorKey(a.AncestorRef) != condition.AncestorKey(ref) {
 			continue
 		}
 		for i := range a.Conditions {

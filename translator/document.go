@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tlsplane/tlsplane/translator/input"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -89,7 +90,7 @@ func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
 func withStatus(p *gwv1.BackendTLSPolicy, out Output) *gwv1.BackendTLSPolicy {
 	c := p.DeepCopy()
 	c.APIVersion, c.Kind = gwv1.GroupVersion.String(), "BackendTLSPolicy"
-	nn := nameOf(c.Namespace, c.Name)
+	nn := input.NameOf(c.Namespace, c.Name)
 	c.Namespace = nn.Namespace
 	c.Status = out.Statuses[nn]
 	return c

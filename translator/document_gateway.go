@@ -5,6 +5,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/tlsplane/tlsplane/translator/input"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -20,7 +21,7 @@ func renderGatewayAPI(doc map[string][]any, in Inputs, out Output) error {
 	if len(out.Fleets) > 0 {
 		doc["fleets"] = []any{}
 	}
-	for _, name := range sortedNames(out.Fleets) {
+	for _, name := range input.SortedNames(out.Fleets) {
 		f := out.Fleets[name]
 		fleet := map[string]any{"name": name, "listeners": []any{}, "routes": []any{}, "secrets": []any{}}
 		for _, l := range f.Listeners {
@@ -63,12 +64,12 @@ func renderGatewayAPI(doc map[string][]any, in Inputs, out Output) error {
 	}
 	gateways := map[types.NamespacedName]*gwv1.Gateway{}
 	for _, g := range in.Gateways {
-		gateways[nameOf(g.Namespace, g.Name)] = g
+		gateways[input.NameOf(g.Namespace, g.Name)] = g
 	}
 	if len(st.Gateways) > 0 {
 		doc["gateways"] = []any{}
 	}
-	for _, nn := range sortedKeys(st.Gateways) {
+	for _, nn := range input.SortedKeys(st.Gateways) {
 		o := gateways[nn].DeepCopy()
 		o.APIVersion, o.Kind, o.Namespace, o.Status = gwv1.GroupVersion.String(), "Gateway", nn.Namespace, st.Gateways[nn]
 		if err := appendJSON(doc, "gateways", o); err != nil {
@@ -77,12 +78,12 @@ func renderGatewayAPI(doc map[string][]any, in Inputs, out Output) error {
 	}
 	routes := map[types.NamespacedName]*gwv1.HTTPRoute{}
 	for _, r := range in.HTTPRoutes {
-		routes[nameOf(r.Namespace, r.Name)] = r
+		routes[input.NameOf(r.Namespace, r.Name)] = r
 	}
 	if len(st.HTTPRoutes) > 0 {
 		doc["httproutes"] = []any{}
 	}
-	for _, nn := range sortedKeys(st.HTTPRoutes) {
+	for _, nn := range input.SortedKeys(st.HTTPRoutes) {
 		o := routes[nn].DeepCopy()
 		o.APIVersion, o.Kind, o.Namespace, o.Status = gwv1.GroupVersion.String(), "HTTPRoute", nn.Namespace, st.HTTPRoutes[nn]
 		if err := appendJSON(doc, "httproutes", o); err != nil {
@@ -116,7 +117,7 @@ func uniqueSortedClasses(in []*gwv1.GatewayClass) []*gwv1.GatewayClass {
 		byName[c.Name] = c
 	}
 	out := make([]*gwv1.GatewayClass, 0, len(byName))
-	for _, n := range sortedNames(byName) {
+	for _, n := range input.SortedNames(byName) {
 		out = append(out, byName[n])
 	}
 	return out

@@ -1,15 +1,19 @@
 package translator
 
-import tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+import (
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/tlsplane/tlsplane/translator/translatortest"
+)
 
 // Test CAs for the external tests.
-var (
-	TestCA  = testCA
-	TestCA2 = testCA2
+const (
+	TestCA  = translatortest.CA
+	TestCA2 = translatortest.CA2
 )
 
 // EnvoyBinary is the Envoy the external tests validate configuration with.
-var EnvoyBinary = envoyBinary
+var EnvoyBinary = translatortest.EnvoyBinary
 
 // NewWithCASecretRules is New with rules a CA secret must pass in place of
 // Envoy's: no CA that parses breaks Envoy's rules today, and a test needs

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/input"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,9 +27,7 @@ import (
 func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.Time, opts Options) (out Output, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if opts.ControllerName == "" {
-		opts.ControllerName = DefaultControllerName
-	}
+	opts = withDefaults(opts)
 	if t.world == nil && t.whole != nil && opts == t.opts {
 		t.world, t.whole = t.buildWorld(t.whole), nil
 	}
@@ -43,15 +43,15 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 		}
 	}
 	w.refreshSlices(u)
-	t.rejudge(u, opts)
+	t.rejudge(u)
 	t.reattach(u)
 	t.retranslate(u)
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	if u.gateways || len(u.routes) > 0 && !w.patchRoutes(u, opts, stamp) {
-		w.retranslateGateways(u, opts, stamp)
+	if u.gateways || len(u.routes) > 0 && !w.patchRoutes(u, stamp) {
+		t.retranslateGateways(u, stamp)
 	}
 	w.notesDue(u, now)
-	t.restatus(u, computed, now, opts, stamp)
+	t.restatus(u, computed, now, stamp)
 	t.generation++
 	return w.output(u, t.generation), true
 }
@@ -59,7 +59,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 // update is what one Update found the changes to reach.
 type update struct {
 	policies    map[types.NamespacedName]*gwv1.BackendTLSPolicy // changed: the object now, nil when deleted
-	cas         map[caRef]bool
+	cas         map[backendtls.CARef]bool
 	services    map[types.NamespacedName]bool // to translate again
 	slices      map[types.NamespacedName]bool // Services whose EndpointSlices changed
 	gateways    bool                          // the Gateway rules run whole
@@ -81,7 +81,7 @@ type update struct {
 
 func newUpdate() *update {
 	return &update{
-		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, cas: map[caRef]bool{},
+		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, cas: map[backendtls.CARef]bool{},
 		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{}, routes: map[types.NamespacedName]bool{},
 		judged: map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
 		clusters: map[string]bool{}, endpoints: map[string]bool{}, secrets: map[string]bool{},
@@ -91,7 +91,7 @@ func newUpdate() *update {
 // apply puts one change into the world's objects and notes what it
 // reaches; false when the change is not of an input kind and type.
 func (w *world) apply(c Change, u *update) bool {
-	nn := nameOf(c.Key.Namespace, c.Key.Name)
+	nn := input.NameOf(c.Key.Namespace, c.Key.Name)
 	deleted := c.Object == nil || reflect.ValueOf(c.Object).IsNil()
 	switch c.Kind {
 	case KindBackendTLSPolicy:
@@ -99,7 +99,7 @@ func (w *world) apply(c Change, u *update) bool {
 		u.policies[nn] = p
 		return ok
 	case KindService:
-		ok := store(w.ix.services, nn, c.Object, deleted)
+		ok := store(w.ix.Services, nn, c.Object, deleted)
 		u.services[nn] = true
 		u.gateways = u.gateways || w.gateway.any()
 		return ok
@@ -117,11 +117,11 @@ func (w *world) apply(c Change, u *update) bool {
 		}
 		return ok
 	case KindConfigMap:
-		u.cas[caRef{kind: KindConfigMap, nn: nn}] = true
-		return store(w.ix.configMaps, nn, c.Object, deleted)
+		u.cas[backendtls.CARef{Kind: KindConfigMap, Name: nn}] = true
+		return store(w.ix.ConfigMaps, nn, c.Object, deleted)
 	case KindSecret:
-		ok := store(w.ix.secrets, nn, c.Object, deleted)
-		u.cas[caRef{kind: KindSecret, nn: nn}] = true
+		ok := store(w.ix.Secrets, nn, c.Object, deleted)
+		u.cas[backendtls.CARef{Kind: KindSecret, Name: nn}] = true
 		u.gateways = u.gateways || w.gateway.any() // listener certificates
 		return ok
 	case KindGatewayClass:
@@ -179,21 +179,21 @@ func (w *world) refreshSlices(u *update) {
 		u.services[svc] = true
 		keys := w.slicesOf[svc]
 		if len(keys) == 0 {
-			delete(w.ix.slicesByService, svc)
+			delete(w.ix.SlicesByService, svc)
 			continue
 		}
 		list := make([]*discoveryv1.EndpointSlice, 0, len(keys))
-		for _, key := range sortedKeys(keys) {
+		for _, key := range input.SortedKeys(keys) {
 			list = append(list, w.slices[key])
 		}
-		w.ix.slicesByService[svc] = list
+		w.ix.SlicesByService[svc] = list
 	}
 }
 
 // rejudge judges again the changed policies and those whose CA objects
 // changed; every Service they target, before and after, is translated
 // again.
-func (t *Translator) rejudge(u *update, opts Options) {
+func (t *Translator) rejudge(u *update) {
 	w := t.world
 	for nn, p := range u.policies {
 		u.judged[nn] = true
@@ -221,7 +221,7 @@ func (t *Translator) rejudge(u *update, opts Options) {
 			delete(t.statuses.entries, nn)
 			continue
 		}
-		w.verdicts[nn] = t.judge(p, w.ix, opts)
+		w.verdicts[nn] = t.judge(p, w.ix)
 		for _, svc := range w.targets[nn] {
 			u.services[svc] = true
 		}
@@ -240,35 +240,36 @@ func (t *Translator) reattach(u *update) {
 			u.attached[nn] = true
 		}
 	}
-	order := sortedKeys(u.attached)
+	order := input.SortedKeys(u.attached)
 	for _, nn := range order {
 		for _, a := range w.attachments[nn] {
-			if u.services[a.target.service] {
-				delete(w.winners, a.target)
+			if u.services[a.Target.Service] {
+				delete(w.winners, a.Target)
 			}
 		}
 	}
-	var fresh []*attachment
+	var fresh []*backendtls.Attachment
 	for _, nn := range order {
-		v := w.verdicts[nn]
-		if v == nil {
+		g := w.verdicts[nn]
+		if g == nil {
 			delete(w.attachments, nn)
 			continue
 		}
-		refs := v.policy.Spec.TargetRefs
-		as := make([]*attachment, len(refs))
+		v := g.verdict
+		refs := v.Policy.Spec.TargetRefs
+		as := make([]*backendtls.Attachment, len(refs))
 		for i, ref := range refs {
-			a := &attachment{}
+			a := &backendtls.Attachment{}
 			as[i] = a
-			if a.resolve(v, ref, w.ix) && u.services[a.target.service] {
-				compete(w.winners, a)
+			if a.Resolve(v, ref, w.ix) && u.services[a.Target.Service] {
+				backendtls.Compete(w.winners, a)
 			}
 		}
 		w.attachments[nn] = as
 		fresh = append(fresh, as...)
 	}
 	for _, a := range fresh {
-		a.setWinner(w.winners)
+		a.SetWinner(w.winners)
 	}
 	for nn := range u.attached {
 		u.statuses[nn] = true
@@ -285,9 +286,9 @@ func (t *Translator) retranslate(u *update) {
 		w.count(svc, old, -1)
 		u.touch(old)
 	}
-	var governors []*policyVerdict
+	var governors []*backendtls.Verdict
 	for svc := range u.services {
-		s := w.ix.services[svc]
+		s := w.ix.Services[svc]
 		if s == nil {
 			delete(w.ports, svc)
 			delete(w.unserved, svc)
@@ -296,16 +297,16 @@ func (t *Translator) retranslate(u *update) {
 		}
 		governors = governors[:0]
 		for _, port := range s.Spec.Ports {
-			governors = append(governors, governing(w.winners, svc, port))
+			governors = append(governors, backendtls.Governing(w.winners, svc, port))
 		}
-		ports := t.servicePorts(s, svc, governors, w.ix)
+		ports := t.servicePorts(s, svc, governors, w.ix, w.verdicts)
 		w.ports[svc] = ports
 		w.count(svc, ports, 1)
 		u.touch(ports)
-		var unserved []*portOutput
+		var unserved []backendtls.UnservedPort
 		for i := range ports {
 			if ports[i].cluster == nil && ports[i].policy != nil {
-				unserved = append(unserved, &ports[i])
+				unserved = append(unserved, ports[i].unservedPort())
 			}
 		}
 		setOrDelete(w.unserved, svc, unserved, len(unserved) == 0)
@@ -333,18 +334,19 @@ func (u *update) touch(ports []portOutput) {
 // retranslateGateways runs the Gateway rules again; the policies on the
 // Services their routes reached, before or after, get their statuses
 // redone (their Gateway ancestors may have changed).
-func (w *world) retranslateGateways(u *update, opts Options, stamp metav1.Time) {
+func (t *Translator) retranslateGateways(u *update, stamp metav1.Time) {
+	w := t.world
 	old := w.gateways
-	w.gateways = translateGateways(w.gateway.inputs(), w.ix, opts, stamp)
+	w.gateways = t.translateGateways(w.gateway.inputs(), w.ix, stamp)
 	// Only the policies on a Service port whose reaching Gateways changed
 	// get new Gateway ancestors: a route edit re-runs the Gateway rules
 	// for every route, but need not redo 10,000 policy statuses.
-	for _, reach := range []map[serviceBackend][]types.NamespacedName{old.reach, w.gateways.reach} {
+	for _, reach := range []map[input.ServicePort][]types.NamespacedName{old.judged.Reach, w.gateways.judged.Reach} {
 		for backend := range reach {
-			if slices.Equal(old.reach[backend], w.gateways.reach[backend]) {
+			if slices.Equal(old.judged.Reach[backend], w.gateways.judged.Reach[backend]) {
 				continue
 			}
-			for nn := range w.byService[backend.service] {
+			for nn := range w.byService[backend.Service] {
 				u.statuses[nn] = true
 			}
 		}
@@ -378,24 +380,25 @@ func (w *world) notesDue(u *update, now time.Time) {
 }
 
 // restatus computes the status of every policy the update reached.
-func (t *Translator) restatus(u *update, computed PreviousStatus, now time.Time, opts Options, stamp metav1.Time) {
+func (t *Translator) restatus(u *update, computed PreviousStatus, now time.Time, stamp metav1.Time) {
 	w := t.world
-	for _, nn := range sortedKeys(u.statuses) {
-		v := w.verdicts[nn]
-		if v == nil {
+	for _, nn := range input.SortedKeys(u.statuses) {
+		g := w.verdicts[nn]
+		if g == nil {
 			delete(w.noteDue, nn)
 			continue
 		}
+		v := g.verdict
 		as := w.attachments[nn]
 		for _, a := range as {
-			a.caNote = ""
-			a.markUnserved(w.unserved[a.target.service], w.ix)
+			a.CANote = ""
+			a.MarkUnserved(w.unserved[a.Target.Service], w.ix)
 		}
-		prev := v.policy.Status
+		prev := v.Policy.Status
 		if st, ok := computed[nn]; ok && len(prev.Ancestors) == 0 {
 			prev = st
 		}
-		u.setStatus(w, nn, t.policyStatus(v, as, prev, w.gateways.reach, w.ix, opts, now, stamp))
-		w.scheduleNote(v, now, opts)
+		u.setStatus(w, nn, t.policyStatus(v, as, prev, w.gateways.judged.Reach, w.ix, now, stamp))
+		w.scheduleNote(v, now, t.policyConfig)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/tlsplane/tlsplane/translator/input"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -56,7 +57,7 @@ func (w *world) output(u *update, generation uint64) Output {
 		if p.policy == nil {
 			origins.delete(name)
 		} else {
-			origins.set(name, []types.NamespacedName{p.policy.name}, slices.Equal)
+			origins.set(name, []types.NamespacedName{p.policy.verdict.Name}, slices.Equal)
 		}
 	}
 	notAfter := copyOnWrite[string, time.Time]{m: prev.CANotAfter}
@@ -102,7 +103,7 @@ func (w *world) output(u *update, generation uint64) Output {
 				names[name] = true
 			}
 		}
-		changed.Fleets = sortedNames(names)
+		changed.Fleets = input.SortedNames(names)
 	}
 	w.out = out
 	return out
@@ -255,7 +256,7 @@ func sortedPolicyNames(m map[types.NamespacedName]int) []types.NamespacedName {
 // expandSorted lists each warning as many times as it is counted, sorted.
 func expandSorted(counts map[string]int) []string {
 	var out []string
-	for _, warning := range sortedNames(counts) {
+	for _, warning := range input.SortedNames(counts) {
 		for range counts[warning] {
 			out = append(out, warning)
 		}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/input"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -14,10 +16,10 @@ import (
 // attachments, and the output with the counts behind its shared parts.
 // Translate builds it whole; Update patches it.
 type world struct {
-	// The objects, by key (nameOf for namespaced kinds).
+	// The objects, by key (input.NameOf for namespaced kinds).
 	policies map[types.NamespacedName]*gwv1.BackendTLSPolicy
 	slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
-	ix       *objectIndex
+	ix       *input.Index
 	gateway  gatewayObjects
 
 	// What refers to what: the Services each policy's targetRefs name
@@ -25,23 +27,24 @@ type world struct {
 	// referencing each CA ConfigMap or Secret.
 	targets   map[types.NamespacedName][]types.NamespacedName
 	byService map[types.NamespacedName]map[types.NamespacedName]bool
-	byCA      map[caRef]map[types.NamespacedName]bool
+	byCA      map[backendtls.CARef]map[types.NamespacedName]bool
 	// slicesOf lists the EndpointSlice keys of each Service.
 	slicesOf map[types.NamespacedName]map[types.NamespacedName]bool
 
-	verdicts    map[types.NamespacedName]*policyVerdict
-	attachments map[types.NamespacedName][]*attachment
-	winners     map[target]*policyVerdict
+	// verdicts are each policy's, as emitted.
+	verdicts    map[types.NamespacedName]*governor
+	attachments map[types.NamespacedName][]*backendtls.Attachment
+	winners     map[backendtls.Target]*backendtls.Verdict
 
 	// ports is each Service's translation; unserved its governed ports
 	// without a cluster.
 	ports    map[types.NamespacedName][]portOutput
-	unserved map[types.NamespacedName][]*portOutput
+	unserved map[types.NamespacedName][]backendtls.UnservedPort
 
 	// secrets counts the ports serving each CA secret, and by policy.
 	secrets  map[string]*secretUse
 	warnings map[string]int
-	gateways gatewayResult
+	gateways gatewayOutput
 
 	// noteDue is when each policy's CA expiry warning next changes;
 	// firstDue the earliest of them (zero: none).
@@ -49,12 +52,6 @@ type world struct {
 	firstDue time.Time
 
 	out Output
-}
-
-// caRef names a CA ConfigMap or Secret.
-type caRef struct {
-	kind Kind
-	nn   types.NamespacedName
 }
 
 // secretUse is one served CA secret: the object served (the first port's;
@@ -73,24 +70,25 @@ type secretUse struct {
 // pipeline without a ChangeSource).
 type wholeTranslation struct {
 	in       Inputs
-	ix       *objectIndex
-	verdicts []*policyVerdict
-	byPolicy [][]*attachment
-	winners  map[target]*policyVerdict
-	gateways gatewayResult
-	unserved map[types.NamespacedName][]*portOutput
+	ix       *input.Index
+	verdicts map[types.NamespacedName]*governor
+	order    []types.NamespacedName // the policies' names, as byPolicy lists them
+	byPolicy [][]*backendtls.Attachment
+	winners  map[backendtls.Target]*backendtls.Verdict
+	gateways gatewayOutput
+	unserved map[types.NamespacedName][]backendtls.UnservedPort
 	out      Output
 	now      time.Time
 }
 
 // remember numbers a whole translation's Output and keeps its parts for
 // Update.
-func (t *Translator) remember(in Inputs, ix *objectIndex, verdicts []*policyVerdict, byPolicy [][]*attachment,
-	winners map[target]*policyVerdict, gateways gatewayResult, b *outputBuilder, out *Output, now time.Time) {
+func (t *Translator) remember(in Inputs, ix *input.Index, verdicts map[types.NamespacedName]*governor, byPolicy [][]*backendtls.Attachment,
+	winners map[backendtls.Target]*backendtls.Verdict, gateways gatewayOutput, b *outputBuilder, out *Output, now time.Time) {
 	t.generation++
 	out.Generation = t.generation
 	t.world = nil
-	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
+	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, order: t.policyOrder, byPolicy: byPolicy, winners: winners,
 		gateways: gateways, unserved: b.unserved, out: *out, now: now}
 }
 
@@ -105,36 +103,36 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		gateway:     newGatewayObjects(in),
 		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
 		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
-		byCA:        map[caRef]map[types.NamespacedName]bool{},
+		byCA:        map[backendtls.CARef]map[types.NamespacedName]bool{},
 		slicesOf:    make(map[types.NamespacedName]map[types.NamespacedName]bool, len(in.EndpointSlices)),
-		verdicts:    make(map[types.NamespacedName]*policyVerdict, len(verdicts)),
-		attachments: make(map[types.NamespacedName][]*attachment, len(verdicts)),
+		verdicts:    verdicts,
+		attachments: make(map[types.NamespacedName][]*backendtls.Attachment, len(verdicts)),
 		winners:     winners,
-		ports:       make(map[types.NamespacedName][]portOutput, len(ix.services)),
-		unserved:    map[types.NamespacedName][]*portOutput{},
+		ports:       make(map[types.NamespacedName][]portOutput, len(ix.Services)),
+		unserved:    map[types.NamespacedName][]backendtls.UnservedPort{},
 		secrets:     make(map[string]*secretUse, len(wt.out.Secrets)),
 		warnings:    map[string]int{},
 		gateways:    gateways,
 		noteDue:     map[types.NamespacedName]time.Time{},
 		out:         wt.out,
 	}
-	for i, v := range verdicts {
-		w.policies[v.name] = v.policy
-		w.verdicts[v.name] = v
-		w.attachments[v.name] = byPolicy[i]
-		w.index(v.name, v.policy)
-		w.scheduleNote(v, now, t.opts)
+	for i, nn := range wt.order {
+		v := verdicts[nn].verdict
+		w.policies[nn] = v.Policy
+		w.attachments[nn] = byPolicy[i]
+		w.index(nn, v.Policy)
+		w.scheduleNote(v, now, t.policyConfig)
 	}
 	// The last EndpointSlice of a key wins, as the index's Services do.
 	for _, es := range in.EndpointSlices {
-		key := nameOf(es.Namespace, es.Name)
+		key := input.NameOf(es.Namespace, es.Name)
 		if old := w.slices[key]; old != nil {
 			delete(w.slicesOf[serviceOfSlice(old)], key)
 		}
 		w.slices[key] = es
 		w.addSliceKey(es, key)
 	}
-	for nn := range ix.services {
+	for nn := range ix.Services {
 		if e, ok := t.services.entries[nn]; ok {
 			w.ports[nn] = e.value.ports
 			w.count(nn, e.value.ports, 1)
@@ -153,13 +151,13 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 func (w *world) index(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
 	targets := make([]types.NamespacedName, 0, len(p.Spec.TargetRefs))
 	for _, ref := range p.Spec.TargetRefs {
-		svc := nameOf(nn.Namespace, string(ref.Name))
+		svc := input.NameOf(nn.Namespace, string(ref.Name))
 		targets = append(targets, svc)
 		addTo(w.byService, svc, nn)
 	}
 	w.targets[nn] = targets
 	for _, ref := range p.Spec.Validation.CACertificateRefs {
-		if key, ok := caRefOf(nn.Namespace, ref); ok {
+		if key, ok := backendtls.CARefOf(nn.Namespace, ref); ok {
 			addTo(w.byCA, key, nn)
 		}
 	}
@@ -172,18 +170,10 @@ func (w *world) unindex(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
 	}
 	delete(w.targets, nn)
 	for _, ref := range p.Spec.Validation.CACertificateRefs {
-		if key, ok := caRefOf(nn.Namespace, ref); ok {
+		if key, ok := backendtls.CARefOf(nn.Namespace, ref); ok {
 			removeFrom(w.byCA, key, nn)
 		}
 	}
-}
-
-// caRefOf is the object a caCertificateRef names (caObject's rule).
-func caRefOf(namespace string, ref gwv1.LocalObjectReference) (caRef, bool) {
-	if ref.Group != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
-		return caRef{}, false
-	}
-	return caRef{kind: Kind(ref.Kind), nn: nameOf(namespace, string(ref.Name))}, true
 }
 
 func addTo[K, V comparable](m map[K]map[V]bool, k K, v V) {
@@ -209,7 +199,7 @@ func serviceOfSlice(es *discoveryv1.EndpointSlice) types.NamespacedName {
 	if !ok {
 		return types.NamespacedName{}
 	}
-	return nameOf(es.Namespace, svc)
+	return input.NameOf(es.Namespace, svc)
 }
 
 func (w *world) addSliceKey(es *discoveryv1.EndpointSlice, key types.NamespacedName) {
@@ -234,14 +224,15 @@ func (w *world) count(svc types.NamespacedName, ports []portOutput, sign int) {
 		use := w.secrets[p.secret.Name]
 		if use == nil {
 			use = &secretUse{secret: p.secret, policies: map[types.NamespacedName]int{}}
-			if bundle := p.policy.trust.bundle; bundle != nil {
-				use.notAfter = bundle.notAfter
+			if bundle := p.policy.verdict.Trust.Bundle; bundle != nil {
+				use.notAfter = bundle.NotAfter
 			}
 			w.secrets[p.secret.Name] = use
 		}
 		use.ports += sign
-		if use.policies[p.policy.name] += sign; use.policies[p.policy.name] == 0 {
-			delete(use.policies, p.policy.name)
+		name := p.policy.verdict.Name
+		if use.policies[name] += sign; use.policies[name] == 0 {
+			delete(use.policies, name)
 		}
 		if use.ports == 0 {
 			delete(w.secrets, p.secret.Name)
@@ -250,33 +241,14 @@ func (w *world) count(svc types.NamespacedName, ports []portOutput, sign int) {
 }
 
 // scheduleNote records when v's CA expiry warning next changes.
-func (w *world) scheduleNote(v *policyVerdict, now time.Time, opts Options) {
-	delete(w.noteDue, v.name)
-	due := noteChanges(v, now, opts)
+func (w *world) scheduleNote(v *backendtls.Verdict, now time.Time, cfg backendtls.Config) {
+	delete(w.noteDue, v.Name)
+	due := backendtls.NoteChanges(v, now, cfg)
 	if due.IsZero() {
 		return
 	}
-	w.noteDue[v.name] = due
+	w.noteDue[v.Name] = due
 	if w.firstDue.IsZero() || due.Before(w.firstDue) {
 		w.firstDue = due
 	}
-}
-
-// noteChanges is the first time after now that caExpiryNote's answer for
-// v changes (when the warning window opens, and at expiry); zero: never.
-func noteChanges(v *policyVerdict, now time.Time, opts Options) time.Time {
-	window := opts.CAExpiryWarning
-	if window == 0 {
-		window = DefaultCAExpiryWarning
-	}
-	b := v.trust.bundle
-	if window < 0 || !v.accepted() || b == nil || b.notAfter.IsZero() {
-		return time.Time{}
-	}
-	for _, at := range []time.Time{b.notAfter.Add(-window), b.notAfter} {
-		if at.After(now) {
-			return at
-		}
-	}
-	return time.Time{}
 }

@@ -10,7 +10,12 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/upstream"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -28,70 +33,75 @@ func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) 
 	return newForgetful().Translate(in, previous, now, opts)
 }
 
-// translate is Translate with the caches of t.
+// translate is Translate with the caches of t: judge every policy (and
+// emit its TLS), attach them, translate every Service port, run the
+// Gateway rules and emit their plans, then write the statuses, which
+// therefore show what Envoy would refuse.
 func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
-	if opts.ControllerName == "" {
-		opts.ControllerName = DefaultControllerName
-	}
+	opts = withDefaults(opts)
 	t.begin(opts)
 	defer t.done()
-	ix := newObjectIndex(in)
+	ix := input.NewIndex(in)
 	policies := t.uniquePolicies(in.Policies)
-	verdicts := make([]*policyVerdict, 0, len(policies))
+	verdicts := make([]*backendtls.Verdict, 0, len(policies))
+	emitted := make(map[types.NamespacedName]*governor, len(policies))
 	for _, p := range policies {
-		verdicts = append(verdicts, t.judge(p, ix, opts))
+		g := t.judge(p, ix)
+		verdicts = append(verdicts, g.verdict)
+		emitted[g.verdict.Name] = g
 	}
-	byPolicy, winners := attach(verdicts, ix)
+	byPolicy, winners := backendtls.Attach(verdicts, ix)
 
-	b := newOutputBuilder(len(ix.services))
-	var governors []*policyVerdict
-	t.serviceOrder = sameKeysSorted(ix.services, t.serviceOrder)
+	b := newOutputBuilder(len(ix.Services))
+	var governors []*backendtls.Verdict
+	t.serviceOrder = input.SameKeysSorted(ix.Services, t.serviceOrder)
 	for _, nn := range t.serviceOrder {
-		svc := ix.services[nn]
+		svc := ix.Services[nn]
 		governors = governors[:0]
 		for _, port := range svc.Spec.Ports {
-			governors = append(governors, governing(winners, nn, port))
+			governors = append(governors, backendtls.Governing(winners, nn, port))
 		}
-		t.addService(b, svc, nn, governors, ix)
+		t.addService(b, svc, nn, governors, ix, emitted)
 	}
 
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	gateways := translateGateways(in, ix, opts, stamp)
+	gateways := t.translateGateways(in, ix, stamp)
 	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
 	if b.unserved != nil {
-		markUnserved(byPolicy, b.unserved, ix)
+		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
 	}
 	out.Statuses = make(map[types.NamespacedName]gwv1.PolicyStatus, len(verdicts))
 	for i, v := range verdicts {
-		prev, ok := previous[v.name]
+		prev, ok := previous[v.Name]
 		if !ok {
-			prev = v.policy.Status
+			prev = v.Policy.Status
 		}
-		out.Statuses[v.name] = t.policyStatus(v, byPolicy[i], prev, gateways.reach, ix, opts, now, stamp)
+		out.Statuses[v.Name] = t.policyStatus(v, byPolicy[i], prev, gateways.judged.Reach, ix, now, stamp)
 	}
 	if !t.forget {
-		t.remember(in, ix, verdicts, byPolicy, winners, gateways, b, &out, now)
+		t.remember(in, ix, emitted, byPolicy, winners, gateways, b, &out, now)
 	}
 	return out
 }
 
 // policyStatus is one policy's complete status, from its attachments.
-func (t *Translator) policyStatus(v *policyVerdict, as []*attachment, prev gwv1.PolicyStatus, reach map[serviceBackend][]types.NamespacedName,
-	ix *objectIndex, opts Options, now time.Time, stamp metav1.Time) gwv1.PolicyStatus {
-	if note := caExpiryNote(v, now, opts); note != "" {
+func (t *Translator) policyStatus(v *backendtls.Verdict, as []*backendtls.Attachment, prev gwv1.PolicyStatus, reach map[input.ServicePort][]types.NamespacedName,
+	ix *input.Index, now time.Time, stamp metav1.Time) gwv1.PolicyStatus {
+	if note := backendtls.CAExpiryNote(v, now, t.policyConfig); note != "" {
 		for _, a := range as {
-			a.caNote = note
+			a.CANote = note
 		}
 	}
-	if reached := reachingGateways(as, reach, ix); reached != nil {
+	controller := t.policyConfig.ControllerName
+	if reached := backendtls.ReachingGateways(as, reach, ix); reached != nil {
 		// Gateway ancestors depend on routes, which the memo does not
 		// track: computed afresh.
-		return mergeStatus(prev, gatewayAncestorStatuses(v, as, reached, opts.ControllerName), opts.ControllerName, v.policy.Generation, stamp)
+		return backendtls.MergeStatus(prev, backendtls.GatewayAncestorStatuses(v, as, reached, controller), controller, v.Policy.Generation, stamp)
 	}
-	return t.status(v, as, prev, opts.ControllerName, stamp)
+	return t.status(v, as, prev, controller, stamp)
 }
 
 // outputBuilder collects resources as ports are translated, then sorts them.
@@ -107,7 +117,7 @@ type outputBuilder struct {
 	caNotAfter map[string]time.Time
 	warnings   []string
 	// unserved lists, per Service, its governed ports without a cluster.
-	unserved map[types.NamespacedName][]*portOutput
+	unserved map[types.NamespacedName][]backendtls.UnservedPort
 	// secretOrder is the sorted names of secrets, set by output.
 	secretOrder []string
 }
@@ -128,7 +138,7 @@ type portOutput struct {
 	cluster  *clusterv3.Cluster
 	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
 	secret   *tlsv3.Secret                     // nil without a CA secret
-	policy   *policyVerdict                    // the port's; nil without one
+	policy   *governor                         // the port's; nil without one
 	// namespace is the Service's, for the fleet filter.
 	namespace string
 	warnings  []string
@@ -138,53 +148,42 @@ type portOutput struct {
 	number   int32
 }
 
-// translatePort makes one Service port's cluster (and its endpoints):
+// translatePort emits one Service port's cluster (and its endpoints):
 // plaintext without a policy, the policy's TLS when it is accepted, and a
 // TLS that fails every handshake when it is not. Without a cluster, only
-// the warnings are set.
-func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort, shared *sharedParts, ix *objectIndex) portOutput {
-	port, policy := cp.port, cp.governor
+// the warnings are set. g is the port's governor, nil without one.
+func (t *Translator) translatePort(svc *corev1.Service, nn types.NamespacedName, cp upstream.Port, g *governor, slices []*discoveryv1.EndpointSlice) portOutput {
 	var warnings []string
-	if cp.warning != "" {
-		warnings = append(warnings, cp.warning)
+	if cp.Warning != "" {
+		warnings = append(warnings, cp.Warning)
 	}
-	spec := clusterSpec{name: ClusterName(nn, port.Port), eds: shared.eds}
-	external := svc.Spec.Type == corev1.ServiceTypeExternalName
-	if external {
-		if svc.Spec.ExternalName == "" {
-			// The API server refuses it; a manifest file need not. An EDS
-			// cluster in its place would have no load assignment and make
-			// the whole snapshot inconsistent.
-			return unservedPort(warnings, cp, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, port.Port))
-		}
-		spec.externalName, spec.port = svc.Spec.ExternalName, uint32(port.Port)
+	spec, kind, why := cp.Cluster(svc, nn)
+	if why != "" {
+		return unservedPort(warnings, cp, g, why)
 	}
+	var tls envoy.ClusterTLS // plaintext
 	var secret *tlsv3.Secret
-	if policy == nil && port.AppProtocol != nil && *port.AppProtocol == appProtocolH2C {
-		// Without a policy the port is cleartext; its appProtocol says
-		// HTTP/2. Under a policy, the policy's ALPN decides.
-		spec.tls = shared.h2c
+	switch kind {
+	case upstream.H2C:
+		tls = t.parts.H2C
+	case upstream.FailClosed:
+		tls = t.parts.FailClosed
+	case upstream.Governed:
+		tls, secret = g.tls, g.secret
 	}
-	if policy != nil {
-		spec.tls = shared.failClosed
-		if policy.accepted() {
-			spec.tls = policy.cluster
-			secret = policy.secret
-		}
-	}
-	c, err := envoyCluster(spec)
+	c, err := envoy.Cluster(spec, tls, t.parts)
 	if err != nil {
-		return unservedPort(warnings, cp, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, port.Port, err))
+		return unservedPort(warnings, cp, g, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, cp.Port, err))
 	}
-	out := portOutput{cluster: c, secret: secret, policy: policy, namespace: nn.Namespace, warnings: warnings}
-	if external {
+	out := portOutput{cluster: c, secret: secret, policy: g, namespace: nn.Namespace, warnings: warnings}
+	if spec.ExternalName != "" {
 		return out
 	}
-	cla, err := loadAssignment(c.Name, readyEndpoints(port, ix.slicesByService[nn]))
+	cla, err := envoy.LoadAssignment(c.Name, upstream.ReadyEndpoints(cp.ServicePort, slices))
 	if err != nil {
 		// An EDS cluster without its assignment would never warm; serve it
 		// empty rather than not at all.
-		out.warnings = append(out.warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, port.Port, err))
+		out.warnings = append(out.warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, cp.Port, err))
 		cla = &endpointv3.ClusterLoadAssignment{ClusterName: c.Name}
 	}
 	out.endpoint = cla
@@ -193,8 +192,8 @@ func translatePort(svc *corev1.Service, nn types.NamespacedName, cp clusterPort,
 
 // unservedPort is the output of a port that gets no cluster: a warning,
 // and why, for its policy's status.
-func unservedPort(warnings []string, cp clusterPort, why string) portOutput {
-	return portOutput{warnings: append(warnings, why), unserved: why, policy: cp.governor, number: cp.port.Port}
+func unservedPort(warnings []string, cp upstream.Port, g *governor, why string) portOutput {
+	return portOutput{warnings: append(warnings, why), unserved: why, policy: g, number: cp.Port}
 }
 
 // add puts one port's output into the result; a secret already there (same
@@ -204,9 +203,9 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	if p.cluster == nil {
 		if p.policy != nil {
 			if b.unserved == nil {
-				b.unserved = map[types.NamespacedName][]*portOutput{}
+				b.unserved = map[types.NamespacedName][]backendtls.UnservedPort{}
 			}
-			b.unserved[svc] = append(b.unserved[svc], p)
+			b.unserved[svc] = append(b.unserved[svc], p.unservedPort())
 		}
 		return
 	}
@@ -217,14 +216,14 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	}
 	if p.secret != nil && b.secrets[p.secret.Name] == nil {
 		b.secrets[p.secret.Name] = p.secret
-		if bundle := p.policy.trust.bundle; bundle != nil && !bundle.notAfter.IsZero() {
-			b.caNotAfter[p.secret.Name] = bundle.notAfter
+		if bundle := p.policy.verdict.Trust.Bundle; bundle != nil && !bundle.NotAfter.IsZero() {
+			b.caNotAfter[p.secret.Name] = bundle.NotAfter
 		}
 	}
 	if p.policy != nil {
-		b.origin(p.cluster.Name, p.policy.name)
+		b.origin(p.cluster.Name, p.policy.verdict.Name)
 		if p.secret != nil {
-			b.origin(p.secret.Name, p.policy.name)
+			b.origin(p.secret.Name, p.policy.verdict.Name)
 		}
 	}
 }
@@ -236,10 +235,16 @@ func (b *outputBuilder) origin(resource string, policy types.NamespacedName) {
 	b.origins[resource] = append(b.origins[resource], policy)
 }
 
+// unservedPort is what the status of a governed port without a cluster
+// needs: plain data, not emitter output.
+func (p *portOutput) unservedPort() backendtls.UnservedPort {
+	return backendtls.UnservedPort{Governor: p.policy.verdict, Number: p.number, Why: p.unserved}
+}
+
 // output sorts everything by name; secretOrder, when it holds exactly the
 // secrets' names, is their order.
 func (b *outputBuilder) output(secretOrder []string) Output {
-	b.secretOrder = sameNamesSorted(b.secrets, secretOrder)
+	b.secretOrder = input.SameNamesSorted(b.secrets, secretOrder)
 	out := Output{
 		Clusters:  b.clusters,
 		Endpoints: b.endpoints,
@@ -272,10 +277,10 @@ func (b *outputBuilder) output(secretOrder []string) Output {
 func uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	byName := make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(in))
 	for _, p := range in {
-		byName[nameOf(p.Namespace, p.Name)] = p
+		byName[input.NameOf(p.Namespace, p.Name)] = p
 	}
 	out := make([]*gwv1.BackendTLSPolicy, 0, len(byName))
-	for _, nn := range sortedKeys(byName) {
+	for _, nn := range input.SortedKeys(byName) {
 		out = append(out, byName[nn])
 	}
 	return out
@@ -285,73 +290,12 @@ func uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 func (t *Translator) uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	byName := make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(in))
 	for _, p := range in {
-		byName[nameOf(p.Namespace, p.Name)] = p
+		byName[input.NameOf(p.Namespace, p.Name)] = p
 	}
-	t.policyOrder = sameKeysSorted(byName, t.policyOrder)
+	t.policyOrder = input.SameKeysSorted(byName, t.policyOrder)
 	out := make([]*gwv1.BackendTLSPolicy, 0, len(byName))
 	for _, nn := range t.policyOrder {
 		out = append(out, byName[nn])
 	}
 	return out
-}
-
-// sameKeysSorted is sortedKeys(m), returning last when it holds exactly
-// m's keys: checking that costs one lookup per key, sorting far more.
-func sameKeysSorted[V any](m map[types.NamespacedName]V, last []types.NamespacedName) []types.NamespacedName {
-	if len(last) == len(m) {
-		same := true
-		for _, k := range last {
-			if _, ok := m[k]; !ok {
-				same = false
-				break
-			}
-		}
-		if same {
-			return last
-		}
-	}
-	return sortedKeys(m)
-}
-
-// sameNamesSorted is sortedNames(m), returning last when it holds exactly
-// m's keys.
-func sameNamesSorted[V any](m map[string]V, last []string) []string {
-	if len(last) == len(m) {
-		same := true
-		for _, k := range last {
-			if _, ok := m[k]; !ok {
-				same = false
-				break
-			}
-		}
-		if same {
-			return last
-		}
-	}
-	return sortedNames(m)
-}
-
-// sortedKeys returns a map's namespace/name keys by namespace, then name.
-func sortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
-	keys := make([]types.NamespacedName, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
-		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return keys
-}
-
-// sortedNames returns a string-keyed map's keys in order.
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

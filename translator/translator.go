@@ -10,6 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/capem"
+	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/gateway"
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
+	"github.com/tlsplane/tlsplane/translator/upstream"
 )
 
 // Translator is Translate with a memory: it reuses what it computed for
@@ -19,16 +27,19 @@ import (
 // Translate's. Calls are serialised.
 //
 // What it keeps: parsed CA bundles (per object, checked against the bytes),
-// each policy's verdict (per policy and the CA objects it references), each
-// Service's clusters and load assignments (per Service, its EndpointSlices
-// and the verdicts governing its ports), and each policy's status (per
-// verdict, targets and the previous status). Only what the last call used
-// is kept, so memory follows the inputs.
+// each policy's verdict and emitted TLS (per policy and the CA objects it
+// references), each Service's clusters and load assignments (per Service,
+// its EndpointSlices and the verdicts governing its ports), and each
+// policy's status (per verdict, targets and the previous status). Only
+// what the last call used is kept, so memory follows the inputs.
 type Translator struct {
 	mu   sync.Mutex
 	opts Options // of the last call; other options start afresh
+	// What the judging packages read of opts.
+	policyConfig  backendtls.Config
+	gatewayConfig gateway.Config
 
-	shared *sharedParts
+	parts *envoy.Parts
 	// caSecretRules are what a CA secret must pass to be served: Envoy's
 	// (ValidateAll). No parsed CA breaks them today; a test sets others.
 	caSecretRules func(*tlsv3.Secret) error
@@ -51,16 +62,25 @@ type Translator struct {
 	statuses generations[types.NamespacedName, *statusEntry]
 }
 
+// memos are what judging and emitting may reuse across calls.
+type memos struct {
+	judging     backendtls.Memos
+	httpOptions *envoy.HTTPOptionsMemo
+}
+
+func newMemos() memos {
+	return memos{
+		judging:     backendtls.Memos{CAs: capem.NewCache(), Options: &tlsopts.Memo{}},
+		httpOptions: &envoy.HTTPOptionsMemo{},
+	}
+}
+
 // New returns a Translator with nothing remembered.
 func New() *Translator {
-	failClosed, _, err := packedTLS(failClosedTLSContext(), nil)
-	if err != nil {
-		panic("translator: the fail-closed TLS context is invalid: " + err.Error())
-	}
 	return &Translator{
-		shared:        &sharedParts{failClosed: newClusterTLS(failClosed, nil), h2c: h2cClusterTLS(), eds: newEDSParts()},
+		parts:         envoy.NewParts(),
 		caSecretRules: (*tlsv3.Secret).ValidateAll,
-		memos:         memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}},
+		memos:         newMemos(),
 	}
 }
 
@@ -72,15 +92,6 @@ func newForgetful() *Translator {
 	return t
 }
 
-// sharedParts are the cluster pieces that do not depend on any input.
-type sharedParts struct {
-	// failClosed is the TLS of ports whose policy is not accepted.
-	failClosed clusterTLS
-	// h2c is a plaintext port whose appProtocol is kubernetes.io/h2c.
-	h2c clusterTLS
-	eds *edsParts
-}
-
 // Translate is Translate (the function) reusing earlier results.
 func (t *Translator) Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
 	t.mu.Lock()
@@ -88,12 +99,21 @@ func (t *Translator) Translate(in Inputs, previous PreviousStatus, now time.Time
 	return t.translate(in, previous, now, opts)
 }
 
+// withDefaults fills in the options whose zero value means a default.
+func withDefaults(opts Options) Options {
+	if opts.ControllerName == "" {
+		opts.ControllerName = DefaultControllerName
+	}
+	return opts
+}
+
 // begin starts a call; options other than last time's forget everything,
 // since every verdict and status depends on them.
 func (t *Translator) begin(opts Options) {
 	if opts != t.opts {
 		t.opts = opts
-		t.memos = memos{cas: newCACache(), httpOptions: &httpOptionsMemo{}, options: &optionsMemo{}}
+		t.policyConfig, t.gatewayConfig = configs(opts)
+		t.memos = newMemos()
 		t.verdicts = generations[types.NamespacedName, *verdictEntry]{}
 		t.services = generations[types.NamespacedName, *serviceEntry]{}
 		t.statuses = generations[types.NamespacedName, *statusEntry]{}
@@ -101,10 +121,31 @@ func (t *Translator) begin(opts Options) {
 	}
 }
 
+// configs splits the options into what each judging package reads.
+func configs(opts Options) (backendtls.Config, gateway.Config) {
+	system := opts.SystemCABundlePath
+	if system == "" {
+		system = DefaultSystemCABundlePath
+	}
+	address := opts.ListenerAddress
+	if address == "" {
+		address = DefaultListenerAddress
+	}
+	return backendtls.Config{
+			SystemCABundlePath:      system,
+			AllowInsecureSkipVerify: opts.AllowInsecureSkipVerify,
+			CAExpiryWarning:         opts.CAExpiryWarning,
+			ControllerName:          opts.ControllerName,
+		}, gateway.Config{
+			ControllerName:  opts.ControllerName,
+			ListenerAddress: address,
+		}
+}
+
 // done keeps what this call used, and only that, for the next.
 func (t *Translator) done() {
-	t.memos.cas.done()
-	t.memos.options.done()
+	t.memos.judging.CAs.Done()
+	t.memos.judging.Options.Done()
 	t.verdicts.done()
 	t.services.done()
 	t.statuses.done()
@@ -154,68 +195,53 @@ func (g *generations[K, V]) done() {
 	g.call++
 }
 
-// verdictEntry is a policy's verdict and what decided it.
+// verdictEntry is a policy's verdict, as emitted, and what decided it.
 type verdictEntry struct {
-	policy  *gwv1.BackendTLSPolicy
-	cas     []metav1.Object // each caCertificateRef's object, nil when missing
-	verdict *policyVerdict
+	policy *gwv1.BackendTLSPolicy
+	cas    []metav1.Object // each caCertificateRef's object, nil when missing
+	gov    *governor
 }
 
-// judge is judgePolicy, reused while the policy and its CA objects stay.
-func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *objectIndex, opts Options) *policyVerdict {
-	nn := nameOf(p.Namespace, p.Name)
+// judge is backendtls.Judge then emitPolicy, reused while the policy and
+// its CA objects stay.
+func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
+	nn := input.NameOf(p.Namespace, p.Name)
 	refs := p.Spec.Validation.CACertificateRefs
-	if e, ok := t.verdicts.get(nn); ok && sameObject(e.policy, p) && len(e.cas) == len(refs) {
+	if e, ok := t.verdicts.get(nn); ok && input.SameObject(e.policy, p) && len(e.cas) == len(refs) {
 		same := true
 		for i, ref := range refs {
-			if !sameObject(e.cas[i], caObject(nn.Namespace, ref, ix)) {
+			if !input.SameObject(e.cas[i], backendtls.CAObject(nn.Namespace, ref, ix)) {
 				same = false
 				break
 			}
 		}
 		if same {
-			return e.verdict
+			return e.gov
 		}
 	}
-	v := judgePolicy(p, ix, opts, t.memos, t.caSecretRules)
+	g := t.emitPolicy(backendtls.Judge(p, ix, t.policyConfig, t.memos.judging))
 	if t.forget {
-		return v
+		return g
 	}
-	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), verdict: v}
+	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), gov: g}
 	for i, ref := range refs {
-		e.cas[i] = caObject(nn.Namespace, ref, ix)
+		e.cas[i] = backendtls.CAObject(nn.Namespace, ref, ix)
 	}
 	t.verdicts.put(nn, e)
-	return e.verdict
-}
-
-// caObject is the object a caCertificateRef names, or nil.
-func caObject(namespace string, ref gwv1.LocalObjectReference, ix *objectIndex) metav1.Object {
-	key, ok := caRefOf(namespace, ref)
-	if !ok {
-		return nil
-	}
-	if key.kind == KindConfigMap {
-		if cm, ok := ix.configMaps[key.nn]; ok {
-			return cm
-		}
-	} else if s, ok := ix.secrets[key.nn]; ok {
-		return s
-	}
-	return nil
+	return e.gov
 }
 
 // serviceEntry is a Service's translated ports and what decided them.
 type serviceEntry struct {
 	svc       *corev1.Service
 	slices    []*discoveryv1.EndpointSlice
-	governors []*policyVerdict // per port, in spec order
+	governors []*backendtls.Verdict // per port, in spec order
 	ports     []portOutput
 }
 
 // addService adds a Service's translated TCP ports to the output.
-func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.NamespacedName, governors []*policyVerdict, ix *objectIndex) {
-	ports := t.servicePorts(svc, nn, governors, ix)
+func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) {
+	ports := t.servicePorts(svc, nn, governors, ix, emitted)
 	for i := range ports {
 		b.add(&ports[i], nn)
 	}
@@ -223,18 +249,23 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 
 // servicePorts translates a Service's TCP ports, or reuses their last
 // translation when the Service, its EndpointSlices and the verdicts
-// governing its ports are the same. The result is read-only.
-func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*policyVerdict, ix *objectIndex) []portOutput {
-	slices := ix.slicesByService[nn]
-	if e, ok := t.services.get(nn); ok && sameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
+// governing its ports are the same. The result is read-only. emitted holds
+// the governor of every current verdict, by policy.
+func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
+	slices := ix.SlicesByService[nn]
+	if e, ok := t.services.get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
 		return e.ports
 	}
 	var ports []portOutput
-	for _, cp := range clusterPorts(svc, nn, governors) {
-		ports = append(ports, translatePort(svc, nn, cp, t.shared, ix))
+	for _, cp := range upstream.Ports(svc, nn, governors) {
+		var g *governor
+		if cp.Governor != nil {
+			g = emitted[cp.Governor.Name]
+		}
+		ports = append(ports, t.translatePort(svc, nn, cp, g, slices))
 	}
 	if !t.forget {
-		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*policyVerdict(nil), governors...), ports: ports})
+		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), ports: ports})
 	}
 	return ports
 }
@@ -244,7 +275,7 @@ func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
 		return false
 	}
 	for i := range a {
-		if !sameObject(a[i], b[i]) {
+		if !input.SameObject(a[i], b[i]) {
 			return false
 		}
 	}
@@ -265,33 +296,33 @@ func samePointers[T any](a, b []*T) bool {
 
 // statusEntry is a policy's computed status and what decided it.
 type statusEntry struct {
-	verdict *policyVerdict
+	verdict *backendtls.Verdict
 	// per attachment: what was missing and which policy won
-	notFound []string
-	winners  []*policyVerdict
+	outcomes []string
+	winners  []*backendtls.Verdict
 	status   gwv1.PolicyStatus
 }
 
-// status is mergeStatus of the policy's ancestor statuses. It is reused
+// status is MergeStatus of the policy's ancestor statuses. It is reused
 // when the verdict and its attachments are the same and previous is the
 // status computed last time: merging again would give it back unchanged.
-func (t *Translator) status(v *policyVerdict, as []*attachment, previous gwv1.PolicyStatus, controller gwv1.GatewayController, now metav1.Time) gwv1.PolicyStatus {
-	if e, ok := t.statuses.get(v.name); ok && e.verdict == v && sameAncestors(e.status.Ancestors, previous.Ancestors) && sameAttachments(e, as) {
+func (t *Translator) status(v *backendtls.Verdict, as []*backendtls.Attachment, previous gwv1.PolicyStatus, controller gwv1.GatewayController, now metav1.Time) gwv1.PolicyStatus {
+	if e, ok := t.statuses.get(v.Name); ok && e.verdict == v && sameAncestors(e.status.Ancestors, previous.Ancestors) && sameAttachments(e, as) {
 		return e.status
 	}
 	if t.forget {
-		return mergeStatus(previous, ancestorStatuses(v, as, controller), controller, v.policy.Generation, now)
+		return backendtls.MergeStatus(previous, backendtls.AncestorStatuses(v, as, controller), controller, v.Policy.Generation, now)
 	}
 	e := &statusEntry{
 		verdict:  v,
-		notFound: make([]string, len(as)),
-		winners:  make([]*policyVerdict, len(as)),
-		status:   mergeStatus(previous, ancestorStatuses(v, as, controller), controller, v.policy.Generation, now),
+		outcomes: make([]string, len(as)),
+		winners:  make([]*backendtls.Verdict, len(as)),
+		status:   backendtls.MergeStatus(previous, backendtls.AncestorStatuses(v, as, controller), controller, v.Policy.Generation, now),
 	}
 	for i, a := range as {
-		e.notFound[i], e.winners[i] = a.outcome(), a.winner
+		e.outcomes[i], e.winners[i] = a.Outcome(), a.Winner
 	}
-	t.statuses.put(v.name, e)
+	t.statuses.put(v.Name, e)
 	return e.status
 }
 
@@ -300,12 +331,12 @@ func sameAncestors(a, b []gwv1.PolicyAncestorStatus) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-func sameAttachments(e *statusEntry, as []*attachment) bool {
-	if len(e.notFound) != len(as) {
+func sameAttachments(e *statusEntry, as []*backendtls.Attachment) bool {
+	if len(e.outcomes) != len(as) {
 		return false
 	}
 	for i, a := range as {
-		if e.notFound[i] != a.outcome() || e.winners[i] != a.winner {
+		if e.outcomes[i] != a.Outcome() || e.winners[i] != a.Winner {
 			return false
 		}
 	}

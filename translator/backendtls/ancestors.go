@@ -1,0 +1,91 @@
+package backendtls
+
+import (
+	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/input"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// ReachingGateways lists, per attachment, the Gateways whose accepted
+// routes send traffic to its target (a port named by sectionName, or any
+// port of the Service); nil when no Gateway reaches any.
+func ReachingGateways(as []*Attachment, reach map[input.ServicePort][]types.NamespacedName, ix *input.Index) [][]types.NamespacedName {
+	if len(reach) == 0 {
+		return nil
+	}
+	var out [][]types.NamespacedName
+	for i, a := range as {
+		if a.notFound != "" {
+			continue
+		}
+		svc := ix.Services[a.Target.Service]
+		for _, port := range svc.Spec.Ports {
+			if a.Target.Section != "" && port.Name != a.Target.Section {
+				continue
+			}
+			for _, gw := range reach[input.ServicePort{Service: a.Target.Service, Port: port.Port}] {
+				if out == nil {
+					out = make([][]types.NamespacedName, len(as))
+				}
+				if !containsName(out[i], gw) {
+					out[i] = append(out[i], gw)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func containsName(list []types.NamespacedName, nn types.NamespacedName) bool {
+	for _, x := range list {
+		if x == nn {
+			return true
+		}
+	}
+	return false
+}
+
+// GatewayAncestorStatuses are a policy's entries when Gateways reach its
+// targets: one per Gateway (the spec's ancestor for status), whose
+// Accepted is the first non-accepted verdict among the targets that
+// Gateway reaches, so a policy may be valid for one Gateway and not
+// another; a target no Gateway reaches keeps its Service entry.
+func GatewayAncestorStatuses(v *Verdict, as []*Attachment, gateways [][]types.NamespacedName, controller gwv1.GatewayController) []gwv1.PolicyAncestorStatus {
+	resolved := condition.Capped(resolvedRefsCondition(v))
+	var out []gwv1.PolicyAncestorStatus
+	index := map[string]int{}
+	for i, a := range as {
+		cond := condition.Capped(acceptedCondition(v, a))
+		refs := []gwv1.ParentReference{ancestorRef(v, a)}
+		if len(gateways[i]) > 0 {
+			refs = refs[:0]
+			for _, gw := range gateways[i] {
+				refs = append(refs, gatewayAncestorRef(gw))
+			}
+		}
+		for _, ref := range refs {
+			key := condition.AncestorKey(ref)
+			if j, ok := index[key]; ok {
+				// The Gateway reaches another target too: the worse verdict.
+				if out[j].Conditions[0].Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue {
+					out[j].Conditions[0] = cond
+				}
+				continue
+			}
+			index[key] = len(out)
+			out = append(out, gwv1.PolicyAncestorStatus{
+				AncestorRef:    ref,
+				ControllerName: controller,
+				Conditions:     []metav1.Condition{cond, resolved},
+			})
+		}
+	}
+	return out
+}
+
+func gatewayAncestorRef(gw types.NamespacedName) gwv1.ParentReference {
+	group, kind, ns := gwv1.Group(gwv1.GroupName), gwv1.Kind("Gateway"), gwv1.Namespace(gw.Namespace)
+	return gwv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gwv1.ObjectName(gw.Name)}
+}

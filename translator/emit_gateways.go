@@ -1,0 +1,113 @@
+package translator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/gateway"
+	"github.com/tlsplane/tlsplane/translator/input"
+)
+
+// gatewayOutput is one run of the Gateway rules, emitted: each fleet's
+// resources, the statuses (Gateways' written after emission), and the
+// route configurations served, for route patches.
+type gatewayOutput struct {
+	judged   *gateway.Result
+	fleets   map[string]*FleetResources
+	statuses GatewayAPIStatuses
+	// tables are each Gateway's route configurations as last emitted.
+	tables   map[types.NamespacedName][]*tableState
+	warnings []string
+}
+
+// tableState is one served route configuration: rc, and the table it was
+// first emitted from (its name, port and listeners; the virtual hosts
+// served are rc's).
+type tableState struct {
+	table *gateway.Table
+	rc    *routev3.RouteConfiguration
+}
+
+// translateGateways judges the Gateway API objects, emits each Gateway's
+// plans, then writes the Gateway statuses with what Envoy would refuse.
+func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.Time) gatewayOutput {
+	res := gateway.Judge(in, ix, t.gatewayConfig, stamp)
+	out := gatewayOutput{
+		judged: res,
+		fleets: map[string]*FleetResources{},
+		statuses: GatewayAPIStatuses{
+			GatewayClasses: res.Classes,
+			Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
+			HTTPRoutes:     res.Routes,
+		},
+		tables: map[types.NamespacedName][]*tableState{},
+	}
+	for _, gs := range res.Gateways {
+		fleet, tables, refused, warnings := emitFleet(gs, t.gatewayConfig.ListenerAddress)
+		out.fleets[gs.Fleet()] = fleet
+		out.tables[gs.Name()] = tables
+		out.warnings = append(out.warnings, warnings...)
+		out.statuses.Gateways[gs.Name()] = res.Status(gs, refused, stamp)
+	}
+	return out
+}
+
+// emitFleet builds a Gateway's listeners, route configurations and
+// certificates. A listener Envoy would reject is left out, with its
+// routes, so the rest is still served; refused says why, per port, for
+// the Gateway's status, and a warning names it.
+func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableState, map[uint32]string, []string) {
+	fleet := &FleetResources{}
+	var (
+		tables   []*tableState
+		refused  map[uint32]string
+		warnings []string
+	)
+	secrets := map[string]bool{}
+	for _, p := range gs.Ports(address) {
+		l, err := envoy.Listener(p.Plan)
+		routes := make([]*routev3.RouteConfiguration, 0, len(p.Tables))
+		for _, tb := range p.Tables {
+			rc := envoy.RouteConfig(tb.Plan)
+			if err == nil {
+				err = rc.ValidateAll()
+			}
+			routes = append(routes, rc)
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("Gateway %s port %d: not served: %v", gs.Name(), p.Plan.Port, err))
+			if refused == nil {
+				refused = map[uint32]string{}
+			}
+			refused[p.Plan.Port] = err.Error()
+			continue
+		}
+		for i, tb := range p.Tables {
+			tables = append(tables, &tableState{table: tb, rc: routes[i]})
+		}
+		fleet.Listeners = append(fleet.Listeners, l)
+		fleet.Routes = append(fleet.Routes, routes...)
+		for _, c := range p.Plan.Chains {
+			for _, name := range c.CertSecrets {
+				secrets[name] = true
+			}
+		}
+	}
+	for _, name := range input.SortedNames(secrets) {
+		chain, key := gs.Certificate(name)
+		fleet.Secrets = append(fleet.Secrets, envoy.CertificateSecret(name, chain, key))
+	}
+	slices.SortFunc(fleet.Listeners, func(a, b *listenerv3.Listener) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(fleet.Routes, func(a, b *routev3.RouteConfiguration) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(fleet.Secrets, func(a, b *tlsv3.Secret) int { return strings.Compare(a.Name, b.Name) })
+	return fleet, tables, refused, warnings
+}

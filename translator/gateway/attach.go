@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tlsplane/tlsplane/translator/condition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// parentResult is how a route fared on one of its parentRefs to a Gateway
+// of ours.
+type parentResult struct {
+	ref              gwv1.ParentReference
+	acceptedReason   string
+	acceptedMsg      string
+	accepted         bool
+	gateway          *Gateway
+	attachedListener bool // served through at least one listener
+	attachments      []listenerAttachment
+}
+
+// attachRoute resolves each parentRef of rs that names a Gateway of ours:
+// the listeners it selects, those whose allowedRoutes admit it, and the
+// hostnames they share. A parentRef to anything else is another
+// controller's and gets no entry.
+func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *gatewayIndex) []parentResult {
+	var out []parentResult
+	seen := map[string]bool{}
+	for _, ref := range rs.route.Spec.ParentRefs {
+		group, kind := gwv1.GroupName, "Gateway"
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		if group != gwv1.GroupName || kind != "Gateway" {
+			continue
+		}
+		ns := rs.nn.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		gs, ok := gateways[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
+		if !ok {
+			continue
+		}
+		if key := parentKey(ref, rs.nn.Namespace); seen[key] {
+			continue
+		} else {
+			seen[key] = true
+		}
+		out = append(out, attachToGateway(rs, ref, gs, g))
+	}
+	return out
+}
+
+func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *gatewayIndex) parentResult {
+	res := parentResult{ref: ref, gateway: gs}
+	var selected, allowed, intersecting int
+	for _, l := range gs.listeners {
+		if ref.SectionName != nil && *ref.SectionName != l.spec.Name {
+			continue
+		}
+		if ref.Port != nil && *ref.Port != l.spec.Port {
+			continue
+		}
+		selected++
+		if !l.allows(gs.nn.Namespace, rs.nn.Namespace, g) {
+			continue
+		}
+		allowed++
+		hostnames := intersectHostnames(l.hostname, routeHostnames(rs.route))
+		if len(hostnames) == 0 {
+			continue
+		}
+		intersecting++
+		// Counted whether or not the listener is served: attachment is
+		// the route's choice and the listener's consent, as conformance
+		// reads attachedRoutes.
+		l.attached++
+		if l.served() {
+			if l.byHost == nil {
+				l.byHost = map[string][]*routeState{}
+			}
+			for _, h := range hostnames {
+				l.byHost[h] = append(l.byHost[h], rs)
+			}
+			res.attachedListener = true
+		}
+		res.attachments = append(res.attachments, listenerAttachment{listener: l, hostnames: hostnames})
+	}
+	switch {
+	case selected == 0:
+		res.acceptedReason = string(gwv1.RouteReasonNoMatchingParent)
+		res.acceptedMsg = fmt.Sprintf("Gateway %s has no listener%s", gatewayKey(gs.nn), parentSelector(ref))
+	case allowed == 0:
+		res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
+		res.acceptedMsg = fmt.Sprintf("no listener of Gateway %s%s admits HTTPRoutes of namespace %s", gatewayKey(gs.nn), parentSelector(ref), rs.nn.Namespace)
+	case intersecting == 0:
+		res.acceptedReason = string(gwv1.RouteReasonNoMatchingListenerHostname)
+		res.acceptedMsg = fmt.Sprintf("no hostname of the route matches a listener of Gateway %s%s", gatewayKey(gs.nn), parentSelector(ref))
+	case len(rs.unsupported) > 0:
+		res.acceptedReason = string(gwv1.RouteReasonUnsupportedValue)
+		res.acceptedMsg = "these rules answer 500: " + strings.Join(rs.unsupported, "; ")
+	default:
+		res.accepted = true
+		res.acceptedReason, res.acceptedMsg = string(gwv1.RouteReasonAccepted), "Route is accepted"
+	}
+	return res
+}
+
+// detachRoute undoes attachRoute: the route is no longer counted on, or
+// served through, the listeners it attached to.
+func detachRoute(rs *routeState, parents []parentResult) {
+	for _, p := range parents {
+		for _, a := range p.attachments {
+			l := a.listener
+			l.attached--
+			if !l.served() {
+				continue
+			}
+			for _, h := range a.hostnames {
+				if left := slices.DeleteFunc(l.byHost[h], func(r *routeState) bool { return r == rs }); len(left) > 0 {
+					l.byHost[h] = left
+				} else {
+					delete(l.byHost, h)
+				}
+			}
+		}
+	}
+}
+
+func parentSelector(ref gwv1.ParentReference) string {
+	var s string
+	if ref.SectionName != nil {
+		s += fmt.Sprintf(" named %q", *ref.SectionName)
+	}
+	if ref.Port != nil {
+		s += fmt.Sprintf(" on port %d", *ref.Port)
+	}
+	return s
+}
+
+func routeHostnames(r *gwv1.HTTPRoute) []string {
+	out := make([]string, 0, len(r.Spec.Hostnames))
+	for _, h := range r.Spec.Hostnames {
+		out = append(out, string(h))
+	}
+	return out
+}
+
+// parentKey identifies a parentRef with its defaults filled in.
+func parentKey(r gwv1.ParentReference, routeNamespace string) string {
+	group, kind, ns, section, port := gwv1.GroupName, "Gateway", routeNamespace, "", ""
+	if r.Group != nil {
+		group = string(*r.Group)
+	}
+	if r.Kind != nil {
+		kind = string(*r.Kind)
+	}
+	if r.Namespace != nil {
+		ns = string(*r.Namespace)
+	}
+	if r.SectionName != nil {
+		section = string(*r.SectionName)
+	}
+	if r.Port != nil {
+		port = fmt.Sprint(*r.Port)
+	}
+	return strings.Join([]string{group, kind, ns, string(r.Name), section, port}, "\x00")
+}
+
+// routeStatus is the route's complete status: other controllers' parents
+// as they were, then one entry per parentRef of ours.
+func routeStatus(rs *routeState, parents []parentResult, controller gwv1.GatewayController, now metav1.Time) gwv1.HTTPRouteStatus {
+	prev := map[string][]metav1.Condition{}
+	var out gwv1.HTTPRouteStatus
+	for _, p := range rs.route.Status.Parents {
+		if p.ControllerName == controller {
+			prev[parentKey(p.ParentRef, rs.nn.Namespace)] = p.Conditions
+			continue
+		}
+		out.Parents = append(out.Parents, *p.DeepCopy())
+	}
+	resolved := metav1.Condition{Type: string(gwv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue,
+		Reason: string(gwv1.RouteReasonResolvedRefs), Message: "All references are resolved"}
+	if rs.resolvedReason != "" {
+		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, rs.resolvedReason, rs.resolvedMsg
+	}
+	for _, p := range parents {
+		accepted := metav1.Condition{Type: string(gwv1.RouteConditionAccepted), Status: metav1.ConditionFalse,
+			Reason: p.acceptedReason, Message: p.acceptedMsg}
+		if p.accepted {
+			accepted.Status = metav1.ConditionTrue
+		}
+		conds := condition.Stamp(prev[parentKey(p.ref, rs.nn.Namespace)], []metav1.Condition{accepted, resolved}, rs.route.Generation, now)
+		out.Parents = append(out.Parents, gwv1.RouteParentStatus{ParentRef: p.ref, ControllerName: controller, Conditions: conds})
+	}
+	if len(out.Parents) > maxRouteParents {
+		out.Parents = out.Parents[:maxRouteParents]
+	}
+	if out.Parents == nil {
+		out.Parents = []gwv1.RouteParentStatus{}
+	}
+	return out
+}
+
+// maxRouteParents is the API's limit on status.parents.
+const maxRouteParents = 32

@@ -1,0 +1,271 @@
+package gateway
+
+import (
+	"crypto/tls"
+	"fmt"
+	"strings"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// listenerState is one Gateway listener as judged: whether it is served,
+// the conditions it reports and the routes attached to it.
+type listenerState struct {
+	spec      *gwv1.Listener
+	hostname  string // "" for any
+	https     bool
+	supported []gwv1.RouteGroupKind
+	// accepted is false for a protocol or mode tlsplane does not serve;
+	// resolved is false for a certificate that cannot be used.
+	accepted, resolved          bool
+	acceptedReason, acceptedMsg string
+	resolvedReason, resolvedMsg string
+	conflictReason, conflictMsg string
+	certSecrets                 []string
+	attached                    int32
+	// byHost are the routes served through the listener, by the hostname
+	// they share with it.
+	byHost map[string][]*routeState
+}
+
+// served: the listener gets Envoy configuration.
+func (l *listenerState) served() bool {
+	return l.accepted && l.resolved && l.conflictReason == "" && len(l.supported) > 0
+}
+
+// listenerAttachment is a route counted on one listener, for the hostnames they
+// share: what detaching the route undoes.
+type listenerAttachment struct {
+	listener  *listenerState
+	hostnames []string
+}
+
+// judgeListeners validates each listener of a Gateway, then the conflicts
+// between them.
+func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) []*listenerState {
+	out := make([]*listenerState, 0, len(gw.Spec.Listeners))
+	for i := range gw.Spec.Listeners {
+		out = append(out, judgeListener(gw, &gw.Spec.Listeners[i], ix, g, secrets))
+	}
+	markConflicts(out)
+	return out
+}
+
+func judgeListener(gw *gwv1.Gateway, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) *listenerState {
+	s := &listenerState{spec: l, accepted: true, resolved: true}
+	if l.Hostname != nil {
+		s.hostname = string(*l.Hostname)
+	}
+	switch l.Protocol {
+	case gwv1.HTTPProtocolType:
+	case gwv1.HTTPSProtocolType:
+		s.https = true
+	default:
+		s.accepted = false
+		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedProtocol)
+		s.acceptedMsg = fmt.Sprintf("listener %s: protocol %q is not supported; tlsplane serves HTTP and HTTPS", l.Name, l.Protocol)
+	}
+	s.supported, s.resolvedReason, s.resolvedMsg = routeKinds(l)
+	if s.resolvedReason != "" {
+		s.resolved = false
+	}
+	if s.https && s.accepted {
+		judgeCertificates(gw, l, s, ix, g, secrets)
+	}
+	return s
+}
+
+// routeKinds is what allowedRoutes.kinds permits: HTTPRoute unless kinds
+// names others; a kind tlsplane does not serve is InvalidRouteKinds.
+func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
+	httpRoute := gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: "HTTPRoute"}
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		if l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType {
+			return []gwv1.RouteGroupKind{httpRoute}, "", ""
+		}
+		return nil, "", ""
+	}
+	var ok []gwv1.RouteGroupKind
+	var bad []string
+	for _, k := range l.AllowedRoutes.Kinds {
+		group := gwv1.GroupName
+		if k.Group != nil {
+			group = string(*k.Group)
+		}
+		if group == gwv1.GroupName && k.Kind == "HTTPRoute" {
+			ok = append(ok, httpRoute)
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s/%s", group, k.Kind))
+	}
+	if len(bad) > 0 {
+		return ok, string(gwv1.ListenerReasonInvalidRouteKinds), fmt.Sprintf("listener %s: allowedRoutes.kinds %s: tlsplane serves only %s/HTTPRoute", l.Name, strings.Join(bad, ", "), gwv1.GroupName)
+	}
+	return ok, "", ""
+}
+
+// certificate is a listener certificate Secret's parsed content.
+type certificate struct {
+	secretName string // SDS name
+	chain, key []byte
+	err        error
+}
+
+// judgeCertificates resolves an HTTPS listener's certificateRefs: core
+// Secrets, permitted by a ReferenceGrant across namespaces, holding a
+// usable kubernetes.io/tls pair.
+func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) {
+	fail := func(reason gwv1.ListenerConditionReason, format string, args ...any) {
+		if s.resolved {
+			s.resolved = false
+			s.resolvedReason, s.resolvedMsg = string(reason), fmt.Sprintf("listener %s: ", l.Name)+fmt.Sprintf(format, args...)
+		}
+	}
+	if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
+		fail(gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: an HTTPS listener needs a certificate")
+		return
+	}
+	if l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate {
+		s.accepted = false
+		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedValue)
+		s.acceptedMsg = fmt.Sprintf("listener %s: tls.mode %q: an HTTPS listener terminates TLS", l.Name, *l.TLS.Mode)
+		return
+	}
+	gwNN := input.NameOf(gw.Namespace, gw.Name)
+	for i, ref := range l.TLS.CertificateRefs {
+		group, kind := "", "Secret"
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		ns := gwNN.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		field := fmt.Sprintf("tls.certificateRefs[%d]", i)
+		if group != "" || kind != "Secret" {
+			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: group %q kind %q: only core Secrets hold certificates", field, group, kind)
+			continue
+		}
+		if !g.permitted(reference{gwv1.GroupName, "Gateway", gwNN.Namespace, "", "Secret", ns, string(ref.Name)}) {
+			fail(gwv1.ListenerReasonRefNotPermitted, "%s: Secret %s/%s: no ReferenceGrant in %s permits Gateways of %s", field, ns, ref.Name, ns, gwNN.Namespace)
+			continue
+		}
+		nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+		c := listenerCertificate(nn, ix, secrets)
+		if c.err != nil {
+			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: Secret %s: %v", field, nn, c.err)
+			continue
+		}
+		s.certSecrets = append(s.certSecrets, c.secretName)
+	}
+	if !s.resolved {
+		s.certSecrets = nil
+	}
+}
+
+// listenerCertificate parses a TLS Secret once per translation.
+func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[string]*certificate) *certificate {
+	name := nn.Namespace + "/" + nn.Name + "/certificate"
+	if c, ok := secrets[name]; ok {
+		return c
+	}
+	c := &certificate{secretName: name}
+	secrets[name] = c
+	s, ok := ix.Secrets[nn]
+	if !ok {
+		c.err = fmt.Errorf("does not exist")
+		return c
+	}
+	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if len(chain) == 0 || len(key) == 0 {
+		c.err = fmt.Errorf("needs %s and %s", corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+		return c
+	}
+	if _, err := tls.X509KeyPair(chain, key); err != nil {
+		c.err = fmt.Errorf("%s and %s are not a usable pair: %v", corev1.TLSCertKey, corev1.TLSPrivateKeyKey, err)
+		return c
+	}
+	c.chain, c.key = chain, key
+	return c
+}
+
+// markConflicts: HTTP and HTTPS on one port is a protocol conflict for
+// every listener of the port; two listeners of one protocol, port and
+// hostname conflict with each other.
+func markConflicts(ls []*listenerState) {
+	protocols := map[gwv1.PortNumber]map[gwv1.ProtocolType]bool{}
+	for _, l := range ls {
+		if !l.accepted {
+			continue
+		}
+		if protocols[l.spec.Port] == nil {
+			protocols[l.spec.Port] = map[gwv1.ProtocolType]bool{}
+		}
+		protocols[l.spec.Port][l.spec.Protocol] = true
+	}
+	hostnames := map[string]int{}
+	for _, l := range ls {
+		if l.accepted {
+			hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, l.spec.Protocol, l.hostname)]++
+		}
+	}
+	for _, l := range ls {
+		if !l.accepted {
+			continue
+		}
+		switch {
+		case len(protocols[l.spec.Port]) > 1:
+			l.conflictReason = string(gwv1.ListenerReasonProtocolConflict)
+			l.conflictMsg = fmt.Sprintf("listener %s: port %d is used by listeners of another protocol", l.spec.Name, l.spec.Port)
+		case hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, l.spec.Protocol, l.hostname)] > 1:
+			l.conflictReason = string(gwv1.ListenerReasonHostnameConflict)
+			l.conflictMsg = fmt.Sprintf("listener %s: another %s listener on port %d has hostname %q", l.spec.Name, l.spec.Protocol, l.spec.Port, l.hostname)
+		}
+	}
+}
+
+// allows reports whether the listener's allowedRoutes admits a route of the
+// namespace.
+func (l *listenerState) allows(gwNamespace, routeNamespace string, g *gatewayIndex) bool {
+	if len(l.supported) == 0 {
+		return false
+	}
+	from := gwv1.NamespacesFromSame
+	var selector *metav1.LabelSelector
+	if ar := l.spec.AllowedRoutes; ar != nil && ar.Namespaces != nil {
+		if ar.Namespaces.From != nil {
+			from = *ar.Namespaces.From
+		}
+		selector = ar.Namespaces.Selector
+	}
+	switch from {
+	case gwv1.NamespacesFromAll:
+		return true
+	case gwv1.NamespacesFromSame:
+		return gwNamespace == routeNamespace
+	case gwv1.NamespacesFromSelector:
+		if selector == nil {
+			return false
+		}
+		sel, err := metav1.LabelSelectorAsSelector(selector)
+		if err != nil {
+			return false
+		}
+		ns, ok := g.namespaces[routeNamespace]
+		if !ok {
+			return false
+		}
+		return sel.Matches(labels.Set(ns.Labels))
+	}
+	return false
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,154 @@
+package gateway
+
+import (
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+)
+
+// A change to HTTPRoutes alone leaves every listener, Gateway address and
+// ReferenceGrant as judged, so it is applied to the last run of the
+// Gateway rules instead of running them again: each changed route is
+// detached, judged and attached again, and the engine rebuilds only the
+// virtual hosts of the hostnames it had or has. One route among 10,000
+// behind one Gateway then costs that route, not the Gateway's 10,000
+// virtual hosts.
+
+// memo is what the last run of the Gateway rules judged.
+type memo struct {
+	g        *gatewayIndex
+	gateways map[types.NamespacedName]*Gateway
+	routes   map[types.NamespacedName]routeEntry // routes with a parent of ours
+	// reach counts, per Service port, the accepted attachments through
+	// which each Gateway sends traffic there.
+	reach map[input.ServicePort]map[types.NamespacedName]int
+}
+
+// routeEntry is one route as judged and attached.
+type routeEntry struct {
+	rs      *routeState
+	parents []parentResult
+}
+
+// countReach adds delta for each Gateway e sends traffic to a Service port
+// through, noting the ports in touched (when not nil).
+func (m *memo) countReach(e routeEntry, delta int, touched map[input.ServicePort]bool) {
+	for _, p := range e.parents {
+		if !p.accepted || !p.attachedListener {
+			continue
+		}
+		for _, b := range e.rs.backends {
+			if m.reach[b] == nil {
+				m.reach[b] = map[types.NamespacedName]int{}
+			}
+			if m.reach[b][p.gateway.nn] += delta; m.reach[b][p.gateway.nn] == 0 {
+				delete(m.reach[b], p.gateway.nn)
+			}
+			if touched != nil {
+				touched[b] = true
+			}
+		}
+	}
+}
+
+// reachOf is the Gateways reaching b, sorted; nil for none.
+func (m *memo) reachOf(b input.ServicePort) []types.NamespacedName {
+	if len(m.reach[b]) == 0 {
+		delete(m.reach, b)
+		return nil
+	}
+	out := make([]types.NamespacedName, 0, len(m.reach[b]))
+	for nn := range m.reach[b] {
+		out = append(out, nn)
+	}
+	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// Rebuild names, per Gateway listener, the hostnames whose virtual hosts
+// a route patch touched (Table.HostsToRebuild reads it).
+type Rebuild map[*listenerState]map[string]bool
+
+// RoutePatch is what PatchRoutes changed.
+type RoutePatch struct {
+	// Gateways are those whose listeners a changed route had or has,
+	// sorted by name: their statuses and route tables to redo.
+	Gateways []*Gateway
+	Rebuild  Rebuild
+	// Statuses are the changed routes' statuses; nil: the route has no
+	// parent of ours (any more).
+	Statuses map[types.NamespacedName]*gwv1.HTTPRouteStatus
+	// Reached are the Service ports whose reaching Gateways changed
+	// (Reach is updated already): their policies' ancestors change.
+	Reached []input.ServicePort
+}
+
+// PatchRoutes applies the changes of the routes named (routes holds their
+// objects now; a missing one was deleted) to this run of the rules. ok is
+// false when there is no run to patch: run Judge then.
+func (r *Result) PatchRoutes(changed []types.NamespacedName, routes map[types.NamespacedName]*gwv1.HTTPRoute, ix *input.Index, now metav1.Time) (RoutePatch, bool) {
+	m := r.memo
+	if m == nil {
+		return RoutePatch{}, false
+	}
+	patch := RoutePatch{Rebuild: Rebuild{}, Statuses: map[types.NamespacedName]*gwv1.HTTPRouteStatus{}}
+	touched := map[types.NamespacedName]*Gateway{}
+	backends := map[input.ServicePort]bool{}
+	note := func(e routeEntry, delta int) {
+		for _, p := range e.parents {
+			touched[p.gateway.nn] = p.gateway
+			for _, a := range p.attachments {
+				if patch.Rebuild[a.listener] == nil {
+					patch.Rebuild[a.listener] = map[string]bool{}
+				}
+				for _, h := range a.hostnames {
+					patch.Rebuild[a.listener][h] = true
+				}
+			}
+		}
+		m.countReach(e, delta, backends)
+	}
+	for _, nn := range changed {
+		if e, ok := m.routes[nn]; ok {
+			detachRoute(e.rs, e.parents)
+			note(e, -1)
+			delete(m.routes, nn)
+		}
+		patch.Statuses[nn] = nil
+		route := routes[nn]
+		if route == nil {
+			continue
+		}
+		rs := judgeRoute(route, ix, m.g)
+		parents := attachRoute(rs, m.gateways, m.g)
+		if len(parents) == 0 {
+			continue
+		}
+		e := routeEntry{rs: rs, parents: parents}
+		m.routes[nn] = e
+		note(e, 1)
+		st := routeStatus(rs, parents, r.cfg.ControllerName, now)
+		patch.Statuses[nn] = &st
+	}
+	for _, nn := range input.SortedKeys(touched) {
+		patch.Gateways = append(patch.Gateways, touched[nn])
+	}
+	for b := range backends {
+		before, after := r.Reach[b], m.reachOf(b)
+		if slices.Equal(before, after) {
+			continue
+		}
+		if after == nil {
+			delete(r.Reach, b)
+		} else {
+			r.Reach[b] = after
+		}
+		patch.Reached = append(patch.Reached, b)
+	}
+	return patch, true
+}

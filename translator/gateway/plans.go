@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+)
+
+// Port is one Envoy listener of a Gateway (one port) as planned, with the
+// route tables it serves.
+type Port struct {
+	Plan *plan.Listener
+	// Tables are Plan.Tables(), each with what it was planned from, so a
+	// route change can rebuild its virtual hosts.
+	Tables []*Table
+}
+
+// Table is one route configuration's plan and the Gateway listeners whose
+// routes it holds.
+type Table struct {
+	Plan      *plan.RouteTable
+	listeners []*listenerState
+}
+
+// Ports plans a Gateway's served listeners, grouped by port: every HTTP
+// listener of a port shares one route table (virtual hosts tell their
+// hostnames apart); each HTTPS listener is a filter chain of its own.
+func (gs *Gateway) Ports(address string) []Port {
+	byPort := map[gwv1.PortNumber][]*listenerState{}
+	for _, l := range gs.listeners {
+		if l.served() {
+			byPort[l.spec.Port] = append(byPort[l.spec.Port], l)
+		}
+	}
+	ports := make([]gwv1.PortNumber, 0, len(byPort))
+	for port := range byPort {
+		ports = append(ports, port)
+	}
+	slices.Sort(ports)
+	prefix := gatewayKey(gs.nn)
+	var out []Port
+	for _, port := range ports {
+		ls := byPort[port]
+		p := &plan.Listener{Name: fmt.Sprintf("%s/%d", prefix, port), Address: address, Port: uint32(port)}
+		var tables []*Table
+		if !ls[0].https {
+			t := routeTable(p.Name, p.Port, ls)
+			p.HTTP, tables = t.Plan, []*Table{t}
+		} else {
+			for _, l := range ls {
+				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.spec.Name), p.Port, []*listenerState{l})
+				c := plan.TLSChain{Listener: string(l.spec.Name), CertSecrets: l.certSecrets, Routes: t.Plan}
+				if l.hostname != "" {
+					c.ServerNames = []string{l.hostname}
+				}
+				p.Chains = append(p.Chains, c)
+				tables = append(tables, t)
+			}
+		}
+		out = append(out, Port{Plan: p, Tables: tables})
+	}
+	return out
+}
+
+// Certificate is a listener certificate's content, by the SDS name a
+// chain's CertSecrets give.
+func (gs *Gateway) Certificate(secret string) (chain, key []byte) {
+	c := gs.certs[secret]
+	return c.chain, c.key
+}
+
+// routeTable gathers the routes attached to listeners into one virtual
+// host per hostname, each in precedence order.
+func routeTable(name string, port uint32, ls []*listenerState) *Table {
+	hosts := map[string]bool{}
+	for _, l := range ls {
+		for h := range l.byHost {
+			hosts[h] = true
+		}
+		if len(ls) > 1 && l.hostname != "" {
+			hosts[l.hostname] = true
+		}
+	}
+	t := &Table{Plan: &plan.RouteTable{Name: name, Port: port}, listeners: ls}
+	for _, h := range input.SortedNames(hosts) {
+		if vh, ok := t.VirtualHost(h); ok {
+			t.Plan.VirtualHosts = append(t.Plan.VirtualHosts, vh)
+		}
+	}
+	return t
+}
+
+// VirtualHost is the virtual host of hostname h in the table: the routes
+// attached for h to the listeners that own it, in precedence order, as
+// they are judged now. ok is false when the table has none for h.
+func (t *Table) VirtualHost(h string) (plan.VirtualHost, bool) {
+	ls := t.listeners
+	// With other listeners on the port, a listener's own hostname 404s
+	// here rather than fall to a wider listener's routes.
+	exists := false
+	var rrs []rankedRoute
+	seen := map[string]bool{}
+	for _, l := range ls {
+		if len(ls) > 1 && l.hostname != "" && l.hostname == h {
+			exists = true
+		}
+		if len(l.byHost[h]) == 0 || !owns(ls, l, h) {
+			continue
+		}
+		for _, rs := range l.byHost[h] {
+			for _, rr := range rs.plans {
+				if !seen[rr.plan.Name] {
+					seen[rr.plan.Name] = true
+					rrs = append(rrs, rr)
+				}
+			}
+		}
+	}
+	if !exists && len(rrs) == 0 {
+		return plan.VirtualHost{}, false
+	}
+	slices.SortFunc(rrs, func(a, b rankedRoute) int { return compareRanks(a.rank, b.rank) })
+	vh := plan.VirtualHost{Hostname: h, Routes: make([]plan.Route, 0, len(rrs))}
+	for _, rr := range rrs {
+		vh.Routes = append(vh.Routes, rr.plan)
+	}
+	return vh, true
+}
+
+// HostsToRebuild are the hostnames of this table that a route patch
+// touched, sorted; none when it touched none.
+func (t *Table) HostsToRebuild(r Rebuild) []string {
+	hosts := map[string]bool{}
+	for _, l := range t.listeners {
+		for h := range r[l] {
+			hosts[h] = true
+		}
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	return input.SortedNames(hosts)
+}
+
+// owns: only the most specific listener covering h serves routes there,
+// so a route attached to *.example.com never answers for a name that a
+// listener abc.example.com of the same port takes.
+func owns(ls []*listenerState, l *listenerState, h string) bool {
+	for _, other := range ls {
+		if listenerCovers(other.hostname, h) && hostnameSpecificity(other.hostname) > hostnameSpecificity(l.hostname) {
+			return false
+		}
+	}
+	return true
+}

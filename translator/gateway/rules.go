@@ -1,0 +1,335 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// routeState is one HTTPRoute as judged: its rules as Envoy routes (without
+// hostnames, which depend on the listener), and the route-wide verdicts.
+type routeState struct {
+	route *gwv1.HTTPRoute
+	nn    types.NamespacedName
+	plans []rankedRoute
+	// resolvedReason is "" when every backendRef resolved; resolvedMsg
+	// names each that did not.
+	resolvedReason, resolvedMsg string
+	// unsupported names what tlsplane does not serve (a filter, a bad
+	// regular expression); those rules answer 500.
+	unsupported []string
+	// backends are the Service ports the route sends traffic to.
+	backends []input.ServicePort
+}
+
+// rankedRoute is a route plan with what orders it among others.
+type rankedRoute struct {
+	plan plan.Route
+	rank routeRank
+}
+
+// judgeRoute translates every rule and match of an HTTPRoute.
+func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState {
+	rs := &routeState{route: r, nn: input.NameOf(r.Namespace, r.Name)}
+	var problems []string
+	for i, rule := range r.Spec.Rules {
+		base := plan.Route{}
+		unsupported := rs.ruleFilters(i, rule.Filters, &base)
+		if timeout, err := ruleTimeout(rule.Timeouts); err != nil {
+			unsupported = true
+			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].timeouts: %v", i, err))
+		} else {
+			base.Timeout = timeout
+		}
+		backends, ruleProblems := rs.ruleBackends(i, rule, ix, g)
+		problems = append(problems, ruleProblems...)
+		switch {
+		case unsupported:
+			base.Direct500 = true
+		case base.Redirect != nil:
+		case !anyValid(backends):
+			base.Direct500 = true
+		default:
+			base.Backends = backends
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwv1.HTTPRouteMatch{{}}
+		}
+		for j, m := range matches {
+			p := base
+			p.Name = fmt.Sprintf("%s/rule/%d/match/%d", rs.nn, i, j)
+			mp, err := matchOf(m)
+			if err != nil {
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))
+				continue
+			}
+			p.Match = mp
+			if p.Rewrite != nil && p.Rewrite.Prefix != nil && mp.PathKind != plan.PathPrefix {
+				// The CRD refuses this; a route that slipped past it answers 500.
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: ReplacePrefixMatch needs a PathPrefix match", i, j))
+				p.Direct500, p.Backends = true, nil
+			}
+			rs.plans = append(rs.plans, rankedRoute{plan: p, rank: rankOf(r, mp, i, j)})
+		}
+	}
+	if len(problems) > 0 {
+		rs.resolvedMsg = strings.Join(problems, "; ")
+	}
+	return rs
+}
+
+// ruleFilters applies a rule's filters to p; it reports whether one is
+// not supported (the rule then answers 500: a filter is never skipped).
+func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *plan.Route) bool {
+	unsupported := false
+	for k, f := range filters {
+		switch {
+		case f.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil:
+			p.RequestHeaders = headerEditsOf(f.RequestHeaderModifier)
+		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil:
+			p.ResponseHeaders = headerEditsOf(f.ResponseHeaderModifier)
+		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil:
+			p.Redirect = redirectOf(f.RequestRedirect)
+		case f.Type == gwv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:
+			p.Rewrite = rewriteOf(f.URLRewrite)
+		default:
+			unsupported = true
+			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].filters[%d]: type %q is not supported", i, k, f.Type))
+		}
+	}
+	return unsupported
+}
+
+func anyValid(backends []plan.WeightedBackend) bool {
+	for _, b := range backends {
+		if b.Cluster != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func headerEditsOf(f *gwv1.HTTPHeaderFilter) plan.HeaderEdits {
+	var h plan.HeaderEdits
+	for _, s := range f.Set {
+		h.Set = append(h.Set, plan.HeaderValue{Name: string(s.Name), Value: s.Value})
+	}
+	for _, a := range f.Add {
+		h.Add = append(h.Add, plan.HeaderValue{Name: string(a.Name), Value: a.Value})
+	}
+	h.Remove = append(h.Remove, f.Remove...)
+	return h
+}
+
+// ruleTimeout is the bound on one request to a backend: without retries a
+// request makes one backend request, so it is the smaller of request and
+// backendRequest; "0s" disables either.
+func ruleTimeout(t *gwv1.HTTPRouteTimeouts) (*time.Duration, error) {
+	if t == nil {
+		return nil, nil
+	}
+	var bound *time.Duration
+	for _, d := range []*gwv1.Duration{t.Request, t.BackendRequest} {
+		if d == nil {
+			continue
+		}
+		v, err := time.ParseDuration(string(*d))
+		if err != nil {
+			return nil, fmt.Errorf("duration %q: %v", *d, err)
+		}
+		if bound == nil || *bound == 0 || (v != 0 && v < *bound) {
+			bound = &v
+		}
+	}
+	return bound, nil
+}
+
+// pathModifierOf is a redirect's or rewrite's path: a full replacement, or
+// the replacement of the matched prefix; neither when p is nil.
+func pathModifierOf(p *gwv1.HTTPPathModifier) (fullPath string, prefix *string) {
+	switch {
+	case p == nil:
+	case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+		fullPath = *p.ReplaceFullPath
+	case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+		prefix = p.ReplacePrefixMatch
+	}
+	return fullPath, prefix
+}
+
+func rewriteOf(f *gwv1.HTTPURLRewriteFilter) *plan.Rewrite {
+	r := &plan.Rewrite{}
+	if f.Hostname != nil {
+		r.Host = string(*f.Hostname)
+	}
+	r.FullPath, r.Prefix = pathModifierOf(f.Path)
+	return r
+}
+
+func redirectOf(f *gwv1.HTTPRequestRedirectFilter) *plan.Redirect {
+	r := &plan.Redirect{Code: 302}
+	if f.Scheme != nil {
+		r.Scheme = *f.Scheme
+	}
+	if f.Hostname != nil {
+		r.Host = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		r.Port = uint32(*f.Port)
+	}
+	if f.StatusCode != nil {
+		r.Code = *f.StatusCode
+	}
+	r.FullPath, r.Prefix = pathModifierOf(f.Path)
+	return r
+}
+
+// ruleBackends resolves a rule's backendRefs. An unresolved ref keeps its
+// weight, with no cluster: its share of requests is answered 500. Refs of
+// weight 0 are left out; none left means the rule answers 500.
+func (rs *routeState) ruleBackends(i int, rule gwv1.HTTPRouteRule, ix *input.Index, g *gatewayIndex) ([]plan.WeightedBackend, []string) {
+	var out []plan.WeightedBackend
+	var problems []string
+	for k, ref := range rule.BackendRefs {
+		weight := int32(1)
+		if ref.Weight != nil {
+			weight = *ref.Weight
+		}
+		cluster, reason, msg := rs.resolveBackend(ref.BackendObjectReference, ix, g)
+		if reason != "" {
+			if rs.resolvedReason == "" {
+				rs.resolvedReason = reason
+			}
+			problems = append(problems, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", i, k, msg))
+			cluster = ""
+		}
+		b := plan.WeightedBackend{Cluster: cluster, Weight: uint32(weight)}
+		for f, filter := range ref.Filters {
+			switch {
+			case filter.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && filter.RequestHeaderModifier != nil:
+				b.RequestHeaders = headerEditsOf(filter.RequestHeaderModifier)
+			case filter.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && filter.ResponseHeaderModifier != nil:
+				b.ResponseHeaders = headerEditsOf(filter.ResponseHeaderModifier)
+			default:
+				// Never skipped: this backend's share is answered 500.
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].backendRefs[%d].filters[%d]: type %q is not supported on a backend", i, k, f, filter.Type))
+				b.Cluster = ""
+			}
+		}
+		if weight > 0 {
+			out = append(out, b)
+		}
+	}
+	return out, problems
+}
+
+// resolveBackend finds the cluster of a backendRef, or says why there is
+// none with the spec's reason.
+func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.Index, g *gatewayIndex) (string, string, string) {
+	group, kind := "", "Service"
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	ns := rs.nn.Namespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	if group != "" || kind != "Service" {
+		return "", string(gwv1.RouteReasonInvalidKind), fmt.Sprintf("group %q kind %q: only core Services are backends", group, kind)
+	}
+	nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	if !g.permitted(reference{gwv1.GroupName, "HTTPRoute", rs.nn.Namespace, "", "Service", ns, string(ref.Name)}) {
+		return "", string(gwv1.RouteReasonRefNotPermitted), fmt.Sprintf("Service %s: no ReferenceGrant in %s permits HTTPRoutes of %s", nn, ns, rs.nn.Namespace)
+	}
+	svc, ok := ix.Services[nn]
+	if !ok {
+		return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s does not exist", nn)
+	}
+	if ref.Port == nil {
+		return "", string(gwv1.RouteReasonUnsupportedValue), fmt.Sprintf("Service %s: port is required", nn)
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Port != int32(*ref.Port) {
+			continue
+		}
+		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; HTTP needs TCP", nn, p.Port, p.Protocol)
+		}
+		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
+		return plan.ClusterName(nn.Namespace, nn.Name, p.Port), "", ""
+	}
+	return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s has no port %d", nn, *ref.Port)
+}
+
+// matchOf is one HTTPRouteMatch with the API's defaults: PathPrefix "/",
+// Exact headers and query parameters.
+func matchOf(m gwv1.HTTPRouteMatch) (plan.Match, error) {
+	mp := plan.Match{PathKind: plan.PathPrefix, Path: "/"}
+	if m.Path != nil {
+		if m.Path.Value != nil {
+			mp.Path = *m.Path.Value
+		}
+		if m.Path.Type != nil {
+			switch *m.Path.Type {
+			case gwv1.PathMatchExact:
+				mp.PathKind = plan.PathExact
+			case gwv1.PathMatchRegularExpression:
+				mp.PathKind = plan.PathRegex
+				if _, err := regexp.Compile(mp.Path); err != nil {
+					return mp, fmt.Errorf("path %q: %v", mp.Path, err)
+				}
+			}
+		}
+	}
+	if mp.PathKind == plan.PathPrefix && mp.Path != "/" {
+		// "/foo/" matches as "/foo": the spec ignores a trailing slash.
+		mp.Path = strings.TrimRight(mp.Path, "/")
+		if mp.Path == "" {
+			mp.Path = "/"
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		name := strings.ToLower(string(h.Name))
+		if seen[name] {
+			continue // the spec: the first of equal names wins
+		}
+		seen[name] = true
+		regex := h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression
+		if regex {
+			if _, err := regexp.Compile(h.Value); err != nil {
+				return mp, fmt.Errorf("header %s %q: %v", h.Name, h.Value, err)
+			}
+		}
+		mp.Headers = append(mp.Headers, plan.ValueMatch{Name: name, Value: h.Value, Regex: regex})
+	}
+	seenQuery := map[string]bool{}
+	for _, q := range m.QueryParams {
+		if seenQuery[string(q.Name)] {
+			continue
+		}
+		seenQuery[string(q.Name)] = true
+		regex := q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression
+		if regex {
+			if _, err := regexp.Compile(q.Value); err != nil {
+				return mp, fmt.Errorf("query parameter %s %q: %v", q.Name, q.Value, err)
+			}
+		}
+		mp.Query = append(mp.Query, plan.ValueMatch{Name: string(q.Name), Value: q.Value, Regex: regex})
+	}
+	if m.Method != nil {
+		mp.Method = string(*m.Method)
+	}
+	return mp, nil
+}

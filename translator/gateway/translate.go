@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+)
+
+// Config is what the Gateway API rules read of the control plane's
+// options.
+type Config struct {
+	// ControllerName is the GatewayClasses' controllerName we own, and
+	// the controllerName of the route parents we write.
+	ControllerName gwv1.GatewayController
+	// ListenerAddress is the IP every Envoy listener binds.
+	ListenerAddress string
+}
+
+// Result is one run of the Gateway API rules: each Gateway of ours as
+// judged (its listeners and the routes attached to them), the statuses of
+// classes and routes, and which Gateways reach each Service port. Gateway
+// statuses are not in it: they depend on what the emitter refuses
+// (Status). PatchRoutes changes it in place for a change to HTTPRoutes
+// alone.
+type Result struct {
+	Classes map[string]gwv1.GatewayClassStatus
+	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
+	// Gateways are the Gateways of our accepted classes, sorted by
+	// namespace/name.
+	Gateways []*Gateway
+	// Reach lists, per Service port, the Gateways whose accepted routes
+	// send traffic to it (sorted): the ancestors of its policies.
+	Reach map[input.ServicePort][]types.NamespacedName
+
+	cfg Config
+	// memo is what the rules judged, kept so that a route change can be
+	// applied to it (PatchRoutes); nil when there is nothing to patch.
+	memo *memo
+}
+
+// Judge applies the GatewayClass, Gateway, HTTPRoute and ReferenceGrant
+// rules to the classes whose controllerName is ours.
+func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Result {
+	res := &Result{
+		Classes: map[string]gwv1.GatewayClassStatus{},
+		Routes:  map[types.NamespacedName]gwv1.HTTPRouteStatus{},
+		Reach:   map[input.ServicePort][]types.NamespacedName{},
+		cfg:     cfg,
+	}
+	if len(in.GatewayClasses) == 0 {
+		return res
+	}
+	g := newGatewayIndex(in, ix)
+	accepted := map[string]bool{}
+	for _, name := range input.SortedNames(g.classes) {
+		c := g.classes[name]
+		if c.Spec.ControllerName != cfg.ControllerName {
+			continue
+		}
+		st, ok := gatewayClassStatus(c, now)
+		res.Classes[name] = st
+		accepted[name] = ok
+	}
+	gateways := map[types.NamespacedName]*Gateway{}
+	certs := map[string]*certificate{}
+	for _, gw := range g.gateways {
+		if !accepted[string(gw.Spec.GatewayClassName)] {
+			continue
+		}
+		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs), certs: certs}
+		gateways[gs.nn] = gs
+		res.Gateways = append(res.Gateways, gs)
+	}
+	if len(res.Gateways) == 0 {
+		return res
+	}
+	m := &memo{g: g, gateways: gateways, routes: map[types.NamespacedName]routeEntry{},
+		reach: map[input.ServicePort]map[types.NamespacedName]int{}}
+	for _, r := range g.routes {
+		rs := judgeRoute(r, ix, g)
+		parents := attachRoute(rs, gateways, g)
+		if len(parents) == 0 {
+			continue
+		}
+		res.Routes[rs.nn] = routeStatus(rs, parents, cfg.ControllerName, now)
+		e := routeEntry{rs: rs, parents: parents}
+		m.routes[rs.nn] = e
+		m.countReach(e, 1, nil)
+	}
+	for b := range m.reach {
+		res.Reach[b] = m.reachOf(b)
+	}
+	res.memo = m
+	return res
+}
+
+// Gateway is one Gateway of ours as judged.
+type Gateway struct {
+	gw        *gwv1.Gateway
+	nn        types.NamespacedName
+	listeners []*listenerState
+	// certs are the listener certificates of this run, by SDS name.
+	certs map[string]*certificate
+}
+
+// Name is the Gateway's namespace/name.
+func (gs *Gateway) Name() types.NamespacedName { return gs.nn }
+
+// Fleet is the fleet that serves the Gateway.
+func (gs *Gateway) Fleet() string { return plan.GatewayFleet(gs.nn.Namespace, gs.nn.Name) }

@@ -1,0 +1,58 @@
+package input
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Inputs is everything the translator reads: a plain, immutable set of
+// objects. Sources build it; nobody mutates it afterwards. Order does not
+// matter: the output is the same for any order of the same objects.
+type Inputs struct {
+	Policies       []*gwv1.BackendTLSPolicy
+	Services       []*corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
+	ConfigMaps     []*corev1.ConfigMap
+	Secrets        []*corev1.Secret
+
+	// The Gateway API surface policies are attached through. ReferenceGrants
+	// of v1beta1 (the CRD's storage version) are read into the v1 type: the
+	// fields are the same. Namespaces are read for allowedRoutes selectors.
+	GatewayClasses  []*gwv1.GatewayClass
+	Gateways        []*gwv1.Gateway
+	HTTPRoutes      []*gwv1.HTTPRoute
+	ReferenceGrants []*gwv1.ReferenceGrant
+	Namespaces      []*corev1.Namespace
+}
+
+// Add appends obj to the list of its kind; false when it is of no input
+// kind.
+func (in *Inputs) Add(obj metav1.Object) bool {
+	switch o := obj.(type) {
+	case *gwv1.BackendTLSPolicy:
+		in.Policies = append(in.Policies, o)
+	case *corev1.Service:
+		in.Services = append(in.Services, o)
+	case *discoveryv1.EndpointSlice:
+		in.EndpointSlices = append(in.EndpointSlices, o)
+	case *corev1.ConfigMap:
+		in.ConfigMaps = append(in.ConfigMaps, o)
+	case *corev1.Secret:
+		in.Secrets = append(in.Secrets, o)
+	case *gwv1.GatewayClass:
+		in.GatewayClasses = append(in.GatewayClasses, o)
+	case *gwv1.Gateway:
+		in.Gateways = append(in.Gateways, o)
+	case *gwv1.HTTPRoute:
+		in.HTTPRoutes = append(in.HTTPRoutes, o)
+	case *gwv1.ReferenceGrant:
+		in.ReferenceGrants = append(in.ReferenceGrants, o)
+	case *corev1.Namespace:
+		in.Namespaces = append(in.Namespaces, o)
+	default:
+		return false
+	}
+	return true
+}

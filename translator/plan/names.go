@@ -1,0 +1,28 @@
+package plan
+
+import "strconv"
+
+// The naming contract: what users route to, what Envoy nodes are served
+// as, and what SDS secrets are called. Sources, the snapshot layer and
+// Envoy's admin pages all read these names.
+
+// ClusterName is the name users route to: `<namespace>/<service>/<port>`.
+func ClusterName(namespace, service string, port int32) string {
+	return namespace + "/" + service + "/" + strconv.Itoa(int(port))
+}
+
+// GatewayFleet is the fleet (the Envoy node's cluster) that serves a
+// Gateway: `<namespace>/<gateway>`.
+func GatewayFleet(namespace, gateway string) string {
+	return namespace + "/" + gateway
+}
+
+// SystemCASecretName is the SDS secret that trusts the Envoy host's system
+// bundle (`wellKnownCACertificates: System`).
+const SystemCASecretName = "ca/system"
+
+// CertificateSecretName is the SDS secret of a listener certificate held
+// in the Secret namespace/name.
+func CertificateSecretName(namespace, name string) string {
+	return namespace + "/" + name + "/certificate"
+}

@@ -1,0 +1,156 @@
+package translator
+
+import (
+	"slices"
+	"strings"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/gateway"
+	"github.com/tlsplane/tlsplane/translator/input"
+)
+
+// patchRoutes applies the update's HTTPRoute changes to the last run of
+// the Gateway rules (gateway.Result.PatchRoutes) and re-emits only the
+// virtual hosts they touch. false when that run cannot be patched (none
+// kept, a listener left out with a warning, a virtual host Envoy would
+// reject): run the rules whole then, which also redoes what this one
+// changed.
+func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
+	gw := &w.gateways
+	if gw.judged == nil || len(gw.warnings) > 0 {
+		return false
+	}
+	patch, ok := gw.judged.PatchRoutes(input.SortedKeys(u.routes), w.gateway.routes, w.ix, stamp)
+	if !ok {
+		return false
+	}
+	routeStatuses := copyOnWrite[types.NamespacedName, gwv1.HTTPRouteStatus]{m: gw.statuses.HTTPRoutes}
+	for nn, st := range patch.Statuses {
+		if st == nil {
+			routeStatuses.delete(nn)
+		} else {
+			routeStatuses.set(nn, *st, semanticallyEqual)
+		}
+	}
+	fleets := copyOnWrite[string, *FleetResources]{m: gw.fleets}
+	gatewayStatuses := copyOnWrite[types.NamespacedName, gwv1.GatewayStatus]{m: gw.statuses.Gateways}
+	changed := map[string]bool{}
+	for _, gs := range patch.Gateways {
+		// Nothing is refused: a refusal leaves a warning, and a run with
+		// warnings is never patched.
+		gatewayStatuses.set(gs.Name(), gw.judged.Status(gs, nil, stamp), semanticallyEqual)
+		name := gs.Fleet()
+		fleet, ok := patchFleet(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild)
+		if !ok {
+			return false
+		}
+		if fleet != gw.fleets[name] {
+			fleets.set(name, fleet, nil)
+			changed[name] = true
+		}
+	}
+	for _, b := range patch.Reached {
+		// Their policies have other Gateway ancestors now.
+		for policy := range w.byService[b.Service] {
+			u.statuses[policy] = true
+		}
+	}
+	gw.fleets = fleets.m
+	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
+		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m}
+	u.fleetsDirty = true
+	if u.changedFleets == nil {
+		u.changedFleets = map[string]bool{}
+	}
+	for name := range changed {
+		u.changedFleets[name] = true
+	}
+	return true
+}
+
+func semanticallyEqual[T any](a, b T) bool { return equality.Semantic.DeepEqual(a, b) }
+
+// patchFleet is fleet with the route configurations of tables rebuilt for
+// the hostnames rebuild names; fleet itself when none changed.
+func patchFleet(fleet *FleetResources, tables []*tableState, rebuild gateway.Rebuild) (*FleetResources, bool) {
+	if fleet == nil {
+		return nil, false
+	}
+	routes, copied := fleet.Routes, false
+	for _, ts := range tables {
+		hosts := ts.table.HostsToRebuild(rebuild)
+		if len(hosts) == 0 {
+			continue
+		}
+		rc, ok := ts.patch(hosts)
+		if !ok {
+			return nil, false
+		}
+		if rc == ts.rc {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(routes, ts.rc.Name, func(r *routev3.RouteConfiguration, name string) int {
+			return strings.Compare(r.Name, name)
+		})
+		if !found || routes[i] != ts.rc {
+			return nil, false
+		}
+		if !copied {
+			routes, copied = slices.Clone(routes), true // the last Output's stays as it is
+		}
+		routes[i], ts.rc = rc, rc
+	}
+	if !copied {
+		return fleet, true
+	}
+	return &FleetResources{Listeners: fleet.Listeners, Routes: routes, Secrets: fleet.Secrets}, true
+}
+
+// patch re-emits the virtual hosts of hosts (sorted) in the table, keeping
+// every other one, and each rebuilt one that came out equal, as it was.
+// The table's route configuration is returned unchanged when nothing is
+// new; ok is false when Envoy would reject a rebuilt virtual host.
+func (ts *tableState) patch(hosts []string) (*routev3.RouteConfiguration, bool) {
+	vhosts := ts.rc.VirtualHosts // one per hostname, sorted by it (as planned)
+	copied := false
+	for _, h := range hosts {
+		i, found := slices.BinarySearchFunc(vhosts, h, func(v *routev3.VirtualHost, h string) int { return strings.Compare(v.GetName(), h) })
+		vh, ok := ts.table.VirtualHost(h)
+		var v *routev3.VirtualHost
+		if ok {
+			if v = envoy.VirtualHost(ts.table.Plan, &vh); v.ValidateAll() != nil {
+				return nil, false
+			}
+			if found && proto.Equal(v, vhosts[i]) {
+				continue
+			}
+		} else if !found {
+			continue
+		}
+		if !copied {
+			vhosts, copied = slices.Clone(vhosts), true // the last Output's stays as it is
+		}
+		switch {
+		case !ok:
+			vhosts = slices.Delete(vhosts, i, i+1)
+		case found:
+			vhosts[i] = v
+		default:
+			vhosts = slices.Insert(vhosts, i, v)
+		}
+	}
+	if !copied {
+		return ts.rc, true
+	}
+	if len(vhosts) == 0 {
+		vhosts = nil // as envoy.RouteConfig emits an empty table
+	}
+	return envoy.RouteConfigOf(ts.table.Plan, vhosts), true
+}

@@ -1,0 +1,94 @@
+package upstream
+
+import (
+	"fmt"
+
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Port is one Service port that gets a cluster, with the policy
+// governing it.
+type Port struct {
+	corev1.ServicePort
+	Governor *backendtls.Verdict // nil: no policy
+	// Warning is set when other ports of the same number were folded in.
+	Warning string
+}
+
+// Ports lists the TCP ports of svc that get a cluster, in spec
+// order. Clusters are named by port number, so TCP ports sharing a number
+// (the API server refuses that; a manifest file need not) make one
+// cluster: the first port's, governed by the first policy among them, so
+// a targeted port is never served by a plaintext twin.
+func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict) []Port {
+	out := make([]Port, 0, len(svc.Spec.Ports))
+	byNumber := make(map[int32]int, len(svc.Spec.Ports))
+	for i, port := range svc.Spec.Ports {
+		if input.ProtocolOrTCP(port.Protocol) != corev1.ProtocolTCP {
+			continue
+		}
+		j, seen := byNumber[port.Port]
+		if !seen {
+			byNumber[port.Port] = len(out)
+			out = append(out, Port{ServicePort: port, Governor: governors[i]})
+			continue
+		}
+		first := &out[j]
+		if first.Governor == nil {
+			first.Governor = governors[i]
+		}
+		first.Warning = fmt.Sprintf("Service %s: ports %q and %q share number %d; one cluster serves both", nn, first.Name, port.Name, port.Port)
+	}
+	return out
+}
+
+// TLS is which TLS a port's cluster gets; the engine has the emitted one.
+type TLS int
+
+const (
+	// Plaintext: no policy governs the port.
+	Plaintext TLS = iota
+	// H2C: no policy, and appProtocol kubernetes.io/h2c: HTTP/2 in clear.
+	H2C
+	// FailClosed: the governing policy is not accepted; every handshake
+	// fails, so requests get a 5xx instead of plaintext.
+	FailClosed
+	// Governed: the governing policy's TLS.
+	Governed
+)
+
+// appProtocolH2C is the Service port appProtocol of HTTP/2 over cleartext
+// with prior knowledge (KEP-3726).
+const appProtocolH2C = "kubernetes.io/h2c"
+
+// Cluster is the cluster a port gets and which TLS, or why it gets none
+// (unserved, for the warning and the status of its policy).
+func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Cluster, tls TLS, unserved string) {
+	c = plan.Cluster{Name: plan.ClusterName(nn.Namespace, nn.Name, p.Port)}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		if svc.Spec.ExternalName == "" {
+			// The API server refuses it; a manifest file need not. An EDS
+			// cluster in its place would have no load assignment and make
+			// the whole snapshot inconsistent.
+			return c, tls, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, p.Port)
+		}
+		c.ExternalName, c.Port = svc.Spec.ExternalName, uint32(p.Port)
+	}
+	switch {
+	case p.Governor == nil && p.AppProtocol != nil && *p.AppProtocol == appProtocolH2C:
+		// Without a policy the port is cleartext; its appProtocol says
+		// HTTP/2. Under a policy, the policy's ALPN decides.
+		tls = H2C
+	case p.Governor == nil:
+		tls = Plaintext
+	case p.Governor.Accepted():
+		tls = Governed
+	default:
+		tls = FailClosed
+	}
+	return c, tls, ""
+}
