@@ -76,7 +76,6 @@ func TestEnvoyAcceptsOptionNames(t *testing.T) {
 	}
 }
 
-
 func envoyCases() []envoyCase {
 	var cases []envoyCase
 	add := func(key string, tlsplane, envoy bool, values ...string) {

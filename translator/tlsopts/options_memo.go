@@ -3,7 +3,6 @@ package tlsopts
 import (
 	"slices"
 	"strconv"
-
 )
 
 // Memo remembers Parse's results by the options' content:
