@@ -1,0 +1,61 @@
+package translator_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The translator's layers point one way (doc.go of each package says what
+// it must not import). TestLayers fails when an import goes the wrong way,
+// directly or through another package: go list -deps is transitive.
+func TestLayers(t *testing.T) {
+	const tree = "github.com/tlsplane/tlsplane/translator"
+	kubernetes := []string{"k8s.io/", "sigs.k8s.io/gateway-api"}
+	rules := []struct {
+		pkg       string
+		forbidden []string // import path prefixes
+	}{
+		// Leaves: nothing of the translator.
+		{"input", []string{tree + "/"}},
+		{"condition", []string{tree + "/"}},
+		{"capem", []string{tree + "/"}},
+		{"tlsopts", append([]string{tree + "/"}, kubernetes...)},
+		// The plan: plain values, only tlsopts below it (whose Options carry
+		// Envoy's TLS version enum: the one go-control-plane type it holds).
+		{"plan", append([]string{tree + "/input", tree + "/condition", tree + "/capem", tree + "/envoy",
+			tree + "/backendtls", tree + "/gateway", tree + "/upstream"}, kubernetes...)},
+		// The emitter: no Kubernetes or Gateway API objects, no judging.
+		{"envoy", append([]string{tree + "/input", tree + "/condition", tree + "/capem",
+			tree + "/backendtls", tree + "/gateway", tree + "/upstream"}, kubernetes...)},
+		// Judging never reaches the emitter, nor the engine.
+		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/upstream"}},
+		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream"}},
+		{"upstream", []string{tree + "/envoy", tree + "/gateway"}},
+	}
+	for _, r := range rules {
+		t.Run(r.pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", tree+"/"+r.pkg).Output()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v", r.pkg, err)
+			}
+			deps := strings.Fields(string(out))
+			if len(deps) < 2 {
+				t.Fatalf("go list -deps %s listed %d packages: %q", r.pkg, len(deps), deps)
+			}
+			for _, dep := range deps {
+				if dep == tree+"/"+r.pkg {
+					continue // itself
+				}
+				if dep == tree {
+					t.Errorf("%s imports the engine (%s)", r.pkg, tree)
+				}
+				for _, prefix := range r.forbidden {
+					if strings.HasPrefix(dep, prefix) {
+						t.Errorf("%s imports %s (nothing under %s is allowed)", r.pkg, dep, prefix)
+					}
+				}
+			}
+		})
+	}
+}
