@@ -15,9 +15,10 @@ import (
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/document"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/translator/*.out.yaml and delete outputs without an input")
+var update = flag.Bool("update", false, "rewrite testdata/translator/*.out.yaml and stages/*, and delete outputs without an input")
 
 // goldenDir holds <case>.in.yaml inputs and the <case>.out.yaml documents
 // `tlsplane translate -o yaml` prints for them.
@@ -66,7 +67,7 @@ func renderGolden(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	out := translator.Translate(in, nil, goldenNow, goldenOptions(t, path))
-	doc, err := translator.RenderDocument(in, out, translator.FormatYAML)
+	doc, err := document.Render(in, out, document.FormatYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +112,17 @@ func goldenOptions(t *testing.T, path string) translator.Options {
 }
 
 func deleteStaleOutputs(t *testing.T) {
-	outputs, _ := filepath.Glob(filepath.Join(goldenDir, "*.out.yaml"))
+	deleteStale(t, filepath.Join(goldenDir, "*.out.yaml"), func(out string) string {
+		return strings.TrimSuffix(out, ".out.yaml") + ".in.yaml"
+	})
+}
+
+// deleteStale removes the outputs matching pattern whose input (inputOf)
+// is gone.
+func deleteStale(t *testing.T, pattern string, inputOf func(string) string) {
+	outputs, _ := filepath.Glob(pattern)
 	for _, out := range outputs {
-		in := strings.TrimSuffix(out, ".out.yaml") + ".in.yaml"
-		if _, err := os.Stat(in); os.IsNotExist(err) {
+		if _, err := os.Stat(inputOf(out)); os.IsNotExist(err) {
 			t.Logf("deleting %s: its input is gone", out)
 			if err := os.Remove(out); err != nil {
 				t.Error(err)

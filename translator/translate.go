@@ -273,8 +273,9 @@ func (b *outputBuilder) output(secretOrder []string) Output {
 	return out
 }
 
-// uniquePolicies sorts policies by namespace/name, keeping one per name.
-func uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
+// UniquePolicies sorts policies by namespace/name, keeping one per name, as
+// Translate reads them.
+func UniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	byName := make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(in))
 	for _, p := range in {
 		byName[input.NameOf(p.Namespace, p.Name)] = p

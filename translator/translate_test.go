@@ -17,6 +17,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/document"
 )
 
 func readCase(t *testing.T, name string) translator.Inputs {
@@ -30,7 +31,7 @@ func readCase(t *testing.T, name string) translator.Inputs {
 
 func render(t *testing.T, in translator.Inputs, out translator.Output) []byte {
 	t.Helper()
-	doc, err := translator.RenderDocument(in, out, translator.FormatJSON)
+	doc, err := document.Render(in, out, document.FormatJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

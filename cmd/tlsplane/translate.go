@@ -12,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/document"
 )
 
 const translateHelp = `Usage: tlsplane translate [flags] PATH...
@@ -34,7 +35,7 @@ var translateFlagGroups = []flagGroup{
 // document golden files hold. Rejected policies are status, not failure.
 func runTranslate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
-	format := fs.String("o", translator.FormatYAML, "output format: yaml or json")
+	format := fs.String("o", document.FormatYAML, "output format: yaml or json")
 	controller := fs.String("controller-name", string(translator.DefaultControllerName), "controllerName written into status")
 	systemCA := fs.String("system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy host, for wellKnownCACertificates: System")
 	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
@@ -48,7 +49,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w (tlsplane translate --help lists the flags)", err)
 	}
-	if *format != translator.FormatYAML && *format != translator.FormatJSON {
+	if *format != document.FormatYAML && *format != document.FormatJSON {
 		return fmt.Errorf("-o %q: want yaml or json", *format)
 	}
 	if len(paths) == 0 {
@@ -72,7 +73,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	for _, w := range out.Warnings {
 		warn(w)
 	}
-	doc, err := translator.RenderDocument(in, out, *format)
+	doc, err := document.Render(in, out, *format)
 	if err != nil {
 		return err
 	}

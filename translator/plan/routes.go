@@ -8,15 +8,15 @@ import "time"
 
 // Listener is one Envoy listener: a Gateway's port.
 type Listener struct {
-	Name    string // <gw-ns>/<gw>/<port>
-	Address string
-	Port    uint32
+	Name    string `json:"name,omitempty"` // <gw-ns>/<gw>/<port>
+	Address string `json:"address,omitempty"`
+	Port    uint32 `json:"port,omitempty"`
 	// HTTP is set for a plaintext port: one connection manager, one route
 	// configuration for every HTTP listener on the port.
-	HTTP *RouteTable
+	HTTP *RouteTable `json:"http,omitempty"`
 	// Chains are an HTTPS port's filter chains, one per listener, chosen by
 	// SNI.
-	Chains []TLSChain
+	Chains []TLSChain `json:"chains,omitempty"`
 }
 
 // Tables are the listener's route configurations.
@@ -33,60 +33,62 @@ func (l *Listener) Tables() []*RouteTable {
 
 // TLSChain is one HTTPS listener: its SNI names, certificates and routes.
 type TLSChain struct {
-	Listener    string   // the Gateway listener's name
-	ServerNames []string // empty: any SNI (and none)
-	CertSecrets []string // SDS secret names
-	Routes      *RouteTable
+	Listener    string      `json:"listener,omitempty"`    // the Gateway listener's name
+	ServerNames []string    `json:"serverNames,omitempty"` // empty: any SNI (and none)
+	CertSecrets []string    `json:"certSecrets,omitempty"` // SDS secret names
+	Routes      *RouteTable `json:"routes,omitempty"`
 }
 
 // RouteTable is one route configuration.
 type RouteTable struct {
-	Name string
+	Name string `json:"name,omitempty"`
 	// Port is the listener's: where a redirect that names no port and no
 	// scheme sends the client.
-	Port         uint32
-	VirtualHosts []VirtualHost // sorted by hostname
+	Port         uint32        `json:"port,omitempty"`
+	VirtualHosts []VirtualHost `json:"virtualHosts,omitempty"` // sorted by hostname
 }
 
 // VirtualHost is the routes of one hostname, in precedence order.
 type VirtualHost struct {
-	Hostname string // "*" for any
-	Routes   []Route
+	Hostname string  `json:"hostname,omitempty"` // "*" for any
+	Routes   []Route `json:"routes,omitempty"`
 }
 
 // Route is one match of one HTTPRoute rule.
 type Route struct {
-	Name  string // <route-ns>/<route>/rule/<i>/match/<j>
-	Match Match
+	Name  string `json:"name,omitempty"` // <route-ns>/<route>/rule/<i>/match/<j>
+	Match Match  `json:"match,omitempty"`
 	// Exactly one of Redirect, Backends (possibly all invalid), or
 	// Direct500 is what the rule does.
-	Redirect  *Redirect
-	Backends  []WeightedBackend
-	Direct500 bool
+	Redirect  *Redirect         `json:"redirect,omitempty"`
+	Backends  []WeightedBackend `json:"backends,omitempty"`
+	Direct500 bool              `json:"direct500,omitempty"`
 	// RequestHeaders and ResponseHeaders are the rule's header modifiers.
-	RequestHeaders, ResponseHeaders HeaderEdits
+	RequestHeaders  HeaderEdits `json:"requestHeaders,omitempty"`
+	ResponseHeaders HeaderEdits `json:"responseHeaders,omitempty"`
 	// Rewrite is the rule's URLRewrite filter, nil when it has none.
-	Rewrite *Rewrite
+	Rewrite *Rewrite `json:"rewrite,omitempty"`
 	// Timeout bounds the request to the backend (0 disables it); nil
 	// keeps Envoy's default.
-	Timeout *time.Duration
+	Timeout *time.Duration `json:"timeout,omitempty"`
 }
 
 // Rewrite is a URLRewrite filter; zero values keep the request's.
 type Rewrite struct {
-	Host     string
-	FullPath string  // ReplaceFullPath
-	Prefix   *string // ReplacePrefixMatch: replaces the match's path prefix
+	Host     string  `json:"host,omitempty"`
+	FullPath string  `json:"fullPath,omitempty"` // ReplaceFullPath
+	Prefix   *string `json:"prefix,omitempty"`   // ReplacePrefixMatch: replaces the match's path prefix
 }
 
 // WeightedBackend is a cluster and its weight; an invalid backend has an
 // empty cluster and is answered 500.
 type WeightedBackend struct {
-	Cluster string
-	Weight  uint32
+	Cluster string `json:"cluster,omitempty"`
+	Weight  uint32 `json:"weight,omitempty"`
 	// RequestHeaders and ResponseHeaders are the backendRef's own header
 	// modifiers, applied when this backend is picked.
-	RequestHeaders, ResponseHeaders HeaderEdits
+	RequestHeaders  HeaderEdits `json:"requestHeaders,omitempty"`
+	ResponseHeaders HeaderEdits `json:"responseHeaders,omitempty"`
 }
 
 // PathKind is how a route matches the path.
@@ -98,25 +100,35 @@ const (
 	PathRegex
 )
 
+var pathKinds = []string{PathPrefix: "PathPrefix", PathExact: "Exact", PathRegex: "RegularExpression"}
+
+// MarshalText names the kind, for plans printed in golden files.
+func (k PathKind) MarshalText() ([]byte, error) { return marshalName(pathKinds, int(k)) }
+
+// UnmarshalText reads what MarshalText wrote.
+func (k *PathKind) UnmarshalText(b []byte) error { return unmarshalName(pathKinds, b, (*int)(k)) }
+
 // Match is what a request must carry to take a route.
 type Match struct {
-	PathKind PathKind
-	Path     string
-	Headers  []ValueMatch // name, value; regex when set
-	Query    []ValueMatch
-	Method   string
+	PathKind PathKind     `json:"pathKind"`
+	Path     string       `json:"path,omitempty"`
+	Headers  []ValueMatch `json:"headers,omitempty"` // name, value; regex when set
+	Query    []ValueMatch `json:"query,omitempty"`
+	Method   string       `json:"method,omitempty"`
 }
 
 // ValueMatch matches one header or query parameter.
 type ValueMatch struct {
-	Name, Value string
-	Regex       bool
+	Name  string `json:"name,omitempty"`
+	Value string `json:"value,omitempty"`
+	Regex bool   `json:"regex,omitempty"`
 }
 
 // HeaderEdits are a header modifier's edits.
 type HeaderEdits struct {
-	Set, Add []HeaderValue
-	Remove   []string
+	Set    []HeaderValue `json:"set,omitempty"`
+	Add    []HeaderValue `json:"add,omitempty"`
+	Remove []string      `json:"remove,omitempty"`
 }
 
 // HeaderValue is one header to set or add.
@@ -127,9 +139,10 @@ func (h HeaderEdits) Empty() bool { return len(h.Set) == 0 && len(h.Add) == 0 &&
 
 // Redirect is a RequestRedirect filter; zero values keep the request's.
 type Redirect struct {
-	Scheme, Host string
-	Port         uint32
-	FullPath     string // ReplaceFullPath
-	Prefix       *string
-	Code         int
+	Scheme   string  `json:"scheme,omitempty"`
+	Host     string  `json:"host,omitempty"`
+	Port     uint32  `json:"port,omitempty"`
+	FullPath string  `json:"fullPath,omitempty"` // ReplaceFullPath
+	Prefix   *string `json:"prefix,omitempty"`
+	Code     int     `json:"code,omitempty"`
 }

@@ -5,11 +5,11 @@ import "github.com/tlsplane/tlsplane/translator/tlsopts"
 // Cluster is one Service port as Envoy should see it; its TLS is chosen
 // by the engine (a policy's, fail-closed, h2c or none).
 type Cluster struct {
-	Name string
+	Name string `json:"name,omitempty"`
 	// ExternalName, with Port, makes a DNS cluster (an ExternalName
 	// Service); otherwise the cluster's endpoints come over EDS.
-	ExternalName string
-	Port         uint32
+	ExternalName string `json:"externalName,omitempty"`
+	Port         uint32 `json:"port,omitempty"`
 }
 
 // SANKind is the kind of a subject alternative name to match.
@@ -20,38 +20,46 @@ const (
 	SANURI
 )
 
+var sanKinds = []string{SANDNS: "DNS", SANURI: "URI"}
+
+// MarshalText names the kind, for plans printed in golden files.
+func (k SANKind) MarshalText() ([]byte, error) { return marshalName(sanKinds, int(k)) }
+
+// UnmarshalText reads what MarshalText wrote.
+func (k *SANKind) UnmarshalText(b []byte) error { return unmarshalName(sanKinds, b, (*int)(k)) }
+
 // SANMatch is one exact subject alternative name a backend must present.
 type SANMatch struct {
-	Kind  SANKind
-	Value string
+	Kind  SANKind `json:"kind"`
+	Value string  `json:"value,omitempty"`
 }
 
 // UpstreamTLS is everything a cluster's TLS needs: one per accepted policy,
 // shared by every port it governs.
 type UpstreamTLS struct {
-	SNI      string
-	CASecret string // SDS secret with the trusted CAs; "" skips validation
-	SANs     []SANMatch
-	Params   tlsopts.Options
+	SNI      string          `json:"sni,omitempty"`
+	CASecret string          `json:"caSecret,omitempty"` // SDS secret with the trusted CAs; "" skips validation
+	SANs     []SANMatch      `json:"sans,omitempty"`
+	Params   tlsopts.Options `json:"params,omitempty"`
 }
 
 // CABundle is the trust a policy's clusters validate against, delivered
 // as one SDS secret.
 type CABundle struct {
-	SecretName string
-	PEM        string // the valid refs' certificates; "" for the system bundle
-	SystemPath string // set only for the system bundle
+	SecretName string `json:"secretName,omitempty"`
+	PEM        string `json:"pem,omitempty"`        // the valid refs' certificates; "" for the system bundle
+	SystemPath string `json:"systemPath,omitempty"` // set only for the system bundle
 }
 
 // Zone is the ready addresses of one zone ("" when unknown), sorted and
 // without duplicates.
 type Zone struct {
-	Name  string
-	Addrs []HostPort
+	Name  string     `json:"name,omitempty"`
+	Addrs []HostPort `json:"addrs,omitempty"`
 }
 
 // HostPort is one endpoint address.
 type HostPort struct {
-	Host string
-	Port uint32
+	Host string `json:"host,omitempty"`
+	Port uint32 `json:"port,omitempty"`
 }

@@ -46,19 +46,19 @@ const (
 // Options is a policy's spec.options, parsed and checked against what
 // Envoy 1.40 accepts. The zero value is not meaningful: use Parse.
 type Options struct {
-	MinimumVersion tlsv3.TlsParameters_TlsProtocol // default TLSv1_2
-	MaximumVersion tlsv3.TlsParameters_TlsProtocol // default TLSv1_3
+	MinimumVersion tlsv3.TlsParameters_TlsProtocol `json:"minimumVersion,omitempty"` // default TLSv1_2
+	MaximumVersion tlsv3.TlsParameters_TlsProtocol `json:"maximumVersion,omitempty"` // default TLSv1_3
 	// Ciphers are BoringSSL names, TLS <= 1.2 only, or equal-preference
 	// groups "[A|B]", each ready for tls_params.cipher_suites; nil = Envoy default.
-	Ciphers             []string
-	ECDHCurves          []string // order kept; nil = Envoy default
-	SignatureAlgorithms []string // nil = Envoy default
+	Ciphers             []string `json:"ciphers,omitempty"`
+	ECDHCurves          []string `json:"ecdhCurves,omitempty"`          // order kept; nil = Envoy default
+	SignatureAlgorithms []string `json:"signatureAlgorithms,omitempty"` // nil = Envoy default
 	// CertificateHashes are SHA-256 fingerprints, normalised to 64 upper-case
 	// hex characters; pins in addition to CA validation.
-	CertificateHashes       []string
-	AllowExpiredCertificate bool
-	ALPNProtocols           []string
-	InsecureSkipVerify      bool
+	CertificateHashes       []string `json:"certificateHashes,omitempty"`
+	AllowExpiredCertificate bool     `json:"allowExpiredCertificate,omitempty"`
+	ALPNProtocols           []string `json:"alpnProtocols,omitempty"`
+	InsecureSkipVerify      bool     `json:"insecureSkipVerify,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key

@@ -1,10 +1,11 @@
-package translator
+package document
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 
+	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -12,13 +13,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Document formats for RenderDocument.
+// Document formats for Render.
 const (
 	FormatYAML = "yaml"
 	FormatJSON = "json"
 )
 
-// RenderDocument is the document `tlsplane translate` prints, and golden
+// Render is the document `tlsplane translate` prints, and golden
 // files hold: the keys clusters, endpoints and secrets (Envoy's JSON
 // mapping, `@type` on Any values, as Envoy's config dump shows them) and
 // policies (the input policies, sorted, with their computed status). With
@@ -26,7 +27,7 @@ const (
 // and certificates, private keys redacted), gatewayclasses, gateways and
 // httproutes (ours, with their computed status). It is pure; keys are
 // sorted, so equal inputs give equal bytes.
-func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
+func Render(in translator.Inputs, out translator.Output, format string) ([]byte, error) {
 	policies := in.Policies
 	doc := map[string][]any{
 		"clusters":  make([]any, 0, len(out.Clusters)),
@@ -35,7 +36,7 @@ func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
 		"policies":  make([]any, 0, len(policies)),
 	}
 	add := func(key string, m proto.Message) error {
-		v, err := protoValue(m)
+		v, err := ProtoValue(m)
 		if err != nil {
 			return err
 		}
@@ -57,7 +58,7 @@ func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
 			return nil, fmt.Errorf("secret %s: %w", s.Name, err)
 		}
 	}
-	for _, p := range uniquePolicies(policies) {
+	for _, p := range translator.UniquePolicies(policies) {
 		v, err := jsonValue(withStatus(p, out))
 		if err != nil {
 			return nil, fmt.Errorf("BackendTLSPolicy %s/%s: %w", p.Namespace, p.Name, err)
@@ -68,7 +69,12 @@ func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
 	if err := renderGatewayAPI(doc, in, out); err != nil {
 		return nil, err
 	}
+	return Encode(doc, format)
+}
 
+// Encode writes a document value (maps, slices and the values ProtoValue
+// makes) in format, keys sorted, as Render does.
+func Encode(doc any, format string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -87,7 +93,7 @@ func RenderDocument(in Inputs, out Output, format string) ([]byte, error) {
 
 // withStatus is a copy of the policy carrying its computed status and the
 // type meta a reader expects.
-func withStatus(p *gwv1.BackendTLSPolicy, out Output) *gwv1.BackendTLSPolicy {
+func withStatus(p *gwv1.BackendTLSPolicy, out translator.Output) *gwv1.BackendTLSPolicy {
 	c := p.DeepCopy()
 	c.APIVersion, c.Kind = gwv1.GroupVersion.String(), "BackendTLSPolicy"
 	nn := input.NameOf(c.Namespace, c.Name)
@@ -96,9 +102,9 @@ func withStatus(p *gwv1.BackendTLSPolicy, out Output) *gwv1.BackendTLSPolicy {
 	return c
 }
 
-// protoValue goes through protojson (Envoy's mapping) and back to a plain
+// ProtoValue goes through protojson (Envoy's mapping) and back to a plain
 // value: protojson's spacing is deliberately unstable.
-func protoValue(m proto.Message) (any, error) {
+func ProtoValue(m proto.Message) (any, error) {
 	b, err := protojson.Marshal(m)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,11 @@
-package translator
+package document
 
 import (
 	"fmt"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,7 +18,7 @@ const redactedKey = "<redacted>"
 
 // renderGatewayAPI adds the Gateway API part of the document, only when
 // there is one, so documents of policies alone keep their shape.
-func renderGatewayAPI(doc map[string][]any, in Inputs, out Output) error {
+func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator.Output) error {
 	if len(out.Fleets) > 0 {
 		doc["fleets"] = []any{}
 	}
@@ -25,21 +26,21 @@ func renderGatewayAPI(doc map[string][]any, in Inputs, out Output) error {
 		f := out.Fleets[name]
 		fleet := map[string]any{"name": name, "listeners": []any{}, "routes": []any{}, "secrets": []any{}}
 		for _, l := range f.Listeners {
-			v, err := protoValue(l)
+			v, err := ProtoValue(l)
 			if err != nil {
 				return fmt.Errorf("listener %s: %w", l.Name, err)
 			}
 			fleet["listeners"] = append(fleet["listeners"].([]any), v)
 		}
 		for _, r := range f.Routes {
-			v, err := protoValue(r)
+			v, err := ProtoValue(r)
 			if err != nil {
 				return fmt.Errorf("route configuration %s: %w", r.Name, err)
 			}
 			fleet["routes"] = append(fleet["routes"].([]any), v)
 		}
 		for _, s := range f.Secrets {
-			v, err := protoValue(redacted(s))
+			v, err := ProtoValue(redacted(s))
 			if err != nil {
 				return fmt.Errorf("secret %s: %w", s.Name, err)
 			}
