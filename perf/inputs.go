@@ -10,35 +10,15 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
-// caPEM is a self-signed CA (key discarded), valid until 2126.
-const caPEM = `-----BEGIN CERTIFICATE-----
-MIIBmjCCAUGgAwIBAgIURgNT6dmOrj7VEwaoJd1MmIsSPREwCgYIKoZIzj0EAwIw
-GjEYMBYGA1UEAwwPdGxzcGxhbmUgY2Etb25lMCAXDTI2MTEyMjA3MzAxM1oYDzIx
-MjYxMDI5MDczMDEzWjAaMRgwFgYDVQQDDA90bHNwbGFuZSBjYS1vbmUwWTATBgcq
-hkjOPQIBBggqhkjOPQMBBwNCAASdKDM5QT/YpcORONZFS0Y9P9/4y4Q8nGfJBKHD
-+R/kAOTaFT6tMImKmQrqxOaHAsXZ1v25go/HliCrgvDe+wmBo2MwYTAdBgNVHQ4E
-FgQUzUW4575WQldQf8waneOCI3SvoJUwHwYDVR0jBBgwFoAUzUW4575WQldQf8wa
-neOCI3SvoJUwDwYDVR0TAQH/BAUwAwEB/zAOBgNVHQ8BAf8EBAMCAgQwCgYIKoZI
-zj0EAwIDRwAwRAIgfuwmw8/bklAYCmqScnOsHuZpm0PJu+NEPO+m0cQwu4cCIFkz
-dUKIvGydAgLmKubMFfYdFypcxM5208zf155eBQt2
------END CERTIFICATE-----
-`
-
-// caPEM2 is another such CA, what a rotation switches to.
-const caPEM2 = `-----BEGIN CERTIFICATE-----
-MIIBmzCCAUGgAwIBAgIUadcZJqLqc+HF97UxxsU/AlRlIbYwCgYIKoZIzj0EAwIw
-GjEYMBYGA1UEAwwPdGxzcGxhbmUgY2EtdHdvMCAXDTI2MTEyMjA3MzAxM1oYDzIx
-MjYxMDI5MDczMDEzWjAaMRgwFgYDVQQDDA90bHNwbGFuZSBjYS10d28wWTATBgcq
-hkjOPQIBBggqhkjOPQMBBwNCAARiF0kLVWH1vxmgGldjFdOnSIR/t1AenPDNR6or
-ASSvcUVJdSAxPp8vOsEnlka57WR2tB/QcPFdxBC6Q60MydaFo2MwYTAdBgNVHQ4E
-FgQUjnx12Y+QQnUQZf+XZRrvywHoRjkwHwYDVR0jBBgwFoAUjnx12Y+QQnUQZf+X
-ZRrvywHoRjkwDwYDVR0TAQH/BAUwAwEB/zAOBgNVHQ8BAf8EBAMCAgQwCgYIKoZI
-zj0EAwIDSAAwRQIhAPaThjQFPc62yP+DYBQmslLUUaJu5Pq7jSAHfESDyl2wAiAx
-ULe/fh/ShR/tBlQ6baNkxQ6kJkFc9hPJEjY2ZXMj4g==
------END CERTIFICATE-----
-`
+// caPEM and caPEM2 are self-signed CAs (keys discarded), valid until
+// 2126; caPEM2 is what a rotation switches to.
+const (
+	caPEM  = translatortest.CA
+	caPEM2 = translatortest.CA2
+)
 
 // Inputs are n policy-targeted Services as an informer would hand them
 // over (UIDs, resourceVersions): each with its own CA ConfigMap, SANs, a

@@ -18,27 +18,9 @@ import (
 // listener is not Programmed, with a message naming what Envoy rejects,
 // while the other port's listener is served.
 func TestListenerEnvoyWouldRejectIsNotProgrammed(t *testing.T) {
-	const docs = gatewayClass + `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: tlsplane
-  addresses: [{type: IPAddress, value: 192.0.2.1}]
-  listeners:
-  - {name: good, protocol: HTTP, port: 8080}
-  - {name: bad, protocol: HTTP, port: 8081}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: bad-header, namespace: ns}
-spec:
-  parentRefs: [{name: gw, sectionName: bad}]
-  rules:
-  - filters:
-    - type: RequestHeaderModifier
-      requestHeaderModifier: {set: [{name: "x-bad\nname", value: v}]}
-`
+	docs := refusedGateway("- {name: good, protocol: HTTP, port: 8080}\n  - {name: bad, protocol: HTTP, port: 8081}",
+		"{name: gw, sectionName: bad}", `type: RequestHeaderModifier
+      requestHeaderModifier: {set: [{name: "x-bad\nname", value: v}]}`)
 	for _, name := range []string{"Translate", "Update"} {
 		t.Run(name, func(t *testing.T) {
 			in := gatewayInputs(t, docs)
@@ -83,26 +65,8 @@ spec:
 
 // With every listener refused, the Gateway itself is not Programmed.
 func TestGatewayWhoseListenersEnvoyWouldAllRejectIsNotProgrammed(t *testing.T) {
-	in := gatewayInputs(t, gatewayClass+`
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: tlsplane
-  addresses: [{type: IPAddress, value: 192.0.2.1}]
-  listeners:
-  - {name: bad, protocol: HTTP, port: 8081}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: bad-header, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - filters:
-    - type: ResponseHeaderModifier
-      responseHeaderModifier: {add: [{name: "x-bad\rname", value: v}]}
-`)
+	in := gatewayInputs(t, refusedGateway("- {name: bad, protocol: HTTP, port: 8081}", "{name: gw}", `type: ResponseHeaderModifier
+      responseHeaderModifier: {add: [{name: "x-bad\rname", value: v}]}`))
 	out := translator.Translate(in, nil, time.Now(), translator.Options{})
 	st := out.GatewayAPI.Gateways[types.NamespacedName{Namespace: "ns", Name: "gw"}]
 	wantCondition(t, "Gateway", st.Conditions, "Programmed", metav1.ConditionFalse, "Invalid")
@@ -110,6 +74,29 @@ spec:
 	if len(out.Warnings) == 0 || !strings.Contains(strings.Join(out.Warnings, "\n"), "Gateway ns/gw port 8081: not served") {
 		t.Errorf("warnings %q do not name the refused port", out.Warnings)
 	}
+}
+
+// refusedGateway is Gateway ns/gw with listeners, and HTTPRoute
+// ns/bad-header attached through parentRef with one rule of filter.
+func refusedGateway(listeners, parentRef, filter string) string {
+	return gatewayClass + `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{type: IPAddress, value: 192.0.2.1}]
+  listeners:
+  ` + listeners + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: bad-header, namespace: ns}
+spec:
+  parentRefs: [` + parentRef + `]
+  rules:
+  - filters:
+    - ` + filter + "\n"
 }
 
 func conditionOf(conds []metav1.Condition, typ string) *metav1.Condition {
