@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsplane/tlsplane/translator/translatortest"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
 // benchSizes are the Service counts of the warm and cold benchmarks; issue

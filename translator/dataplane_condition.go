@@ -5,10 +5,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tlsplane/tlsplane/translator/condition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
 // WithAncestorCondition returns statuses with conds[policy] set on every

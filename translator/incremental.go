@@ -5,12 +5,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tlsplane/tlsplane/translator/backendtls"
-	"github.com/tlsplane/tlsplane/translator/input"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // Update is Translate of the last call's objects with changes applied, at

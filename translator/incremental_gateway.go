@@ -1,10 +1,11 @@
 package translator
 
 import (
-	"github.com/tlsplane/tlsplane/translator/input"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // gatewayObjects are the Gateway API inputs by key; the last object of a

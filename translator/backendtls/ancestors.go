@@ -1,11 +1,12 @@
 package backendtls
 
 import (
-	"github.com/tlsplane/tlsplane/translator/condition"
-	"github.com/tlsplane/tlsplane/translator/input"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // ReachingGateways lists, per attachment, the Gateways whose accepted

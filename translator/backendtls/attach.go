@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tlsplane/tlsplane/translator/input"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // target is what a policy attaches to: a Service, or one of its ports by

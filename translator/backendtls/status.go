@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tlsplane/tlsplane/translator/condition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
 // maxAncestors is the API's limit on status.ancestors.

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/tlsplane/tlsplane/translator/capem"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // caCertificateKey is the key, in a ConfigMap or Secret, that holds the PEM

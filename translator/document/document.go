@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/tlsplane/tlsplane/translator"
-	"github.com/tlsplane/tlsplane/translator/input"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // Document formats for Render.

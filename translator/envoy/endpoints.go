@@ -3,6 +3,7 @@ package envoy
 import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 

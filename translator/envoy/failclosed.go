@@ -3,6 +3,7 @@ package envoy
 import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tlsplane/tlsplane/translator/input"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // listenerState is one Gateway listener as judged: whether it is served,

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"time"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // routeRank orders the matches of every route on one hostname, as the

@@ -3,11 +3,12 @@ package gateway
 import (
 	"fmt"
 
-	"github.com/tlsplane/tlsplane/translator/condition"
-	"github.com/tlsplane/tlsplane/translator/plan"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // SupportedFeatures are the Gateway API features a GatewayClass of ours

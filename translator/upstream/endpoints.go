@@ -3,10 +3,11 @@ package upstream
 import (
 	"sort"
 
-	"github.com/tlsplane/tlsplane/translator/input"
-	"github.com/tlsplane/tlsplane/translator/plan"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // ReadyEndpoints collects, from a Service's EndpointSlices, the ready
