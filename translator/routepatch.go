@@ -31,6 +31,14 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	if !ok {
 		return false
 	}
+	// Marked before anything can fail: Reach is patched already, so a whole
+	// run after a failure here would not see these ports change.
+	for _, b := range patch.Reached {
+		// Their policies have other Gateway ancestors now.
+		for policy := range w.byService[b.Service] {
+			u.statuses[policy] = true
+		}
+	}
 	routeStatuses := copyOnWrite[types.NamespacedName, gwv1.HTTPRouteStatus]{m: gw.statuses.HTTPRoutes}
 	for nn, st := range patch.Statuses {
 		if st == nil {
@@ -54,12 +62,6 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 		if fleet != gw.fleets[name] {
 			fleets.set(name, fleet, nil)
 			changed[name] = true
-		}
-	}
-	for _, b := range patch.Reached {
-		// Their policies have other Gateway ancestors now.
-		for policy := range w.byService[b.Service] {
-			u.statuses[policy] = true
 		}
 	}
 	gw.fleets = fleets.m
