@@ -45,7 +45,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	ix := input.NewIndex(in)
 	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*backendtls.Verdict, 0, len(policies))
-	emitted := make(map[types.NamespacedName]*governor, len(policies))
+	emitted := t.emittedMap(len(policies))
 	for _, p := range policies {
 		g := t.judge(p, ix)
 		verdicts = append(verdicts, g.verdict)
@@ -86,6 +86,20 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		t.remember(in, ix, emitted, byPolicy, winners, gateways, b, &out, now)
 	}
 	return out
+}
+
+// emittedMap is an empty map for this call's governors. A remembering
+// Translator reuses last call's (the world built from it is replaced by
+// this call), so a warm translation allocates none.
+func (t *Translator) emittedMap(size int) map[types.NamespacedName]*governor {
+	if t.forget {
+		return make(map[types.NamespacedName]*governor, size)
+	}
+	if t.emitted == nil {
+		t.emitted = make(map[types.NamespacedName]*governor, size)
+	}
+	clear(t.emitted)
+	return t.emitted
 }
 
 // policyStatus is one policy's complete status, from its attachments.

@@ -57,6 +57,10 @@ type Translator struct {
 	whole      *wholeTranslation // the last whole translation, until Update builds its world
 	generation uint64
 
+	// emitted is the governors of the last whole translation by policy,
+	// which its world keeps patching (see emittedMap).
+	emitted map[types.NamespacedName]*governor
+
 	verdicts generations[types.NamespacedName, *verdictEntry]
 	services generations[types.NamespacedName, *serviceEntry]
 	statuses generations[types.NamespacedName, *statusEntry]
