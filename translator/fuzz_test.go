@@ -793,6 +793,10 @@ func fuzzSeeds(tb testing.TB) []fuzzCase {
 		with(func(c *fuzzCase) {
 			c.options = "tlsplane.io/verifyCertificateHashes=# pin\\n0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\ntlsplane.io/alpnProtocols=h2,http/1.1\nexample.com/x=y"
 		}),
+		with(func(c *fuzzCase) {
+			c.options = "tlsplane.io/subjectAltNameURIPrefixes=spiffe://prod.example.com/ns/shop/, spiffe://staging.example.com/"
+		}),
+		with(func(c *fuzzCase) { c.options = "tlsplane.io/subjectAltNameURIPrefixes=spiffe://prod.example.com,spiffe:///x/" }),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true"; c.flags = flagAllowInsecure }),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true" }),
 		with(func(c *fuzzCase) { c.options = "minimumVersion=TLSv1_2\ntlsplane.io/bogus=1" }),

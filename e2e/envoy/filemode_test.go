@@ -194,6 +194,16 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 			policies: []policy{{name: "san", caRefs: ref("ca-san6"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}, {uri: "spiffe://abc.example.com/someone-else"}}}},
 			want:     outcome{sni: hostAbc, failStat: failSAN}},
 
+		// tlsplane.io/subjectAltNameURIPrefixes: a SPIFFE trust domain (or
+		// path) authenticates beside the hostname, which the certificate
+		// does not carry here.
+		{name: "san-uri-prefix-trust-domain", be: b.main, cas: cm("ca-san7", p.ca.PEM),
+			policies: []policy{{name: "san", caRefs: ref("ca-san7"), hostname: "prefix-only.example.com", options: map[string]string{"subjectAltNameURIPrefixes": "spiffe://abc.example.com/"}}},
+			want:     outcome{ok: true, sni: "prefix-only.example.com"}},
+		{name: "san-uri-prefix-foreign-trust-domain", be: b.main, cas: cm("ca-san8", p.ca.PEM),
+			policies: []policy{{name: "san", caRefs: ref("ca-san8"), hostname: "prefix-foreign.example.com", options: map[string]string{"subjectAltNameURIPrefixes": "spiffe://xyz.example.com/, spiffe://abc.example.com/other-path/"}}},
+			want:     outcome{sni: "prefix-foreign.example.com", failStat: failSAN}},
+
 		{name: "system-ca-does-not-trust-test-ca", be: b.main,
 			policies: []policy{{name: "system", wellKnown: "System", hostname: hostAbc}},
 			want:     outcome{sni: hostAbc, failStat: failChain}},

@@ -100,6 +100,11 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	if !v.Accepted() {
 		return v
 	}
+	// URI prefixes authenticate besides the spec's names: Envoy accepts a
+	// certificate that any SAN matcher matches.
+	for _, prefix := range tlsOpts.SANURIPrefixes {
+		sans = append(sans, plan.SANMatch{Kind: plan.SANURIPrefix, Value: prefix})
+	}
 	v.TLS = plan.UpstreamTLS{
 		SNI:      string(p.Spec.Validation.Hostname),
 		CASecret: v.Trust.Bundle.SecretName,

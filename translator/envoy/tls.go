@@ -46,14 +46,18 @@ func upstreamTLSContext(t plan.UpstreamTLS) *tlsv3.UpstreamTlsContext {
 func sanMatchers(sans []plan.SANMatch) []*tlsv3.SubjectAltNameMatcher {
 	out := make([]*tlsv3.SubjectAltNameMatcher, 0, len(sans))
 	for _, s := range sans {
-		sanType := tlsv3.SubjectAltNameMatcher_DNS
-		if s.Kind == plan.SANURI {
-			sanType = tlsv3.SubjectAltNameMatcher_URI
-		}
-		out = append(out, &tlsv3.SubjectAltNameMatcher{
-			SanType: sanType,
+		m := &tlsv3.SubjectAltNameMatcher{
+			SanType: tlsv3.SubjectAltNameMatcher_DNS,
 			Matcher: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: s.Value}},
-		})
+		}
+		switch s.Kind {
+		case plan.SANURI:
+			m.SanType = tlsv3.SubjectAltNameMatcher_URI
+		case plan.SANURIPrefix:
+			m.SanType = tlsv3.SubjectAltNameMatcher_URI
+			m.Matcher = &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: s.Value}}
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -18,9 +18,12 @@ type SANKind int
 const (
 	SANDNS SANKind = iota
 	SANURI
+	// SANURIPrefix matches a URI SAN that starts with the value (a SPIFFE
+	// trust domain or path, ending in "/").
+	SANURIPrefix
 )
 
-var sanKinds = []string{SANDNS: "DNS", SANURI: "URI"}
+var sanKinds = []string{SANDNS: "DNS", SANURI: "URI", SANURIPrefix: "URIPrefix"}
 
 // MarshalText names the kind, for plans printed in golden files.
 func (k SANKind) MarshalText() ([]byte, error) { return marshalName(sanKinds, int(k)) }
@@ -28,7 +31,8 @@ func (k SANKind) MarshalText() ([]byte, error) { return marshalName(sanKinds, in
 // UnmarshalText reads what MarshalText wrote.
 func (k *SANKind) UnmarshalText(b []byte) error { return unmarshalName(sanKinds, b, (*int)(k)) }
 
-// SANMatch is one exact subject alternative name a backend must present.
+// SANMatch is one subject alternative name a backend may present to be
+// accepted (exact, or a URI prefix); it must present one of its SANMatches.
 type SANMatch struct {
 	Kind  SANKind `json:"kind"`
 	Value string  `json:"value,omitempty"`

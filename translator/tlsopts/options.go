@@ -26,6 +26,7 @@ const (
 	optAllowExpiredCertificate = Prefix + "allowExpiredCertificate"
 	optALPNProtocols           = Prefix + "alpnProtocols"
 	optInsecureSkipVerify      = Prefix + "insecureSkipVerify"
+	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
 )
 
 // insecureSkipVerifyFlag is the control plane's opt-in for
@@ -58,6 +59,10 @@ type Options struct {
 	CertificateHashes       []string `json:"certificateHashes,omitempty"`
 	AllowExpiredCertificate bool     `json:"allowExpiredCertificate,omitempty"`
 	ALPNProtocols           []string `json:"alpnProtocols,omitempty"`
+	// SANURIPrefixes are URI SAN prefixes (SPIFFE trust domains or paths),
+	// each ending in "/": a backend certificate whose URI SAN starts with
+	// one is accepted, besides the spec's exact names.
+	SANURIPrefixes []string `json:"sanURIPrefixes,omitempty"`
 	InsecureSkipVerify      bool     `json:"insecureSkipVerify,omitempty"`
 }
 
@@ -121,7 +126,8 @@ func Parse[K, V ~string](options map[K]V, allowInsecure bool) (Options, error) {
 func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
-		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify:
+		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
+		optSANURIPrefixes:
 		return true
 	}
 	return false
@@ -147,6 +153,8 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		o.AllowExpiredCertificate, err = parseBool(value)
 	case optALPNProtocols:
 		o.ALPNProtocols, err = parseALPNProtocols(value)
+	case optSANURIPrefixes:
+		o.SANURIPrefixes, err = parseURIPrefixes(value)
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -164,7 +172,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)
@@ -312,6 +320,9 @@ func (o *Options) checkCombination(given map[string]string) error {
 		}
 		if o.CertificateHashes != nil {
 			return insecureConflict(optVerifyCertificateHashes)
+		}
+		if o.SANURIPrefixes != nil {
+			return insecureConflict(optSANURIPrefixes)
 		}
 	}
 	return nil
