@@ -796,7 +796,9 @@ func fuzzSeeds(tb testing.TB) []fuzzCase {
 		with(func(c *fuzzCase) {
 			c.options = "tlsplane.io/subjectAltNameURIPrefixes=spiffe://prod.example.com/ns/shop/, spiffe://staging.example.com/"
 		}),
-		with(func(c *fuzzCase) { c.options = "tlsplane.io/subjectAltNameURIPrefixes=spiffe://prod.example.com,spiffe:///x/" }),
+		with(func(c *fuzzCase) {
+			c.options = "tlsplane.io/subjectAltNameURIPrefixes=spiffe://prod.example.com,spiffe:///x/"
+		}),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true"; c.flags = flagAllowInsecure }),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true" }),
 		with(func(c *fuzzCase) { c.options = "minimumVersion=TLSv1_2\ntlsplane.io/bogus=1" }),

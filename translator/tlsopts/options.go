@@ -62,8 +62,8 @@ type Options struct {
 	// SANURIPrefixes are URI SAN prefixes (SPIFFE trust domains or paths),
 	// each ending in "/": a backend certificate whose URI SAN starts with
 	// one is accepted, besides the spec's exact names.
-	SANURIPrefixes []string `json:"sanURIPrefixes,omitempty"`
-	InsecureSkipVerify      bool     `json:"insecureSkipVerify,omitempty"`
+	SANURIPrefixes     []string `json:"sanURIPrefixes,omitempty"`
+	InsecureSkipVerify bool     `json:"insecureSkipVerify,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key
