@@ -1,6 +1,8 @@
 package translator
 
 import (
+	"time"
+
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -14,9 +16,19 @@ type governor struct {
 	verdict *backendtls.Verdict
 	// tls is an accepted policy's packed cluster TLS.
 	tls envoy.ClusterTLS
-	// secret is the CA secret of an accepted policy that validates
-	// certificates.
-	secret *tlsv3.Secret
+	// secrets are an accepted policy's SDS secrets, shared read-only by
+	// every port it governs: the CA bundle (unless validation is off),
+	// then the client certificate, if any.
+	secrets []*tlsv3.Secret
+}
+
+// notAfter is when the CA in secret expires: zero for other secrets and
+// for the system bundle.
+func (g *governor) notAfter(secret string) time.Time {
+	if b := g.verdict.Trust.Bundle; b != nil && secret == b.SecretName {
+		return b.NotAfter
+	}
+	return time.Time{}
 }
 
 // emitPolicy emits an accepted verdict's TLS and CA secret. What Envoy
@@ -34,14 +46,23 @@ func (t *Translator) emitPolicy(v *backendtls.Verdict) *governor {
 		v.Reject(gwv1.PolicyReasonInvalid, "Envoy would reject the TLS settings: "+err.Error())
 		return g
 	}
+	var secrets []*tlsv3.Secret
 	if !v.TLS.Params.InsecureSkipVerify {
 		secret := envoy.CASecret(v.Trust.Bundle.CABundle)
 		if err := t.caSecretRules(secret); err != nil {
 			v.RejectUnservableCA(secret.Name, err)
 			return g
 		}
-		g.secret = secret
+		secrets = append(secrets, secret)
 	}
-	g.tls = tls
+	if c := v.ClientCert; c != nil {
+		secret := envoy.CertificateSecret(c.SecretName, c.Chain, c.Key)
+		if err := secret.ValidateAll(); err != nil {
+			v.Reject(gwv1.PolicyReasonInvalid, "Envoy would reject the client certificate's SDS secret "+c.SecretName+": "+err.Error())
+			return g
+		}
+		secrets = append(secrets, secret)
+	}
+	g.tls, g.secrets = tls, secrets
 	return g
 }

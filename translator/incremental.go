@@ -60,15 +60,15 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 // update is what one Update found the changes to reach.
 type update struct {
 	policies    map[types.NamespacedName]*gwv1.BackendTLSPolicy // changed: the object now, nil when deleted
-	cas         map[backendtls.CARef]bool
-	services    map[types.NamespacedName]bool // to translate again
-	slices      map[types.NamespacedName]bool // Services whose EndpointSlices changed
-	gateways    bool                          // the Gateway rules run whole
-	routes      map[types.NamespacedName]bool // HTTPRoutes changed
-	judged      map[types.NamespacedName]bool // policies judged again
-	attached    map[types.NamespacedName]bool // policies whose attachments are redone
-	statuses    map[types.NamespacedName]bool // policies whose status is redone
-	clusters    map[string]bool               // names whose resources may have changed
+	refs        map[backendtls.Ref]bool                         // ConfigMaps and Secrets changed
+	services    map[types.NamespacedName]bool                   // to translate again
+	slices      map[types.NamespacedName]bool                   // Services whose EndpointSlices changed
+	gateways    bool                                            // the Gateway rules run whole
+	routes      map[types.NamespacedName]bool                   // HTTPRoutes changed
+	judged      map[types.NamespacedName]bool                   // policies judged again
+	attached    map[types.NamespacedName]bool                   // policies whose attachments are redone
+	statuses    map[types.NamespacedName]bool                   // policies whose status is redone
+	clusters    map[string]bool                                 // names whose resources may have changed
 	endpoints   map[string]bool
 	secrets     map[string]bool
 	warnings    bool
@@ -82,7 +82,7 @@ type update struct {
 
 func newUpdate() *update {
 	return &update{
-		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, cas: map[backendtls.CARef]bool{},
+		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, refs: map[backendtls.Ref]bool{},
 		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{}, routes: map[types.NamespacedName]bool{},
 		judged: map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
 		clusters: map[string]bool{}, endpoints: map[string]bool{}, secrets: map[string]bool{},
@@ -118,11 +118,11 @@ func (w *world) apply(c Change, u *update) bool {
 		}
 		return ok
 	case KindConfigMap:
-		u.cas[backendtls.CARef{Kind: KindConfigMap, Name: nn}] = true
+		u.refs[backendtls.Ref{Kind: KindConfigMap, Name: nn}] = true
 		return store(w.ix.ConfigMaps, nn, c.Object, deleted)
 	case KindSecret:
 		ok := store(w.ix.Secrets, nn, c.Object, deleted)
-		u.cas[backendtls.CARef{Kind: KindSecret, Name: nn}] = true
+		u.refs[backendtls.Ref{Kind: KindSecret, Name: nn}] = true
 		u.gateways = u.gateways || w.gateway.any() // listener certificates
 		return ok
 	case KindGatewayClass:
@@ -209,8 +209,8 @@ func (t *Translator) rejudge(u *update) {
 			w.index(nn, p)
 		}
 	}
-	for ca := range u.cas {
-		for nn := range w.byCA[ca] {
+	for ref := range u.refs {
+		for nn := range w.byRef[ref] {
 			u.judged[nn] = true
 		}
 	}
@@ -326,8 +326,8 @@ func (u *update) touch(ports []portOutput) {
 		if p.endpoint != nil {
 			u.endpoints[p.endpoint.ClusterName] = true
 		}
-		if p.secret != nil {
-			u.secrets[p.secret.Name] = true
+		for _, s := range p.secrets {
+			u.secrets[s.Name] = true
 		}
 	}
 }

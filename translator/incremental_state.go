@@ -25,10 +25,11 @@ type world struct {
 
 	// What refers to what: the Services each policy's targetRefs name
 	// (found or not), the policies naming each Service, and those
-	// referencing each CA ConfigMap or Secret.
+	// reading each ConfigMap or Secret (CA bundles, client certificates).
 	targets   map[types.NamespacedName][]types.NamespacedName
 	byService map[types.NamespacedName]map[types.NamespacedName]bool
-	byCA      map[backendtls.CARef]map[types.NamespacedName]bool
+	byRef     map[backendtls.Ref]map[types.NamespacedName]bool
+	refs      []backendtls.Ref // index's buffer
 	// slicesOf lists the EndpointSlice keys of each Service.
 	slicesOf map[types.NamespacedName]map[types.NamespacedName]bool
 
@@ -55,8 +56,9 @@ type world struct {
 	out Output
 }
 
-// secretUse is one served CA secret: the object served (the first port's;
-// every port naming it has the same content) and who uses it.
+// secretUse is one served secret (a CA bundle or a client certificate):
+// the object served (the first port's; every port naming it has the same
+// content) and who uses it.
 type secretUse struct {
 	secret   *tlsv3.Secret
 	notAfter time.Time
@@ -104,7 +106,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		gateway:     newGatewayObjects(in),
 		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
 		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
-		byCA:        map[backendtls.CARef]map[types.NamespacedName]bool{},
+		byRef:       map[backendtls.Ref]map[types.NamespacedName]bool{},
 		slicesOf:    make(map[types.NamespacedName]map[types.NamespacedName]bool, len(in.EndpointSlices)),
 		verdicts:    verdicts,
 		attachments: make(map[types.NamespacedName][]*backendtls.Attachment, len(verdicts)),
@@ -157,10 +159,9 @@ func (w *world) index(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
 		addTo(w.byService, svc, nn)
 	}
 	w.targets[nn] = targets
-	for _, ref := range p.Spec.Validation.CACertificateRefs {
-		if key, ok := backendtls.CARefOf(nn.Namespace, ref); ok {
-			addTo(w.byCA, key, nn)
-		}
+	w.refs = backendtls.AppendRefs(w.refs[:0], p)
+	for _, ref := range w.refs {
+		addTo(w.byRef, ref, nn)
 	}
 }
 
@@ -170,10 +171,9 @@ func (w *world) unindex(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
 		removeFrom(w.byService, svc, nn)
 	}
 	delete(w.targets, nn)
-	for _, ref := range p.Spec.Validation.CACertificateRefs {
-		if key, ok := backendtls.CARefOf(nn.Namespace, ref); ok {
-			removeFrom(w.byCA, key, nn)
-		}
+	w.refs = backendtls.AppendRefs(w.refs[:0], p)
+	for _, ref := range w.refs {
+		removeFrom(w.byRef, ref, nn)
 	}
 }
 
@@ -219,25 +219,29 @@ func (w *world) count(svc types.NamespacedName, ports []portOutput, sign int) {
 				delete(w.warnings, warning)
 			}
 		}
-		if p.cluster == nil || p.secret == nil {
+		if p.cluster == nil {
 			continue
 		}
-		use := w.secrets[p.secret.Name]
-		if use == nil {
-			use = &secretUse{secret: p.secret, policies: map[types.NamespacedName]int{}}
-			if bundle := p.policy.verdict.Trust.Bundle; bundle != nil {
-				use.notAfter = bundle.NotAfter
-			}
-			w.secrets[p.secret.Name] = use
+		for _, secret := range p.secrets {
+			w.countSecret(secret, p.policy, sign)
 		}
-		use.ports += sign
-		name := p.policy.verdict.Name
-		if use.policies[name] += sign; use.policies[name] == 0 {
-			delete(use.policies, name)
-		}
-		if use.ports == 0 {
-			delete(w.secrets, p.secret.Name)
-		}
+	}
+}
+
+// countSecret adds (sign 1) or removes (-1) one port's use of a secret.
+func (w *world) countSecret(secret *tlsv3.Secret, g *governor, sign int) {
+	use := w.secrets[secret.Name]
+	if use == nil {
+		use = &secretUse{secret: secret, notAfter: g.notAfter(secret.Name), policies: map[types.NamespacedName]int{}}
+		w.secrets[secret.Name] = use
+	}
+	use.ports += sign
+	name := g.verdict.Name
+	if use.policies[name] += sign; use.policies[name] == 0 {
+		delete(use.policies, name)
+	}
+	if use.ports == 0 {
+		delete(w.secrets, secret.Name)
 	}
 }
 

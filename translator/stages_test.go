@@ -44,6 +44,9 @@ type policyPlan struct {
 	Reason   string            `json:"reason,omitempty"`
 	TLS      *plan.UpstreamTLS `json:"tls,omitempty"`
 	CABundle *plan.CABundle    `json:"caBundle,omitempty"`
+	// ClientCert is printed without its key (plan.ClientCertificate's
+	// rule), so the emit stage emits a secret without one.
+	ClientCert *plan.ClientCertificate `json:"clientCertificate,omitempty"`
 }
 
 // clusterPlan is a Service port's cluster, the TLS it gets (the governing
@@ -76,7 +79,7 @@ func judgeStage(in translator.Inputs, opts translator.Options) planDocument {
 		verdicts = append(verdicts, v)
 		pp := policyPlan{Name: v.Name.String(), Accepted: v.Accepted(), Reason: string(v.RejectReason)}
 		if v.Accepted() {
-			pp.TLS, pp.CABundle = &v.TLS, &v.Trust.Bundle.CABundle
+			pp.TLS, pp.CABundle, pp.ClientCert = &v.TLS, &v.Trust.Bundle.CABundle, v.ClientCert
 		}
 		doc.Policies = append(doc.Policies, pp)
 	}
@@ -138,6 +141,10 @@ func emitStage(t *testing.T, doc planDocument) map[string][]any {
 		if !p.TLS.Params.InsecureSkipVerify && !secrets[p.CABundle.SecretName] {
 			secrets[p.CABundle.SecretName] = true
 			add("secrets", envoy.CASecret(*p.CABundle))
+		}
+		if c := p.ClientCert; c != nil && !secrets[c.SecretName] {
+			secrets[c.SecretName] = true
+			add("secrets", envoy.CertificateSecret(c.SecretName, c.Chain, c.Key))
 		}
 	}
 	for _, c := range doc.Clusters {

@@ -152,7 +152,7 @@ func newOutputBuilder(services int) *outputBuilder {
 type portOutput struct {
 	cluster  *clusterv3.Cluster
 	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
-	secret   *tlsv3.Secret                     // nil without a CA secret
+	secrets  []*tlsv3.Secret                   // its governor's SDS secrets; read-only
 	policy   *governor                         // the port's; nil without one
 	// namespace is the Service's, for the fleet filter.
 	namespace string
@@ -177,20 +177,20 @@ func (t *Translator) translatePort(svc *corev1.Service, nn types.NamespacedName,
 		return unservedPort(warnings, cp, g, why)
 	}
 	var tls envoy.ClusterTLS // plaintext
-	var secret *tlsv3.Secret
+	var secrets []*tlsv3.Secret
 	switch kind {
 	case upstream.H2C:
 		tls = t.parts.H2C
 	case upstream.FailClosed:
 		tls = t.parts.FailClosed
 	case upstream.Governed:
-		tls, secret = g.tls, g.secret
+		tls, secrets = g.tls, g.secrets
 	}
 	c, err := envoy.Cluster(spec, tls, t.parts)
 	if err != nil {
 		return unservedPort(warnings, cp, g, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, cp.Port, err))
 	}
-	out := portOutput{cluster: c, secret: secret, policy: g, namespace: nn.Namespace, warnings: warnings}
+	out := portOutput{cluster: c, secrets: secrets, policy: g, namespace: nn.Namespace, warnings: warnings}
 	if spec.ExternalName != "" {
 		return out
 	}
@@ -229,16 +229,18 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	if p.endpoint != nil {
 		b.endpoints = append(b.endpoints, p.endpoint)
 	}
-	if p.secret != nil && b.secrets[p.secret.Name] == nil {
-		b.secrets[p.secret.Name] = p.secret
-		if bundle := p.policy.verdict.Trust.Bundle; bundle != nil && !bundle.NotAfter.IsZero() {
-			b.caNotAfter[p.secret.Name] = bundle.NotAfter
+	for _, s := range p.secrets {
+		if b.secrets[s.Name] == nil {
+			b.secrets[s.Name] = s
+			if notAfter := p.policy.notAfter(s.Name); !notAfter.IsZero() {
+				b.caNotAfter[s.Name] = notAfter
+			}
 		}
 	}
 	if p.policy != nil {
 		b.origin(p.cluster.Name, p.policy.verdict.Name)
-		if p.secret != nil {
-			b.origin(p.secret.Name, p.policy.verdict.Name)
+		for _, s := range p.secrets {
+			b.origin(s.Name, p.policy.verdict.Name)
 		}
 	}
 }

@@ -57,6 +57,8 @@ type Translator struct {
 	whole      *wholeTranslation // the last whole translation, until Update builds its world
 	generation uint64
 
+	// refs is judge's buffer for the objects a policy reads.
+	refs []backendtls.Ref
 	// emitted is the governors of the last whole translation by policy,
 	// which its world keeps patching (see emittedMap).
 	emitted map[types.NamespacedName]*governor
@@ -202,19 +204,19 @@ func (g *generations[K, V]) done() {
 // verdictEntry is a policy's verdict, as emitted, and what decided it.
 type verdictEntry struct {
 	policy *gwv1.BackendTLSPolicy
-	cas    []metav1.Object // each caCertificateRef's object, nil when missing
+	refs   []metav1.Object // each backendtls.AppendRefs object, nil when missing
 	gov    *governor
 }
 
 // judge is backendtls.Judge then emitPolicy, reused while the policy and
-// its CA objects stay.
+// the objects it reads stay.
 func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
 	nn := input.NameOf(p.Namespace, p.Name)
-	refs := p.Spec.Validation.CACertificateRefs
-	if e, ok := t.verdicts.get(nn); ok && input.SameObject(e.policy, p) && len(e.cas) == len(refs) {
+	t.refs = backendtls.AppendRefs(t.refs[:0], p)
+	if e, ok := t.verdicts.get(nn); ok && input.SameObject(e.policy, p) && len(e.refs) == len(t.refs) {
 		same := true
-		for i, ref := range refs {
-			if !input.SameObject(e.cas[i], backendtls.CAObject(nn.Namespace, ref, ix)) {
+		for i, ref := range t.refs {
+			if !input.SameObject(e.refs[i], ref.Object(ix)) {
 				same = false
 				break
 			}
@@ -227,9 +229,9 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor 
 	if t.forget {
 		return g
 	}
-	e := &verdictEntry{policy: p, cas: make([]metav1.Object, len(refs)), gov: g}
-	for i, ref := range refs {
-		e.cas[i] = backendtls.CAObject(nn.Namespace, ref, ix)
+	e := &verdictEntry{policy: p, refs: make([]metav1.Object, len(t.refs)), gov: g}
+	for i, ref := range t.refs {
+		e.refs[i] = ref.Object(ix)
 	}
 	t.verdicts.put(nn, e)
 	return e.gov

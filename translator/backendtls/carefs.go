@@ -6,35 +6,42 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
 )
 
-// CARef names a CA ConfigMap or Secret: what a policy's verdict depends on
-// besides the policy.
-type CARef struct {
+// Ref names a ConfigMap or Secret a policy's verdict reads besides the
+// policy: a CA bundle, or the client certificate.
+type Ref struct {
 	Kind input.Kind
 	Name types.NamespacedName
 }
 
-// CARefOf is the object a caCertificateRef names; false for a kind that
-// is not a core ConfigMap or Secret.
-func CARefOf(namespace string, ref gwv1.LocalObjectReference) (CARef, bool) {
-	if ref.Group != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
-		return CARef{}, false
+// AppendRefs appends to refs the objects p's verdict reads, in a fixed
+// order: its caCertificateRefs of a core kind, then its client certificate
+// Secret. The engine re-judges p when one of them changes; it passes a
+// buffer of its own, so a warm translation allocates nothing here.
+func AppendRefs(refs []Ref, p *gwv1.BackendTLSPolicy) []Ref {
+	namespace := input.NameOf(p.Namespace, p.Name).Namespace
+	for _, ref := range p.Spec.Validation.CACertificateRefs {
+		if ref.Group == "" && (ref.Kind == "ConfigMap" || ref.Kind == "Secret") {
+			refs = append(refs, Ref{Kind: input.Kind(ref.Kind), Name: input.NameOf(namespace, string(ref.Name))})
+		}
 	}
-	return CARef{Kind: input.Kind(ref.Kind), Name: input.NameOf(namespace, string(ref.Name))}, true
+	// Read without parsing the options: a name that is not valid names no
+	// object, and costs one lookup.
+	if name := p.Spec.Options[tlsopts.ClientCertificateKey]; name != "" {
+		refs = append(refs, Ref{Kind: input.KindSecret, Name: input.NameOf(namespace, string(name))})
+	}
+	return refs
 }
 
-// CAObject is the object a caCertificateRef names, or nil when missing.
-func CAObject(namespace string, ref gwv1.LocalObjectReference, ix *input.Index) metav1.Object {
-	key, ok := CARefOf(namespace, ref)
-	if !ok {
-		return nil
-	}
-	if key.Kind == input.KindConfigMap {
-		if cm, ok := ix.ConfigMaps[key.Name]; ok {
+// Object is the object r names, or nil when missing.
+func (r Ref) Object(ix *input.Index) metav1.Object {
+	if r.Kind == input.KindConfigMap {
+		if cm, ok := ix.ConfigMaps[r.Name]; ok {
 			return cm
 		}
-	} else if s, ok := ix.Secrets[key.Name]; ok {
+	} else if s, ok := ix.Secrets[r.Name]; ok {
 		return s
 	}
 	return nil

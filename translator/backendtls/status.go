@@ -97,15 +97,21 @@ func resolvedRefsCondition(v *Verdict) metav1.Condition {
 		Reason:  string(gwv1.BackendTLSPolicyReasonResolvedRefs),
 		Message: "All references are resolved",
 	}
-	if len(v.Trust.Problems) == 0 {
+	if len(v.Trust.Problems) == 0 && v.clientProblem == "" {
 		return c
 	}
-	msgs := make([]string, 0, len(v.Trust.Problems))
+	msgs := make([]string, 0, len(v.Trust.Problems)+1)
 	for _, p := range v.Trust.Problems {
 		msgs = append(msgs, p.Message)
 	}
 	c.Status = metav1.ConditionFalse
-	c.Reason = string(v.Trust.Problems[0].Reason)
+	c.Reason = ReasonInvalidClientCertificateRef
+	if len(v.Trust.Problems) > 0 {
+		c.Reason = string(v.Trust.Problems[0].Reason)
+	}
+	if v.clientProblem != "" {
+		msgs = append(msgs, v.clientProblem)
+	}
 	c.Message = strings.Join(msgs, "; ")
 	return c
 }

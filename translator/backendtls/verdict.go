@@ -26,6 +26,11 @@ type Verdict struct {
 
 	TLS   plan.UpstreamTLS // meaningful only when accepted
 	Trust Trust
+	// ClientCert is the certificate Envoy presents to the backend
+	// (tlsplane.io/clientCertificateRef); nil without one.
+	ClientCert *plan.ClientCertificate
+	// clientProblem says why the client certificate Secret cannot be used.
+	clientProblem string
 
 	// RejectReason and RejectMessage are set when the policy is not
 	// accepted on any target (Invalid or NoValidCACertificate).
@@ -83,6 +88,13 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	if err != nil {
 		v.Reject(gwv1.PolicyReasonInvalid, "spec.options: "+err.Error())
 	}
+	if name := tlsOpts.ClientCertificateRef; err == nil && name != "" {
+		// Never without it: a policy whose certificate is unusable fails
+		// closed rather than connect as nobody.
+		if v.ClientCert, v.clientProblem = resolveClientCertificate(nn.Namespace, name, ix); v.clientProblem != "" {
+			v.Reject(gwv1.PolicyReasonInvalid, v.clientProblem)
+		}
+	}
 	if p.Spec.Validation.Hostname == "" {
 		v.Reject(gwv1.PolicyReasonInvalid, "validation.hostname is required")
 	}
@@ -110,6 +122,9 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 		CASecret: v.Trust.Bundle.SecretName,
 		SANs:     sans,
 		Params:   tlsOpts,
+	}
+	if v.ClientCert != nil {
+		v.TLS.ClientCertificate = v.ClientCert.SecretName
 	}
 	return v
 }

@@ -22,7 +22,8 @@ const (
 
 // Render is the document `tlsplane translate` prints, and golden
 // files hold: the keys clusters, endpoints and secrets (Envoy's JSON
-// mapping, `@type` on Any values, as Envoy's config dump shows them) and
+// mapping, `@type` on Any values, as Envoy's config dump shows them;
+// client certificates' private keys redacted) and
 // policies (the input policies, sorted, with their computed status). With
 // Gateway API inputs it adds fleets (each Gateway fleet's listeners, routes
 // and certificates, private keys redacted), gatewayclasses, gateways and
@@ -55,7 +56,7 @@ func Render(in translator.Inputs, out translator.Output, format string) ([]byte,
 		}
 	}
 	for _, s := range out.Secrets {
-		if err := add("secrets", s); err != nil {
+		if err := add("secrets", redacted(s)); err != nil {
 			return nil, fmt.Errorf("secret %s: %w", s.Name, err)
 		}
 	}

@@ -25,6 +25,9 @@ func upstreamTLSContext(t plan.UpstreamTLS) *tlsv3.UpstreamTlsContext {
 		},
 		AlpnProtocols: t.Params.ALPNProtocols,
 	}
+	if t.ClientCertificate != "" {
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{{Name: t.ClientCertificate, SdsConfig: adsConfigSource()}}
+	}
 	if t.CASecret != "" && !t.Params.InsecureSkipVerify {
 		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
 			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{

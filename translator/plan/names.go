@@ -26,3 +26,10 @@ const SystemCASecretName = "ca/system"
 func CertificateSecretName(namespace, name string) string {
 	return namespace + "/" + name + "/certificate"
 }
+
+// ClientCertificateSecretName is the SDS secret of a client certificate
+// held in the Secret namespace/name: apart from listener certificates,
+// which a fleet of its own is served.
+func ClientCertificateSecretName(namespace, name string) string {
+	return "client/" + namespace + "/" + name
+}

@@ -45,6 +45,18 @@ type UpstreamTLS struct {
 	CASecret string          `json:"caSecret,omitempty"` // SDS secret with the trusted CAs; "" skips validation
 	SANs     []SANMatch      `json:"sans,omitempty"`
 	Params   tlsopts.Options `json:"params,omitempty"`
+	// ClientCertificate is the SDS secret of the certificate Envoy
+	// presents to the backend; "" presents none.
+	ClientCertificate string `json:"clientCertificate,omitempty"`
+}
+
+// ClientCertificate is a certificate and key Envoy presents to backends,
+// delivered as one SDS secret, so rotating it never rebuilds a cluster.
+type ClientCertificate struct {
+	SecretName string `json:"secretName"`
+	Chain      []byte `json:"chain"`
+	// Key is never printed, not even in a plan.
+	Key []byte `json:"-"`
 }
 
 // CABundle is the trust a policy's clusters validate against, delivered

@@ -27,6 +27,7 @@ const (
 	optALPNProtocols           = Prefix + "alpnProtocols"
 	optInsecureSkipVerify      = Prefix + "insecureSkipVerify"
 	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
+	optClientCertificateRef    = Prefix + "clientCertificateRef"
 )
 
 // insecureSkipVerifyFlag is the control plane's opt-in for
@@ -62,8 +63,11 @@ type Options struct {
 	// SANURIPrefixes are URI SAN prefixes (SPIFFE trust domains or paths),
 	// each ending in "/": a backend certificate whose URI SAN starts with
 	// one is accepted, besides the spec's exact names.
-	SANURIPrefixes     []string `json:"sanURIPrefixes,omitempty"`
-	InsecureSkipVerify bool     `json:"insecureSkipVerify,omitempty"`
+	SANURIPrefixes []string `json:"sanURIPrefixes,omitempty"`
+	// ClientCertificateRef names the kubernetes.io/tls Secret, in the
+	// policy's namespace, whose certificate Envoy presents to the backend.
+	ClientCertificateRef string `json:"clientCertificateRef,omitempty"`
+	InsecureSkipVerify   bool   `json:"insecureSkipVerify,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key
@@ -127,7 +131,7 @@ func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
 		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
-		optSANURIPrefixes:
+		optSANURIPrefixes, optClientCertificateRef:
 		return true
 	}
 	return false
@@ -155,6 +159,8 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		o.ALPNProtocols, err = parseALPNProtocols(value)
 	case optSANURIPrefixes:
 		o.SANURIPrefixes, err = parseURIPrefixes(value)
+	case optClientCertificateRef:
+		o.ClientCertificateRef, err = parseSecretName(value)
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -172,7 +178,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)

@@ -74,6 +74,8 @@ func TestParseOptionsValid(t *testing.T) {
 		{"allowExpiredCertificate false", specOptions("tlsplane.io/allowExpiredCertificate", "false"), false, defaultTLSOptions()},
 		{"alpnProtocols", specOptions("tlsplane.io/alpnProtocols", "h2, http/1.1"), false,
 			with(func(o *Options) { o.ALPNProtocols = []string{"h2", "http/1.1"} })},
+		{"clientCertificateRef", specOptions("tlsplane.io/clientCertificateRef", "envoy-client.v2"), false,
+			with(func(o *Options) { o.ClientCertificateRef = "envoy-client.v2" })},
 		{"subjectAltNameURIPrefixes", specOptions("tlsplane.io/subjectAltNameURIPrefixes", "spiffe://prod.example.com/ns/shop/, spiffe://staging.example.com/"), false,
 			with(func(o *Options) {
 				o.SANURIPrefixes = []string{"spiffe://prod.example.com/ns/shop/", "spiffe://staging.example.com/"}
@@ -111,7 +113,7 @@ func TestParseOptionsInvalid(t *testing.T) {
 		{"un-prefixed key", specOptions("ciphers", "AES128-SHA"), false,
 			`option "ciphers": un-prefixed keys are reserved by Gateway API; tlsplane's options are under tlsplane.io/`},
 		{"unknown key", specOptions("tlsplane.io/cipher", "AES128-SHA"), false,
-			`option "tlsplane.io/cipher": unknown option; tlsplane implements allowExpiredCertificate, alpnProtocols, ciphers, ecdhCurves, insecureSkipVerify, maximumVersion, minimumVersion, signatureAlgorithms, subjectAltNameURIPrefixes, verifyCertificateHashes`},
+			`option "tlsplane.io/cipher": unknown option; tlsplane implements allowExpiredCertificate, alpnProtocols, ciphers, clientCertificateRef, ecdhCurves, insecureSkipVerify, maximumVersion, minimumVersion, signatureAlgorithms, subjectAltNameURIPrefixes, verifyCertificateHashes`},
 		{"key with upper-case domain", specOptions("TLSplane.io/ciphers", "AES128-SHA"), false,
 			`option "TLSplane.io/ciphers": not a valid key: Gateway API keys are a DNS subdomain, /, and a name`},
 		{"key with a space", specOptions(" tlsplane.io/ciphers", "AES128-SHA"), false,
@@ -228,6 +230,10 @@ func TestParseOptionsInvalid(t *testing.T) {
 			`option tlsplane.io/subjectAltNameURIPrefixes: "spiffe://prod.example.com/?x=/": a URI SAN prefix has no user, query or fragment`},
 		{"uri prefix with an empty segment", specOptions("tlsplane.io/subjectAltNameURIPrefixes", "spiffe://prod.example.com//"), false,
 			`option tlsplane.io/subjectAltNameURIPrefixes: "spiffe://prod.example.com//" has an empty path segment`},
+		{"client certificate in another namespace", specOptions("tlsplane.io/clientCertificateRef", "other/envoy-client"), false,
+			`option tlsplane.io/clientCertificateRef: "other/envoy-client" is not a Secret name (a DNS subdomain) in the policy's namespace`},
+		{"client certificate upper case", specOptions("tlsplane.io/clientCertificateRef", "Envoy-Client"), false,
+			`option tlsplane.io/clientCertificateRef: "Envoy-Client" is not a Secret name (a DNS subdomain) in the policy's namespace`},
 		{"uri prefix twice", specOptions("tlsplane.io/subjectAltNameURIPrefixes", "spiffe://a.example/, spiffe://a.example/"), false,
 			`option tlsplane.io/subjectAltNameURIPrefixes: "spiffe://a.example/" is listed twice`},
 		{"uri prefixes with validation off", specOptions("tlsplane.io/subjectAltNameURIPrefixes", "spiffe://a.example/", "tlsplane.io/insecureSkipVerify", "true"), true,

@@ -1,0 +1,40 @@
+package backendtls
+
+import (
+	"crypto/tls"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
+)
+
+// ReasonInvalidClientCertificateRef is the ResolvedRefs reason of a policy
+// whose client certificate Secret cannot be used: the reason Gateway API
+// gives a Gateway's backend client certificate.
+const ReasonInvalidClientCertificateRef = "InvalidClientCertificateRef"
+
+// resolveClientCertificate reads the kubernetes.io/tls Secret name of
+// namespace, or says what is wrong with it.
+func resolveClientCertificate(namespace, name string, ix *input.Index) (*plan.ClientCertificate, string) {
+	nn := input.NameOf(namespace, name)
+	what := fmt.Sprintf("option %s: Secret %s", tlsopts.ClientCertificateKey, nn)
+	s, ok := ix.Secrets[nn]
+	switch {
+	case !ok:
+		return nil, what + " does not exist"
+	case s.Type != corev1.SecretTypeTLS:
+		return nil, fmt.Sprintf("%s is of type %q, not %q", what, s.Type, corev1.SecretTypeTLS)
+	}
+	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if len(chain) == 0 || len(key) == 0 {
+		return nil, fmt.Sprintf("%s needs %s and %s", what, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	}
+	// crypto/tls's errors quote no key material.
+	if _, err := tls.X509KeyPair(chain, key); err != nil {
+		return nil, fmt.Sprintf("%s: %s and %s are not a usable certificate and key: %v", what, corev1.TLSCertKey, corev1.TLSPrivateKeyKey, err)
+	}
+	return &plan.ClientCertificate{SecretName: plan.ClientCertificateSecretName(nn.Namespace, nn.Name), Chain: chain, Key: key}, ""
+}
