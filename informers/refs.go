@@ -3,11 +3,15 @@ package informers
 import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
-// refs is the set of ConfigMaps and Secrets that BackendTLSPolicies name in
-// their CA certificate refs and Gateways in their listeners' certificate
-// refs: only changes to these can change a translation. (Every Service is
+// refs is the set of ConfigMaps and Secrets that BackendTLSPolicies read
+// (CA certificate refs, client certificates) and Gateways name in their
+// listeners' certificate refs: only changes to these can change a
+// translation. (Every Service is
 // translated, into a plain cluster when no policy targets it, so Services
 // and EndpointSlices are always relevant.)
 type refs struct {
@@ -19,17 +23,15 @@ func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway) refs {
 		configMaps: map[types.NamespacedName]bool{},
 		secrets:    map[types.NamespacedName]bool{},
 	}
+	var buf []backendtls.Ref
 	for _, p := range policies {
-		for _, c := range p.Spec.Validation.CACertificateRefs {
-			nn := types.NamespacedName{Namespace: p.Namespace, Name: string(c.Name)}
-			if c.Group != "" {
-				continue
-			}
-			switch c.Kind {
-			case "ConfigMap":
-				r.configMaps[nn] = true
-			case "Secret":
-				r.secrets[nn] = true
+		// What the translator's verdict reads: CA refs, client certificate.
+		buf = backendtls.AppendRefs(buf[:0], p)
+		for _, ref := range buf {
+			if ref.Kind == input.KindConfigMap {
+				r.configMaps[ref.Name] = true
+			} else {
+				r.secrets[ref.Name] = true
 			}
 		}
 	}

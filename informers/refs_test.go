@@ -17,12 +17,13 @@ func TestRefsOf(t *testing.T) {
 				{Kind: "Secret", Name: "ca-secret"},
 				{Group: "example.com", Kind: "ConfigMap", Name: "not-core"},
 			},
-		}},
+		},
+			Options: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"tlsplane.io/clientCertificateRef": "envoy-client"}},
 	}
 	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil)
 	nn := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
-	if !r.configMaps[nn("ca")] || !r.secrets[nn("ca-secret")] {
-		t.Errorf("refs = %+v, want ConfigMap shop/ca and Secret shop/ca-secret", r)
+	if !r.configMaps[nn("ca")] || !r.secrets[nn("ca-secret")] || !r.secrets[nn("envoy-client")] {
+		t.Errorf("refs = %+v, want ConfigMap shop/ca, Secrets shop/ca-secret and shop/envoy-client (the client certificate)", r)
 	}
 	if r.configMaps[nn("not-core")] || r.configMaps[types.NamespacedName{Namespace: "other", Name: "ca"}] {
 		t.Errorf("refs = %+v: a non-core kind or another namespace must not count", r)

@@ -22,6 +22,9 @@ type backend struct {
 	port  int
 	plain bool
 	proc  *harness.Process
+	// client asks for the counters: with a client certificate when the
+	// backend requires one.
+	client *http.Client
 }
 
 // backendOpts are the flags that make one backend differ from another.
@@ -30,6 +33,10 @@ type backendOpts struct {
 	minTLS, maxTLS string
 	curves         string
 	plain          bool
+	// clientCA, when set, makes the backend require a client certificate
+	// it signed (mutual TLS); probe is the one the test's own requests use.
+	clientCA *harness.Authority
+	probe    *harness.Leaf
 	// port is where to listen, as a restarted backend keeps its port;
 	// 0 picks a free one.
 	port int
@@ -75,7 +82,15 @@ func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 	if o.curves != "" {
 		args = append(args, "--curves", o.curves)
 	}
-	b := &backend{name: name, port: port, plain: o.plain}
+	b := &backend{name: name, port: port, plain: o.plain, client: countClient}
+	if o.clientCA != nil {
+		caFile := filepath.Join(e.pkiDir, name+"-client-ca.crt")
+		if err := os.WriteFile(caFile, o.clientCA.PEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--client-ca", caFile)
+		b.client = clientWith(t, o.probe)
+	}
 	b.proc = harness.Start(t, e.logDir, "backend-"+name, e.backendBin, args...)
 	harness.WaitProbe(t, b.proc, 10*time.Second, func() error { _, err := b.tryCounts(); return err })
 	return b
@@ -103,6 +118,19 @@ var countClient = &http.Client{
 	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 }
 
+// clientWith is countClient presenting leaf as its client certificate.
+func clientWith(t *testing.T, leaf *harness.Leaf) *http.Client {
+	t.Helper()
+	pair, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{
+		Timeout:   countClient.Timeout,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{pair}}},
+	}
+}
+
 func (b *backend) counts(t *testing.T) backendCounts {
 	t.Helper()
 	c, err := b.tryCounts()
@@ -127,7 +155,7 @@ func (b *backend) verifiesWith(ca *harness.Authority) error {
 
 func (b *backend) tryCounts() (backendCounts, error) {
 	var c backendCounts
-	resp, err := countClient.Get(b.baseURL() + "/_count")
+	resp, err := b.client.Get(b.baseURL() + "/_count")
 	if err != nil {
 		return c, err
 	}

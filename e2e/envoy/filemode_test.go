@@ -15,6 +15,12 @@ type pki struct {
 	ca, otherCA                               *harness.Authority
 	main, expired, selfSigned, p384, sentinel *harness.Leaf
 	tls12, rotating, overlap                  *harness.Leaf
+	// Mutual TLS: the CA the mtls backend trusts for client certificates,
+	// the main leaf of that backend, Envoy's client certificate, one from
+	// a CA the backend does not trust, and the test's own.
+	clientCA                    *harness.Authority
+	mtls, envoyClient, stranger *harness.Leaf
+	probeClient                 *harness.Leaf
 }
 
 func newPKI(t *testing.T, dir string) *pki {
@@ -28,12 +34,19 @@ func newPKI(t *testing.T, dir string) *pki {
 	p.sentinel = issue(t, ca, dir, "sentinel", harness.LeafSpec{})
 	p.rotating = issue(t, ca, dir, "rotating", harness.LeafSpec{})
 	p.overlap = issue(t, ca, dir, "overlap", harness.LeafSpec{})
+	p.clientCA = harness.NewAuthority(t, "tlsplane e2e client CA")
+	p.mtls = issue(t, ca, dir, "mtls", harness.LeafSpec{})
+	p.envoyClient = p.clientCA.Issue(t, harness.LeafSpec{CommonName: "envoy-client", Client: true})
+	p.stranger = p.otherCA.Issue(t, harness.LeafSpec{CommonName: "stranger", Client: true})
+	p.probeClient = p.clientCA.Issue(t, harness.LeafSpec{CommonName: "e2e-probe", Client: true})
 	return p
 }
 
 // backends are the echo servers, one per kind of TLS listener.
 type backends struct {
 	main, tls12, expired, selfSigned, p384, plain, sentinel, rotating, overlap *backend
+	// mtls requires a client certificate p.clientCA signed.
+	mtls *backend
 }
 
 func startBackends(t *testing.T, e *env, p *pki) *backends {
@@ -48,6 +61,7 @@ func startBackends(t *testing.T, e *env, p *pki) *backends {
 		sentinel: startBackend(t, e, "sentinel", backendOpts{leaf: p.sentinel}),
 		rotating: startBackend(t, e, "rotating", backendOpts{leaf: p.rotating}),
 		overlap:  startBackend(t, e, "overlap", backendOpts{leaf: p.overlap}),
+		mtls:     startBackend(t, e, "mtls", backendOpts{leaf: p.mtls, clientCA: p.clientCA, probe: p.probeClient}),
 	}
 }
 
@@ -193,6 +207,21 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 		{name: "san-multiple-none-matches", be: b.main, cas: cm("ca-san6", p.ca.PEM),
 			policies: []policy{{name: "san", caRefs: ref("ca-san6"), hostname: hostAbc, sans: []san{{dns: "nothere.example.com"}, {uri: "spiffe://abc.example.com/someone-else"}}}},
 			want:     outcome{sni: hostAbc, failStat: failSAN}},
+
+		// tlsplane.io/clientCertificateRef: the backend requires a client
+		// certificate its CA signed and names the one it saw.
+		{name: "client-certificate", be: b.mtls, cas: []object{caConfigMap("ca-mtls1", p.ca.PEM), tlsSecret(ns, "envoy-client", p.envoyClient)},
+			policies: []policy{{name: "mtls", caRefs: ref("ca-mtls1"), hostname: hostAbc, options: map[string]string{"clientCertificateRef": "envoy-client"}}},
+			want:     outcome{ok: true, sni: hostAbc, clientSubject: "envoy-client"}},
+		{name: "client-certificate-not-configured", be: b.mtls, cas: cm("ca-mtls2", p.ca.PEM),
+			policies: []policy{{name: "mtls", caRefs: ref("ca-mtls2"), hostname: hostAbc}},
+			want:     outcome{sni: hostAbc}},
+		{name: "client-certificate-from-another-ca", be: b.mtls, cas: []object{caConfigMap("ca-mtls3", p.ca.PEM), tlsSecret(ns, "stranger-client", p.stranger)},
+			policies: []policy{{name: "mtls", caRefs: ref("ca-mtls3"), hostname: hostAbc, options: map[string]string{"clientCertificateRef": "stranger-client"}}},
+			want:     outcome{sni: hostAbc}},
+		// Never without the certificate: a Secret that is missing fails closed.
+		{name: "client-certificate-missing-secret", be: b.sentinel, failClosed: true, cas: cm("ca-mtls4", p.ca.PEM),
+			policies: []policy{{name: "mtls", caRefs: ref("ca-mtls4"), hostname: hostAbc, options: map[string]string{"clientCertificateRef": "no-such-secret"}}}},
 
 		// tlsplane.io/subjectAltNameURIPrefixes: a SPIFFE trust domain (or
 		// path) authenticates beside the hostname, which the certificate

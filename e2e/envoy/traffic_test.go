@@ -27,6 +27,8 @@ type outcome struct {
 	tlsVersion string // e.g. "TLS 1.2"; "" = any
 	proto      string // e.g. "HTTP/2.0"; "" = any
 	plain      bool   // the backend saw no TLS at all
+	// clientSubject is the client certificate the backend saw ("" none).
+	clientSubject string
 	// failStat is the cluster's TLS failure counter the request must move,
 	// e.g. "ssl.fail_verify_san"; "" = none checked.
 	failStat string
@@ -135,6 +137,9 @@ func (c trafficCase) check(t *testing.T, r response) {
 	}
 	if w.tlsVersion != "" && r.Echo.TLSVersion != w.tlsVersion {
 		t.Errorf("backend negotiated %q, want %q", r.Echo.TLSVersion, w.tlsVersion)
+	}
+	if r.Echo.ClientSubject != w.clientSubject {
+		t.Errorf("backend saw client certificate %q, want %q", r.Echo.ClientSubject, w.clientSubject)
 	}
 	if w.proto != "" && r.Echo.Proto != w.proto {
 		t.Errorf("backend saw %s (ALPN %q), want %s", r.Echo.Proto, r.Echo.ALPN, w.proto)

@@ -23,6 +23,9 @@ type Echo struct {
 	// Headers are the request headers as the backend received them
 	// (canonical keys), e.g. those a route filter added.
 	Headers map[string][]string `json:"headers"`
+	// ClientSubject is the common name of the client certificate Envoy
+	// presented, "" for none (a backend that requires one says it).
+	ClientSubject string `json:"client_subject"`
 }
 
 // Response is one answer through Envoy's test listener; Echo is set on a 200.

@@ -35,6 +35,9 @@ type Echo struct {
 	Host       string              `json:"host"`
 	Path       string              `json:"path"`
 	Headers    map[string][]string `json:"headers"`
+	// ClientSubject is the client certificate's subject common name, ""
+	// without one (only a --client-ca backend asks for one).
+	ClientSubject string `json:"client_subject,omitempty"`
 }
 
 // Counts is the JSON body of CountPath.
@@ -67,8 +70,11 @@ func echoHandler(name string, counts *counters) http.Handler {
 			e.SNI = r.TLS.ServerName
 			e.TLSVersion = tls.VersionName(r.TLS.Version)
 			e.ALPN = r.TLS.NegotiatedProtocol
+			if len(r.TLS.PeerCertificates) > 0 {
+				e.ClientSubject = r.TLS.PeerCertificates[0].Subject.CommonName
+			}
 		}
-		log.Printf("backend %s: request %d %s %s sni=%q tls=%q alpn=%q", name, n, r.Proto, r.URL.Path, e.SNI, e.TLSVersion, e.ALPN)
+		log.Printf("backend %s: request %d %s %s sni=%q tls=%q alpn=%q client=%q", name, n, r.Proto, r.URL.Path, e.SNI, e.TLSVersion, e.ALPN, e.ClientSubject)
 		_, _ = io.Copy(io.Discard, r.Body)
 		_ = json.NewEncoder(w).Encode(e)
 	})

@@ -35,6 +35,7 @@ func run(args []string) error {
 	maxTLS := fs.String("max-tls", "1.3", "maximum TLS version: 1.2 or 1.3")
 	curves := fs.String("curves", "", "comma-separated key-exchange groups to accept, e.g. P-384 (default: Go's)")
 	plain := fs.Bool("plain", false, "serve plaintext HTTP/1.1 instead of HTTPS")
+	clientCA := fs.String("client-ca", "", "PEM CA bundle: require a client certificate it signed (mutual TLS); the echo names the certificate's subject")
 	name := fs.String("name", "backend", "name echoed in every response")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,6 +64,11 @@ func run(args []string) error {
 		cfg, err := serverTLSConfig(*minTLS, *maxTLS, *curves, reloader, counts)
 		if err != nil {
 			return err
+		}
+		if *clientCA != "" {
+			if err := requireClientCertificates(cfg, *clientCA); err != nil {
+				return err
+			}
 		}
 		srv.TLSConfig = cfg
 		log.Printf("backend %s: serving HTTPS on %s (TLS %s..%s)", *name, ln.Addr(), *minTLS, *maxTLS)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -52,4 +54,20 @@ func serverTLSConfig(minTLS, maxTLS, curves string, certs *certReloader, counts 
 		}
 	}
 	return cfg, nil
+}
+
+// requireClientCertificates makes every handshake present a client
+// certificate that a CA in caFile signed: a handshake without one fails,
+// as a backend requiring mutual TLS refuses it.
+func requireClientCertificates(cfg *tls.Config, caFile string) error {
+	pemData, err := os.ReadFile(caFile)
+	if err != nil {
+		return fmt.Errorf("--client-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemData) {
+		return fmt.Errorf("--client-ca %s: no PEM certificate", caFile)
+	}
+	cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, pool
+	return nil
 }
