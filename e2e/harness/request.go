@@ -39,7 +39,11 @@ type Response struct {
 
 func (r Response) String() string {
 	if r.Status == http.StatusOK {
-		return fmt.Sprintf("200 backend=%s sni=%q tls=%q alpn=%q proto=%s", r.Echo.Name, r.Echo.SNI, r.Echo.TLSVersion, r.Echo.ALPN, r.Echo.Proto)
+		s := fmt.Sprintf("200 backend=%s sni=%q tls=%q alpn=%q proto=%s", r.Echo.Name, r.Echo.SNI, r.Echo.TLSVersion, r.Echo.ALPN, r.Echo.Proto)
+		if r.Echo.ClientSubject != "" {
+			s += fmt.Sprintf(" client_certificate=%q", r.Echo.ClientSubject)
+		}
+		return s
 	}
 	return fmt.Sprintf("%d %q", r.Status, r.Body)
 }
