@@ -86,6 +86,7 @@ func fileMode(t *testing.T, apiType string) {
 	}
 	writeManifests(t, e.manifestDir, "two-ports", twoPortsObjects(p, b)...)
 	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(p.ca, b.rotating)...)
+	writeManifests(t, e.manifestDir, clientRotationSvc, clientRotationObjects(p, b.mtls, p.envoyClient)...)
 	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(p.ca.PEM, b.overlap)...)
 	writeManifests(t, e.manifestDir, brokenSvc, brokenFileObjects(p, b)...)
 
@@ -98,6 +99,7 @@ func fileMode(t *testing.T, apiType string) {
 	s.run(t, "two-ports-section-name", func(t *testing.T) { twoPorts(t, e, b, s) })
 	s.run(t, "ca-rotation", func(t *testing.T) { caRotation(t, e, p, b, s) })
 	s.run(t, "ca-rotation-with-overlap-zero-failures", func(t *testing.T) { caRotationOverlap(t, e, p, b, s) })
+	s.run(t, "client-certificate-rotation", func(t *testing.T) { clientRotation(t, e, p, b, s) })
 	s.run(t, "configmap-deleted-fails-closed", func(t *testing.T) { configMapDeleted(t, e, p, b, s) })
 	s.run(t, "endpoints-move-without-cluster-rebuild", func(t *testing.T) { endpointsMove(t, e, p, b, s) })
 	s.run(t, "policy-edit-changes-sni", func(t *testing.T) { policyEdit(t, e, p, b, s) })
