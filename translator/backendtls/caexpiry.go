@@ -6,48 +6,74 @@ import (
 )
 
 // DefaultCAExpiryWarning is how long before a trusted CA certificate
-// expires the policy's Accepted message starts to warn.
+// expires (or a revocation list is due) the policy's Accepted message
+// starts to warn.
 const DefaultCAExpiryWarning = 30 * 24 * time.Hour
 
 // CAExpiryNote warns, in an accepted policy's Accepted message, that a CA
 // it trusts has expired or expires within the window (cfg.CAExpiryWarning,
-// DefaultCAExpiryWarning when zero, none when negative). It names the date,
-// not a count of days, so the message changes only when a threshold is
-// crossed.
+// DefaultCAExpiryWarning when zero, none when negative), and likewise of
+// its revocation lists' nextUpdate. It names the date, not a count of
+// days, so the message changes only when a threshold is crossed.
 func CAExpiryNote(v *Verdict, now time.Time, cfg Config) string {
-	window := cfg.CAExpiryWarning
-	if window == 0 {
-		window = DefaultCAExpiryWarning
-	}
-	b := v.Trust.Bundle
-	if window < 0 || !v.Accepted() || b == nil || b.NotAfter.IsZero() {
+	window, ok := noteWindow(v, cfg)
+	if !ok {
 		return ""
 	}
-	at := b.NotAfter.UTC().Format(time.RFC3339)
-	switch {
-	case !now.Before(b.NotAfter):
-		return fmt.Sprintf("; warning: a CA certificate in %s expired at %s: handshakes with certificates it issued fail", b.NotAfterRef, at)
-	case b.NotAfter.Sub(now) <= window:
-		return fmt.Sprintf("; warning: a CA certificate in %s expires at %s, within %s", b.NotAfterRef, at, window)
+	b := v.Trust.Bundle
+	note := ""
+	if !b.NotAfter.IsZero() {
+		at := b.NotAfter.UTC().Format(time.RFC3339)
+		switch {
+		case !now.Before(b.NotAfter):
+			note = fmt.Sprintf("; warning: a CA certificate in %s expired at %s: handshakes with certificates it issued fail", b.NotAfterRef, at)
+		case b.NotAfter.Sub(now) <= window:
+			note = fmt.Sprintf("; warning: a CA certificate in %s expires at %s, within %s", b.NotAfterRef, at, window)
+		}
 	}
-	return ""
+	if c := v.CRL; c != nil && !c.NextUpdate.IsZero() {
+		at := c.NextUpdate.UTC().Format(time.RFC3339)
+		switch {
+		case !now.Before(c.NextUpdate):
+			note += fmt.Sprintf("; warning: a revocation list in %s expired at %s (nextUpdate): Envoy refuses every certificate of its CA until the list is renewed", c.Source, at)
+		case c.NextUpdate.Sub(now) <= window:
+			note += fmt.Sprintf("; warning: a revocation list in %s expires at %s (nextUpdate), within %s", c.Source, at, window)
+		}
+	}
+	return note
 }
 
 // NoteChanges is the first time after now that CAExpiryNote's answer for
-// v changes (when the warning window opens, and at expiry); zero: never.
+// v changes (when a warning window opens, and at expiry); zero: never.
 func NoteChanges(v *Verdict, now time.Time, cfg Config) time.Time {
+	window, ok := noteWindow(v, cfg)
+	if !ok {
+		return time.Time{}
+	}
+	var first time.Time
+	consider := func(expiry time.Time) {
+		if expiry.IsZero() {
+			return
+		}
+		for _, at := range []time.Time{expiry.Add(-window), expiry} {
+			if at.After(now) && (first.IsZero() || at.Before(first)) {
+				first = at
+			}
+		}
+	}
+	consider(v.Trust.Bundle.NotAfter)
+	if v.CRL != nil {
+		consider(v.CRL.NextUpdate)
+	}
+	return first
+}
+
+// noteWindow is the warning window of an accepted policy that trusts a
+// bundle; false when there is nothing to warn of.
+func noteWindow(v *Verdict, cfg Config) (time.Duration, bool) {
 	window := cfg.CAExpiryWarning
 	if window == 0 {
 		window = DefaultCAExpiryWarning
 	}
-	b := v.Trust.Bundle
-	if window < 0 || !v.Accepted() || b == nil || b.NotAfter.IsZero() {
-		return time.Time{}
-	}
-	for _, at := range []time.Time{b.NotAfter.Add(-window), b.NotAfter} {
-		if at.After(now) {
-			return at
-		}
-	}
-	return time.Time{}
+	return window, window >= 0 && v.Accepted() && v.Trust.Bundle != nil
 }

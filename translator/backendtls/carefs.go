@@ -18,7 +18,7 @@ type Ref struct {
 
 // AppendRefs appends to refs the objects p's verdict reads, in a fixed
 // order: its caCertificateRefs of a core kind, then its client certificate
-// Secret. The engine re-judges p when one of them changes; it passes a
+// Secret, then its revocation lists. The engine re-judges p when one of them changes; it passes a
 // buffer of its own, so a warm translation allocates nothing here.
 func AppendRefs(refs []Ref, p *gwv1.BackendTLSPolicy) []Ref {
 	namespace := input.NameOf(p.Namespace, p.Name).Namespace
@@ -31,6 +31,9 @@ func AppendRefs(refs []Ref, p *gwv1.BackendTLSPolicy) []Ref {
 	// object, and costs one lookup.
 	if name := p.Spec.Options[tlsopts.ClientCertificateKey]; name != "" {
 		refs = append(refs, Ref{Kind: input.KindSecret, Name: input.NameOf(namespace, string(name))})
+	}
+	if crl, err := tlsopts.ParseObjectRef(string(p.Spec.Options[tlsopts.CRLKey])); err == nil {
+		refs = append(refs, Ref{Kind: input.Kind(crl.Kind), Name: input.NameOf(namespace, crl.Name)})
 	}
 	return refs
 }

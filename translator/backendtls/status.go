@@ -2,6 +2,7 @@ package backendtls
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,21 +98,19 @@ func resolvedRefsCondition(v *Verdict) metav1.Condition {
 		Reason:  string(gwv1.BackendTLSPolicyReasonResolvedRefs),
 		Message: "All references are resolved",
 	}
-	if len(v.Trust.Problems) == 0 && v.clientProblem == "" {
+	problems := v.Trust.Problems
+	if len(v.optionProblems) > 0 {
+		problems = append(slices.Clip(problems), v.optionProblems...)
+	}
+	if len(problems) == 0 {
 		return c
 	}
-	msgs := make([]string, 0, len(v.Trust.Problems)+1)
-	for _, p := range v.Trust.Problems {
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
 		msgs = append(msgs, p.Message)
 	}
 	c.Status = metav1.ConditionFalse
-	c.Reason = ReasonInvalidClientCertificateRef
-	if len(v.Trust.Problems) > 0 {
-		c.Reason = string(v.Trust.Problems[0].Reason)
-	}
-	if v.clientProblem != "" {
-		msgs = append(msgs, v.clientProblem)
-	}
+	c.Reason = string(problems[0].Reason)
 	c.Message = strings.Join(msgs, "; ")
 	return c
 }

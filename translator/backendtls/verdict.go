@@ -29,13 +29,24 @@ type Verdict struct {
 	// ClientCert is the certificate Envoy presents to the backend
 	// (tlsplane.io/clientCertificateRef); nil without one.
 	ClientCert *plan.ClientCertificate
-	// clientProblem says why the client certificate Secret cannot be used.
-	clientProblem string
+	// CRL is the revocation lists served with the CA bundle
+	// (tlsplane.io/crlRef); nil without.
+	CRL *CRL
+	// optionProblems say why an object an option names (the client
+	// certificate, the CRL) cannot be used, with ResolvedRefs' reason.
+	optionProblems []RefProblem
 
 	// RejectReason and RejectMessage are set when the policy is not
 	// accepted on any target (Invalid or NoValidCACertificate).
 	RejectReason  gwv1.PolicyConditionReason
 	RejectMessage string
+}
+
+// rejectOption records an object an option names that cannot be used:
+// the policy fails closed, and ResolvedRefs says why.
+func (v *Verdict) rejectOption(reason, problem string) {
+	v.optionProblems = append(v.optionProblems, RefProblem{Reason: gwv1.PolicyConditionReason(reason), Message: problem})
+	v.Reject(gwv1.PolicyReasonInvalid, problem)
 }
 
 // Accepted: the policy can be applied.
@@ -91,8 +102,20 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	if name := tlsOpts.ClientCertificateRef; err == nil && name != "" {
 		// Never without it: a policy whose certificate is unusable fails
 		// closed rather than connect as nobody.
-		if v.ClientCert, v.clientProblem = resolveClientCertificate(nn.Namespace, name, ix); v.clientProblem != "" {
-			v.Reject(gwv1.PolicyReasonInvalid, v.clientProblem)
+		var problem string
+		if v.ClientCert, problem = resolveClientCertificate(nn.Namespace, name, ix); problem != "" {
+			v.rejectOption(ReasonInvalidClientCertificateRef, problem)
+		}
+	}
+	if ref := tlsOpts.CRLRef; err == nil && ref != nil && v.Trust.Bundle != nil {
+		var problem string
+		if v.CRL, problem = resolveCRL(nn.Namespace, *ref, v.Trust.Bundle, ix); problem != "" {
+			v.rejectOption(ReasonInvalidCRLRef, problem)
+		} else {
+			// A copy: the bundle's name and content now include the list.
+			b := *v.Trust.Bundle
+			b.SecretName, b.CRL = crlSecretName(b.SecretName, nn.Namespace, *ref), v.CRL.PEM
+			v.Trust.Bundle = &b
 		}
 	}
 	if p.Spec.Validation.Hostname == "" {

@@ -8,17 +8,20 @@ import (
 )
 
 // CASecret is the SDS secret of a CA bundle: inline PEM for refs, the host's
-// file for the system bundle (the translator reads no files).
+// file for the system bundle (the translator reads no files), and the
+// bundle's revocation lists, so a new list is an SDS update alone.
 func CASecret(b plan.CABundle) *tlsv3.Secret {
 	source := &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: b.PEM}}
 	if b.PEM == "" {
 		source = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: b.SystemPath}}
 	}
+	validation := &tlsv3.CertificateValidationContext{TrustedCa: source}
+	if b.CRL != "" {
+		validation.Crl = &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: b.CRL}}
+	}
 	return &tlsv3.Secret{
 		Name: b.SecretName,
-		Type: &tlsv3.Secret_ValidationContext{
-			ValidationContext: &tlsv3.CertificateValidationContext{TrustedCa: source},
-		},
+		Type: &tlsv3.Secret_ValidationContext{ValidationContext: validation},
 	}
 }
 

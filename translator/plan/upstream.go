@@ -65,6 +65,8 @@ type CABundle struct {
 	SecretName string `json:"secretName,omitempty"`
 	PEM        string `json:"pem,omitempty"`        // the valid refs' certificates; "" for the system bundle
 	SystemPath string `json:"systemPath,omitempty"` // set only for the system bundle
+	// CRL is PEM revocation lists of the bundle's CAs; "" for none.
+	CRL string `json:"crl,omitempty"`
 }
 
 // Zone is the ready addresses of one zone ("" when unknown), sorted and

@@ -28,6 +28,7 @@ const (
 	optInsecureSkipVerify      = Prefix + "insecureSkipVerify"
 	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
 	optClientCertificateRef    = Prefix + "clientCertificateRef"
+	optCRLRef                  = Prefix + "crlRef"
 )
 
 // insecureSkipVerifyFlag is the control plane's opt-in for
@@ -67,7 +68,10 @@ type Options struct {
 	// ClientCertificateRef names the kubernetes.io/tls Secret, in the
 	// policy's namespace, whose certificate Envoy presents to the backend.
 	ClientCertificateRef string `json:"clientCertificateRef,omitempty"`
-	InsecureSkipVerify   bool   `json:"insecureSkipVerify,omitempty"`
+	// CRLRef names the ConfigMap or Secret, in the policy's namespace,
+	// whose key ca.crl holds the revocation lists of the trusted CAs.
+	CRLRef             *ObjectRef `json:"crlRef,omitempty"`
+	InsecureSkipVerify bool       `json:"insecureSkipVerify,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key
@@ -131,7 +135,7 @@ func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
 		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
-		optSANURIPrefixes, optClientCertificateRef:
+		optSANURIPrefixes, optClientCertificateRef, optCRLRef:
 		return true
 	}
 	return false
@@ -161,6 +165,11 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		o.SANURIPrefixes, err = parseURIPrefixes(value)
 	case optClientCertificateRef:
 		o.ClientCertificateRef, err = parseSecretName(value)
+	case optCRLRef:
+		var ref ObjectRef
+		if ref, err = ParseObjectRef(value); err == nil {
+			o.CRLRef = &ref
+		}
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -178,7 +187,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)
@@ -329,6 +338,9 @@ func (o *Options) checkCombination(given map[string]string) error {
 		}
 		if o.SANURIPrefixes != nil {
 			return insecureConflict(optSANURIPrefixes)
+		}
+		if o.CRLRef != nil {
+			return insecureConflict(optCRLRef)
 		}
 	}
 	return nil

@@ -1,0 +1,132 @@
+package backendtls
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
+)
+
+// crlKey is the key, in a ConfigMap or Secret, that holds the PEM CRLs.
+const crlKey = "ca.crl"
+
+// ReasonInvalidCRLRef is the ResolvedRefs reason of a policy whose
+// revocation list cannot be used.
+const ReasonInvalidCRLRef = "InvalidCRLRef"
+
+// CRL is a policy's revocation lists, served inside its CA bundle's SDS
+// secret so a new list never rebuilds a cluster.
+type CRL struct {
+	PEM string
+	// Source names the object, for messages: "ConfigMap shop/pay-crl".
+	Source string
+	// NextUpdate is the earliest nextUpdate among the lists (zero: none
+	// says): when a list expires, Envoy refuses every certificate of its
+	// CA, revoked or not.
+	NextUpdate time.Time
+}
+
+// resolveCRL reads the revocation lists ref names and checks each is
+// signed by a CA of bundle; problem says what is wrong otherwise.
+func resolveCRL(namespace string, ref tlsopts.ObjectRef, bundle *Bundle, ix *input.Index) (*CRL, string) {
+	nn := input.NameOf(namespace, ref.Name)
+	source := ref.Kind + " " + nn.String()
+	what := fmt.Sprintf("option %s: %s", tlsopts.CRLKey, source)
+	if bundle.PEM == "" {
+		return nil, fmt.Sprintf("option %s: needs caCertificateRefs: the system CA bundle lives on the Envoy hosts, so tlsplane cannot check who signed the list", tlsopts.CRLKey)
+	}
+	var data []byte
+	found := false
+	switch ref.Kind {
+	case "ConfigMap":
+		cm, ok := ix.ConfigMaps[nn]
+		if !ok {
+			return nil, what + " does not exist"
+		}
+		if s, ok := cm.Data[crlKey]; ok {
+			data, found = []byte(s), true
+		} else if b, ok := cm.BinaryData[crlKey]; ok {
+			data, found = b, true
+		}
+	default:
+		s, ok := ix.Secrets[nn]
+		if !ok {
+			return nil, what + " does not exist"
+		}
+		data, found = s.Data[crlKey]
+	}
+	if !found {
+		return nil, fmt.Sprintf("%s has no key %q", what, crlKey)
+	}
+	cas, err := certificates(bundle.PEM)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: the CA bundle: %v", what, err)
+	}
+	crl := &CRL{Source: source}
+	var out bytes.Buffer
+	rest := data
+	for n := 1; ; n++ {
+		block, after := pem.Decode(rest)
+		if block == nil {
+			if n == 1 {
+				return nil, fmt.Sprintf("%s key %q holds no PEM-encoded X509 CRL", what, crlKey)
+			}
+			break
+		}
+		rest = after
+		if block.Type != "X509 CRL" {
+			return nil, fmt.Sprintf("%s key %q has a %s in PEM block %d, not an X509 CRL", what, crlKey, block.Type, n)
+		}
+		list, err := x509.ParseRevocationList(block.Bytes)
+		if err != nil {
+			return nil, fmt.Sprintf("%s key %q has an invalid CRL in PEM block %d: %v", what, crlKey, n, err)
+		}
+		if !signedByOneOf(list, cas) {
+			return nil, fmt.Sprintf("%s key %q: the CRL in PEM block %d (issuer %q) is not signed by a CA the policy trusts", what, crlKey, n, list.Issuer.String())
+		}
+		if !list.NextUpdate.IsZero() && (crl.NextUpdate.IsZero() || list.NextUpdate.Before(crl.NextUpdate)) {
+			crl.NextUpdate = list.NextUpdate
+		}
+		_ = pem.Encode(&out, &pem.Block{Type: block.Type, Bytes: block.Bytes})
+	}
+	crl.PEM = out.String()
+	return crl, ""
+}
+
+// certificates parses a normalised PEM bundle.
+func certificates(bundle string) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	rest := []byte(bundle)
+	for {
+		block, after := pem.Decode(rest)
+		if block == nil {
+			return out, nil
+		}
+		rest = after
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cert)
+	}
+}
+
+func signedByOneOf(list *x509.RevocationList, cas []*x509.Certificate) bool {
+	for _, ca := range cas {
+		if bytes.Equal(list.RawIssuer, ca.RawSubject) && list.CheckSignatureFrom(ca) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// crlSecretName is the CA secret's name with the list's source: a policy
+// adding a list to a bundle others trust gets a secret of its own.
+func crlSecretName(caSecret string, namespace string, ref tlsopts.ObjectRef) string {
+	return caSecret + "+crl/" + input.NameOf(namespace, "").Namespace + "/" + strings.ToLower(ref.Kind) + "/" + ref.Name
+}
