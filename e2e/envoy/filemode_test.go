@@ -21,6 +21,8 @@ type pki struct {
 	clientCA                    *harness.Authority
 	mtls, envoyClient, stranger *harness.Leaf
 	probeClient                 *harness.Leaf
+	// revoked is a server leaf of ca that the scenarios' CRLs revoke.
+	revoked *harness.Leaf
 }
 
 func newPKI(t *testing.T, dir string) *pki {
@@ -39,6 +41,7 @@ func newPKI(t *testing.T, dir string) *pki {
 	p.envoyClient = p.clientCA.Issue(t, harness.LeafSpec{CommonName: "envoy-client", Client: true})
 	p.stranger = p.otherCA.Issue(t, harness.LeafSpec{CommonName: "stranger", Client: true})
 	p.probeClient = p.clientCA.Issue(t, harness.LeafSpec{CommonName: "e2e-probe", Client: true})
+	p.revoked = issue(t, ca, dir, "revoked", harness.LeafSpec{})
 	return p
 }
 
@@ -47,6 +50,8 @@ type backends struct {
 	main, tls12, expired, selfSigned, p384, plain, sentinel, rotating, overlap *backend
 	// mtls requires a client certificate p.clientCA signed.
 	mtls *backend
+	// revoked serves p.revoked.
+	revoked *backend
 }
 
 func startBackends(t *testing.T, e *env, p *pki) *backends {
@@ -62,6 +67,7 @@ func startBackends(t *testing.T, e *env, p *pki) *backends {
 		rotating: startBackend(t, e, "rotating", backendOpts{leaf: p.rotating}),
 		overlap:  startBackend(t, e, "overlap", backendOpts{leaf: p.overlap}),
 		mtls:     startBackend(t, e, "mtls", backendOpts{leaf: p.mtls, clientCA: p.clientCA, probe: p.probeClient}),
+		revoked:  startBackend(t, e, "revoked", backendOpts{leaf: p.revoked}),
 	}
 }
 
@@ -80,13 +86,14 @@ func fileMode(t *testing.T, apiType string) {
 	b := startBackends(t, e, p)
 	s := newSummary("file mode, Envoy ADS "+apiType, e.root)
 
-	cases := trafficCases(p, b)
+	cases := trafficCases(t, p, b)
 	for _, c := range cases {
 		writeManifests(t, e.manifestDir, c.name, c.objects()...)
 	}
 	writeManifests(t, e.manifestDir, "two-ports", twoPortsObjects(p, b)...)
 	writeManifests(t, e.manifestDir, "ca-rotation", rotationObjects(p.ca, b.rotating)...)
 	writeManifests(t, e.manifestDir, clientRotationSvc, clientRotationObjects(p, b.mtls, p.envoyClient)...)
+	writeManifests(t, e.manifestDir, crlUpdateSvc, crlUpdateObjects(p, b.main, p.ca.CRL(t, time.Now().Add(24*time.Hour), p.revoked))...)
 	writeManifests(t, e.manifestDir, overlapSvc, overlapObjects(p.ca.PEM, b.overlap)...)
 	writeManifests(t, e.manifestDir, brokenSvc, brokenFileObjects(p, b)...)
 
@@ -100,6 +107,7 @@ func fileMode(t *testing.T, apiType string) {
 	s.run(t, "ca-rotation", func(t *testing.T) { caRotation(t, e, p, b, s) })
 	s.run(t, "ca-rotation-with-overlap-zero-failures", func(t *testing.T) { caRotationOverlap(t, e, p, b, s) })
 	s.run(t, "client-certificate-rotation", func(t *testing.T) { clientRotation(t, e, p, b, s) })
+	s.run(t, "crl-update-revokes-the-backend", func(t *testing.T) { crlUpdate(t, e, p, b, s) })
 	s.run(t, "configmap-deleted-fails-closed", func(t *testing.T) { configMapDeleted(t, e, p, b, s) })
 	s.run(t, "endpoints-move-without-cluster-rebuild", func(t *testing.T) { endpointsMove(t, e, p, b, s) })
 	s.run(t, "policy-edit-changes-sni", func(t *testing.T) { policyEdit(t, e, p, b, s) })
@@ -144,7 +152,10 @@ const (
 
 func cm(name string, pemData []byte) []object { return []object{caConfigMap(name, pemData)} }
 
-func trafficCases(p *pki, b *backends) []trafficCase {
+func trafficCases(t *testing.T, p *pki, b *backends) []trafficCase {
+	crl := p.ca.CRL(t, time.Now().Add(24*time.Hour), p.revoked)
+	expiredCRL := p.ca.CRL(t, time.Now().Add(-time.Minute), p.revoked)
+	foreignCRL := p.otherCA.CRL(t, time.Now().Add(24*time.Hour))
 	ref := func(name string) []caRef { return []caRef{{name: name}} }
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	newer := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -224,6 +235,22 @@ func trafficCases(p *pki, b *backends) []trafficCase {
 		// Never without the certificate: a Secret that is missing fails closed.
 		{name: "client-certificate-missing-secret", be: b.sentinel, failClosed: true, cas: cm("ca-mtls4", p.ca.PEM),
 			policies: []policy{{name: "mtls", caRefs: ref("ca-mtls4"), hostname: hostAbc, options: map[string]string{"clientCertificateRef": "no-such-secret"}}}},
+
+		// tlsplane.io/crlRef: the list revokes p.revoked, not p.main.
+		{name: "crl-certificate-not-revoked", be: b.main, cas: []object{caConfigMap("ca-crl1", p.ca.PEM), crlConfigMap("crl1", crl)},
+			policies: []policy{{name: "crl", caRefs: ref("ca-crl1"), hostname: hostAbc, options: map[string]string{"crlRef": "ConfigMap/crl1"}}},
+			want:     outcome{ok: true, sni: hostAbc}},
+		{name: "crl-certificate-revoked", be: b.revoked, cas: []object{caConfigMap("ca-crl2", p.ca.PEM), crlConfigMap("crl2", crl)},
+			policies: []policy{{name: "crl", caRefs: ref("ca-crl2"), hostname: hostAbc, options: map[string]string{"crlRef": "ConfigMap/crl2"}}},
+			want:     outcome{sni: hostAbc, failStat: failChain}},
+		// A list past its nextUpdate: Envoy (BoringSSL) refuses every
+		// certificate of its CA, revoked or not.
+		{name: "crl-expired", be: b.main, cas: []object{caConfigMap("ca-crl3", p.ca.PEM), crlConfigMap("crl3", expiredCRL)},
+			policies: []policy{{name: "crl", caRefs: ref("ca-crl3"), hostname: hostAbc, options: map[string]string{"crlRef": "ConfigMap/crl3"}}},
+			want:     outcome{sni: hostAbc, failStat: failChain}},
+		// A list another CA signed: the policy is not accepted.
+		{name: "crl-foreign-fails-closed", be: b.sentinel, failClosed: true, cas: []object{caConfigMap("ca-crl4", p.ca.PEM), crlConfigMap("crl4", foreignCRL)},
+			policies: []policy{{name: "crl", caRefs: ref("ca-crl4"), hostname: hostAbc, options: map[string]string{"crlRef": "ConfigMap/crl4"}}}},
 
 		// tlsplane.io/subjectAltNameURIPrefixes: a SPIFFE trust domain (or
 		// path) authenticates beside the hostname, which the certificate

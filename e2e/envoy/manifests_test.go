@@ -64,6 +64,15 @@ func caConfigMap(name string, pemData []byte) object {
 	}
 }
 
+// crlConfigMap holds revocation lists under ca.crl (tlsplane.io/crlRef).
+func crlConfigMap(name string, crl []byte) object {
+	return object{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": object{"namespace": ns, "name": name},
+		"data":     object{"ca.crl": string(crl)},
+	}
+}
+
 // configMapWithout is a ConfigMap that exists but lacks the ca.crt key.
 func configMapWithout(name string, pemData []byte) object {
 	return object{

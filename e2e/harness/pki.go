@@ -199,3 +199,22 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// CRL is a PEM revocation list of ca revoking revoked, valid from an hour
+// ago until nextUpdate.
+func (ca *Authority) CRL(t testing.TB, nextUpdate time.Time, revoked ...*Leaf) []byte {
+	t.Helper()
+	list := &x509.RevocationList{Number: newSerial(t), ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: nextUpdate}
+	if nextUpdate.Before(list.ThisUpdate) {
+		list.ThisUpdate = nextUpdate.Add(-time.Hour)
+	}
+	for _, l := range revoked {
+		list.RevokedCertificateEntries = append(list.RevokedCertificateEntries,
+			x509.RevocationListEntry{SerialNumber: l.Cert.SerialNumber, RevocationTime: time.Now().Add(-time.Minute)})
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, list, ca.Cert, ca.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
+}
