@@ -799,6 +799,10 @@ func fuzzSeeds(tb testing.TB) []fuzzCase {
 		with(func(c *fuzzCase) {
 			c.options = "tlsplane.io/subjectAltNameURIPrefixes=spiffe://prod.example.com,spiffe:///x/"
 		}),
+		with(func(c *fuzzCase) {
+			c.options = "tlsplane.io/clientCertificateRef=envoy-client\ntlsplane.io/crlRef=ConfigMap/pay-crl"
+		}),
+		with(func(c *fuzzCase) { c.options = "tlsplane.io/crlRef=Secret/\ntlsplane.io/clientCertificateRef=Bad/Name" }),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true"; c.flags = flagAllowInsecure }),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true" }),
 		with(func(c *fuzzCase) { c.options = "minimumVersion=TLSv1_2\ntlsplane.io/bogus=1" }),
