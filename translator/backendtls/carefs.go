@@ -32,8 +32,12 @@ func AppendRefs(refs []Ref, p *gwv1.BackendTLSPolicy) []Ref {
 	if name := p.Spec.Options[tlsopts.ClientCertificateKey]; name != "" {
 		refs = append(refs, Ref{Kind: input.KindSecret, Name: input.NameOf(namespace, string(name))})
 	}
-	if crl, err := tlsopts.ParseObjectRef(string(p.Spec.Options[tlsopts.CRLKey])); err == nil {
-		refs = append(refs, Ref{Kind: input.Kind(crl.Kind), Name: input.NameOf(namespace, crl.Name)})
+	// Checked for presence first: parsing an absent value would build an
+	// error for every policy of every translation.
+	if value := p.Spec.Options[tlsopts.CRLKey]; value != "" {
+		if crl, err := tlsopts.ParseObjectRef(string(value)); err == nil {
+			refs = append(refs, Ref{Kind: input.Kind(crl.Kind), Name: input.NameOf(namespace, crl.Name)})
+		}
 	}
 	return refs
 }
