@@ -57,8 +57,6 @@ type Translator struct {
 	whole      *wholeTranslation // the last whole translation, until Update builds its world
 	generation uint64
 
-	// refs is judge's buffer for the objects a policy reads.
-	refs []backendtls.Ref
 	// emitted is the governors of the last whole translation by policy,
 	// which its world keeps patching (see emittedMap).
 	emitted map[types.NamespacedName]*governor
@@ -204,19 +202,23 @@ func (g *generations[K, V]) done() {
 // verdictEntry is a policy's verdict, as emitted, and what decided it.
 type verdictEntry struct {
 	policy *gwv1.BackendTLSPolicy
-	refs   []metav1.Object // each backendtls.AppendRefs object, nil when missing
-	gov    *governor
+	// refs are the objects the policy reads (backendtls.AppendRefs, a
+	// function of the policy alone), objects each one as judged (nil when
+	// missing).
+	refs    []backendtls.Ref
+	objects []metav1.Object
+	gov     *governor
 }
 
 // judge is backendtls.Judge then emitPolicy, reused while the policy and
 // the objects it reads stay.
 func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
 	nn := input.NameOf(p.Namespace, p.Name)
-	t.refs = backendtls.AppendRefs(t.refs[:0], p)
-	if e, ok := t.verdicts.get(nn); ok && input.SameObject(e.policy, p) && len(e.refs) == len(t.refs) {
+	if e, ok := t.verdicts.get(nn); ok && input.SameObject(e.policy, p) {
+		// The same policy names the same objects: only theirs can differ.
 		same := true
-		for i, ref := range t.refs {
-			if !input.SameObject(e.refs[i], ref.Object(ix)) {
+		for i, ref := range e.refs {
+			if !input.SameObject(e.objects[i], ref.Object(ix)) {
 				same = false
 				break
 			}
@@ -229,9 +231,10 @@ func (t *Translator) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor 
 	if t.forget {
 		return g
 	}
-	e := &verdictEntry{policy: p, refs: make([]metav1.Object, len(t.refs)), gov: g}
-	for i, ref := range t.refs {
-		e.refs[i] = ref.Object(ix)
+	refs := backendtls.AppendRefs(nil, p)
+	e := &verdictEntry{policy: p, refs: refs, objects: make([]metav1.Object, len(refs)), gov: g}
+	for i, ref := range refs {
+		e.objects[i] = ref.Object(ix)
 	}
 	t.verdicts.put(nn, e)
 	return e.gov
