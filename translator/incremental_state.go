@@ -74,8 +74,7 @@ type secretUse struct {
 type wholeTranslation struct {
 	in       Inputs
 	ix       *input.Index
-	verdicts map[types.NamespacedName]*governor
-	order    []types.NamespacedName // the policies' names, as byPolicy lists them
+	verdicts []*backendtls.Verdict // as byPolicy lists them; their governors are in the verdict memo
 	byPolicy [][]*backendtls.Attachment
 	winners  map[backendtls.Target]*backendtls.Verdict
 	gateways gatewayOutput
@@ -86,17 +85,18 @@ type wholeTranslation struct {
 
 // remember numbers a whole translation's Output and keeps its parts for
 // Update.
-func (t *Translator) remember(in Inputs, ix *input.Index, verdicts map[types.NamespacedName]*governor, byPolicy [][]*backendtls.Attachment,
+func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls.Verdict, byPolicy [][]*backendtls.Attachment,
 	winners map[backendtls.Target]*backendtls.Verdict, gateways gatewayOutput, b *outputBuilder, out *Output, now time.Time) {
 	t.generation++
 	out.Generation = t.generation
 	t.world = nil
-	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, order: t.policyOrder, byPolicy: byPolicy, winners: winners,
+	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
 		gateways: gateways, unserved: b.unserved, out: *out, now: now}
 }
 
 // buildWorld makes the world of a whole translation, from its parts and
-// the Service translations the memo holds since.
+// the verdicts and Service translations the memos hold since; nil when
+// the memo lacks a verdict (then Update translates whole).
 func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 	in, ix, verdicts, byPolicy, winners, gateways, now := wt.in, wt.ix, wt.verdicts, wt.byPolicy, wt.winners, wt.gateways, wt.now
 	w := &world{
@@ -108,7 +108,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
 		byRef:       map[backendtls.Ref]map[types.NamespacedName]bool{},
 		slicesOf:    make(map[types.NamespacedName]map[types.NamespacedName]bool, len(in.EndpointSlices)),
-		verdicts:    verdicts,
+		verdicts:    make(map[types.NamespacedName]*governor, len(verdicts)),
 		attachments: make(map[types.NamespacedName][]*backendtls.Attachment, len(verdicts)),
 		winners:     winners,
 		ports:       make(map[types.NamespacedName][]portOutput, len(ix.Services)),
@@ -119,11 +119,15 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		noteDue:     map[types.NamespacedName]time.Time{},
 		out:         wt.out,
 	}
-	for i, nn := range wt.order {
-		v := verdicts[nn].verdict
-		w.policies[nn] = v.Policy
-		w.attachments[nn] = byPolicy[i]
-		w.index(nn, v.Policy)
+	for i, v := range verdicts {
+		e, ok := t.verdicts.entries[v.Name]
+		if !ok || e.value.gov.verdict != v {
+			return nil
+		}
+		w.verdicts[v.Name] = e.value.gov
+		w.policies[v.Name] = v.Policy
+		w.attachments[v.Name] = byPolicy[i]
+		w.index(v.Name, v.Policy)
 		w.scheduleNote(v, now, t.policyConfig)
 	}
 	// The last EndpointSlice of a key wins, as the index's Services do.

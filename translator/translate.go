@@ -45,11 +45,18 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	ix := input.NewIndex(in)
 	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*backendtls.Verdict, 0, len(policies))
-	emitted := t.emittedMap(len(policies))
+	// A remembering Translator finds each governor in its verdict memo;
+	// only a forgetful one needs a map of this call's.
+	var emitted map[types.NamespacedName]*governor
+	if t.forget {
+		emitted = make(map[types.NamespacedName]*governor, len(policies))
+	}
 	for _, p := range policies {
 		g := t.judge(p, ix)
 		verdicts = append(verdicts, g.verdict)
-		emitted[g.verdict.Name] = g
+		if emitted != nil {
+			emitted[g.verdict.Name] = g
+		}
 	}
 	byPolicy, winners := backendtls.Attach(verdicts, ix)
 
@@ -83,23 +90,9 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		out.Statuses[v.Name] = t.policyStatus(v, byPolicy[i], prev, gateways.judged.Reach, ix, now, stamp)
 	}
 	if !t.forget {
-		t.remember(in, ix, emitted, byPolicy, winners, gateways, b, &out, now)
+		t.remember(in, ix, verdicts, byPolicy, winners, gateways, b, &out, now)
 	}
 	return out
-}
-
-// emittedMap is an empty map for this call's governors. A remembering
-// Translator reuses last call's (the world built from it is replaced by
-// this call), so a warm translation allocates none.
-func (t *Translator) emittedMap(size int) map[types.NamespacedName]*governor {
-	if t.forget {
-		return make(map[types.NamespacedName]*governor, size)
-	}
-	if t.emitted == nil {
-		t.emitted = make(map[types.NamespacedName]*governor, size)
-	}
-	clear(t.emitted)
-	return t.emitted
 }
 
 // policyStatus is one policy's complete status, from its attachments.

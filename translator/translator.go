@@ -57,10 +57,6 @@ type Translator struct {
 	whole      *wholeTranslation // the last whole translation, until Update builds its world
 	generation uint64
 
-	// emitted is the governors of the last whole translation by policy,
-	// which its world keeps patching (see emittedMap).
-	emitted map[types.NamespacedName]*governor
-
 	verdicts generations[types.NamespacedName, *verdictEntry]
 	services generations[types.NamespacedName, *serviceEntry]
 	statuses generations[types.NamespacedName, *statusEntry]
@@ -259,6 +255,8 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 // servicePorts translates a Service's TCP ports, or reuses their last
 // translation when the Service, its EndpointSlices and the verdicts
 // governing its ports are the same. The result is read-only. emitted holds
+// the governor of every current verdict, by policy; nil: the verdict memo
+// holds them (a remembering Translator's whole translation).
 // the governor of every current verdict, by policy.
 func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
 	slices := ix.SlicesByService[nn]
@@ -269,7 +267,7 @@ func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, 
 	for _, cp := range upstream.Ports(svc, nn, governors) {
 		var g *governor
 		if cp.Governor != nil {
-			g = emitted[cp.Governor.Name]
+			g = t.governorOf(cp.Governor, emitted)
 		}
 		ports = append(ports, t.translatePort(svc, nn, cp, g, slices))
 	}
@@ -277,6 +275,15 @@ func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, 
 		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), ports: ports})
 	}
 	return ports
+}
+
+// governorOf is v's governor, from emitted or else the verdict memo
+// (which this call filled for every policy it judged).
+func (t *Translator) governorOf(v *backendtls.Verdict, emitted map[types.NamespacedName]*governor) *governor {
+	if emitted != nil {
+		return emitted[v.Name]
+	}
+	return t.verdicts.entries[v.Name].value.gov
 }
 
 func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
