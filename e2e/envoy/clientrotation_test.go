@@ -58,13 +58,7 @@ func clientRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modified := after["cluster_manager.cluster_modified"] - before["cluster_manager.cluster_modified"]
+	modified := clusterNotRebuilt(t, e, cluster, view, before, after)
 	s.note("client-certificate-rotation", "backend saw %q, then %q after the SDS update of %s; cluster_manager.cluster_modified +%d; %s",
 		"envoy-client", last.Echo.ClientSubject, secret, modified, last)
-	if modified != 0 {
-		t.Errorf("Envoy rebuilt clusters during the rotation: cluster_manager.cluster_modified moved by %d", modified)
-	}
-	if now, err := e.envoy.cluster(cluster); err != nil || now.raw != view.raw {
-		t.Errorf("cluster %s changed during the rotation (err %v):\nbefore %s\nafter  %s", cluster, err, view.raw, now.raw)
-	}
 }

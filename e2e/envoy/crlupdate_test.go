@@ -60,13 +60,7 @@ func crlUpdate(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modified := after["cluster_manager.cluster_modified"] - before["cluster_manager.cluster_modified"]
+	modified := clusterNotRebuilt(t, e, cluster, view, before, after)
 	s.note("crl-update-revokes-the-backend", "200 before; after the SDS update of %s: %s; %s; cluster_manager.cluster_modified +%d",
 		view.caSecret, last, sslDelta(before, after, cluster), modified)
-	if modified != 0 {
-		t.Errorf("Envoy rebuilt clusters for a new revocation list: cluster_manager.cluster_modified moved by %d", modified)
-	}
-	if now, err := e.envoy.cluster(cluster); err != nil || now.raw != view.raw {
-		t.Errorf("cluster %s changed for a new revocation list (err %v):\nbefore %s\nafter  %s", cluster, err, view.raw, now.raw)
-	}
 }

@@ -72,12 +72,22 @@ func caRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	s.note("ca-rotation", "recovered %s after the SDS update, %d failed requests before; %s %d -> %d; %s",
 		time.Since(start).Round(time.Millisecond), failures, sdsStat, sdsBefore, after[sdsStat], last)
 
-	if d := after["cluster_manager.cluster_modified"] - before["cluster_manager.cluster_modified"]; d != 0 {
-		t.Errorf("Envoy rebuilt clusters during the rotation: cluster_manager.cluster_modified moved by %d", d)
+	clusterNotRebuilt(t, e, cluster, view, before, after)
+}
+
+// clusterNotRebuilt fails t when Envoy rebuilt a cluster between the stats
+// before and after, or cluster's configuration is no longer view's: what
+// an SDS update must never cause. It returns cluster_modified's increase.
+func clusterNotRebuilt(t *testing.T, e *env, cluster string, view clusterView, before, after map[string]int64) int64 {
+	t.Helper()
+	d := after["cluster_manager.cluster_modified"] - before["cluster_manager.cluster_modified"]
+	if d != 0 {
+		t.Errorf("Envoy rebuilt clusters for an SDS update: cluster_manager.cluster_modified moved by %d", d)
 	}
 	if now, err := e.envoy.cluster(cluster); err != nil || now.raw != view.raw {
-		t.Errorf("cluster %s changed during the rotation (err %v):\nbefore %s\nafter  %s", cluster, err, view.raw, now.raw)
+		t.Errorf("cluster %s changed for an SDS update (err %v):\nbefore %s\nafter  %s", cluster, err, view.raw, now.raw)
 	}
+	return d
 }
 
 // waitSDSUpdate waits until Envoy applied an update of secret beyond count.
