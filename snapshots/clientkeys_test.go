@@ -1,13 +1,6 @@
 package snapshots
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
 	"time"
 
@@ -30,7 +23,7 @@ func TestClientKeysGoOnlyToFleetsServedTheirClusters(t *testing.T) {
 		in.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}})
 		in.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ca"}, Data: map[string]string{"ca.crt": translatortest.CA}})
-		in.Add(clientSecret(t, ns, "envoy-client"))
+		in.Add(translatortest.TLSSecret(t, ns, "envoy-client", "envoy-client."+ns))
 		in.Add(&gwv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
 			Spec: gwv1.BackendTLSPolicySpec{
 				TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Kind: "Service", Name: "api"}}},
@@ -62,33 +55,5 @@ func TestClientKeysGoOnlyToFleetsServedTheirClusters(t *testing.T) {
 				break
 			}
 		}
-	}
-}
-
-// clientSecret is a kubernetes.io/tls Secret with a fresh self-signed
-// client certificate.
-func clientSecret(t *testing.T, namespace, name string) *corev1.Secret {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + "." + namespace},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Type:       corev1.SecretTypeTLS,
-		Data: map[string][]byte{
-			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		},
 	}
 }

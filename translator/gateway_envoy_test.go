@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
 // TestEnvoyAcceptsGatewayConfiguration puts a Gateway fleet's listeners
@@ -35,7 +36,7 @@ func TestEnvoyAcceptsGatewayConfiguration(t *testing.T) {
 	}
 	envoy := translator.EnvoyBinary(t)
 	in := gatewayInputs(t, gatewayWorld)
-	in.Secrets = append(in.Secrets, tlsSecret(t, "shop", "edge-cert", "*.shop.example"))
+	in.Secrets = append(in.Secrets, translatortest.TLSSecret(t, "shop", "edge-cert", "*.shop.example"))
 	out := translator.Translate(in, nil, time.Now(), translator.Options{ListenerAddress: "127.0.0.1"})
 	fleet := out.Fleets["shop/edge"]
 	if fleet == nil || len(fleet.Listeners) == 0 || len(fleet.Routes) == 0 {

@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
 const gatewayClass = `
@@ -33,7 +34,7 @@ type listenerCase struct {
 }
 
 func TestGatewayAndListenerConditions(t *testing.T) {
-	cert := func(ns, name string) *corev1.Secret { return tlsSecret(t, ns, name, "gw.example") }
+	cert := func(ns, name string) *corev1.Secret { return translatortest.TLSSecret(t, ns, name, "gw.example") }
 	for name, tc := range map[string]listenerCase{
 		"HTTP and HTTPS on one port conflict": {yaml: `
 apiVersion: gateway.networking.k8s.io/v1

@@ -1,14 +1,7 @@
 package translator_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
 // gatewayWorld is a Gateway with an HTTP and an HTTPS listener, routes to
@@ -161,7 +155,7 @@ spec: {ports: [{port: 443}]}
 
 func TestGatewayTranslation(t *testing.T) {
 	in := gatewayInputs(t, gatewayWorld)
-	in.Secrets = append(in.Secrets, tlsSecret(t, "shop", "edge-cert", "*.shop.example"))
+	in.Secrets = append(in.Secrets, translatortest.TLSSecret(t, "shop", "edge-cert", "*.shop.example"))
 	out := translator.Translate(in, nil, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), translator.Options{ListenerAddress: "127.0.0.1"})
 	if len(out.Warnings) > 0 {
 		t.Fatalf("warnings: %q", out.Warnings)
@@ -348,33 +342,6 @@ func gatewayInputs(t *testing.T, docs string) translator.Inputs {
 		}
 	}
 	return in
-}
-
-// tlsSecret is a kubernetes.io/tls Secret with a fresh self-signed pair.
-func tlsSecret(t *testing.T, ns, name, host string) *corev1.Secret {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Type:       corev1.SecretTypeTLS,
-		Data: map[string][]byte{
-			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-		},
-	}
 }
 
 func wantCondition(t *testing.T, what string, conds []metav1.Condition, typ string, status metav1.ConditionStatus, reason string) {

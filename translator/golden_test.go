@@ -29,32 +29,45 @@ const goldenDir = "../testdata/translator"
 var goldenNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestGolden(t *testing.T) {
+	forEachGoldenInput(t, func(t *testing.T, _, in string) {
+		outPath := strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"
+		compareGolden(t, outPath, renderGolden(t, in), "the translation of "+in)
+	})
+	if *update {
+		deleteStaleOutputs(t)
+	}
+}
+
+func forEachGoldenInput(t *testing.T, run func(t *testing.T, name, in string)) {
 	inputs, err := filepath.Glob(filepath.Join(goldenDir, "*.in.yaml"))
 	if err != nil || len(inputs) == 0 {
 		t.Fatalf("no golden inputs in %s (%v)", goldenDir, err)
 	}
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
-		t.Run(name, func(t *testing.T) {
-			got := renderGolden(t, in)
-			outPath := strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"
-			if *update {
-				if err := os.WriteFile(outPath, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(outPath)
-			if err != nil {
-				t.Fatalf("%v (run `make golden`)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the translation of %s; run `make golden` and review the diff\n%s", outPath, in, firstDifference(want, got))
-			}
-		})
+		t.Run(name, func(t *testing.T) { run(t, name, in) })
 	}
+}
+
+// compareGolden compares got, what the test made of what, with the file at
+// path, or writes it with -update.
+func compareGolden(t *testing.T, path string, got []byte, what string) {
+	t.Helper()
 	if *update {
-		deleteStaleOutputs(t)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `make golden`)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s; run `make golden` and review the diff\n%s", path, what, firstDifference(want, got))
 	}
 }
 

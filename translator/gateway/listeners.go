@@ -12,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // listenerState is one Gateway listener as judged: whether it is served,
@@ -174,7 +175,7 @@ func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix 
 
 // listenerCertificate parses a TLS Secret once per translation.
 func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[string]*certificate) *certificate {
-	name := nn.Namespace + "/" + nn.Name + "/certificate"
+	name := plan.CertificateSecretName(nn.Namespace, nn.Name)
 	if c, ok := secrets[name]; ok {
 		return c
 	}

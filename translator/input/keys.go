@@ -13,12 +13,12 @@ func SortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, CompareKeys)
+	slices.SortFunc(keys, compareKeys)
 	return keys
 }
 
-// CompareKeys orders keys by namespace, then name.
-func CompareKeys(a, b types.NamespacedName) int {
+// compareKeys orders keys by namespace, then name.
+func compareKeys(a, b types.NamespacedName) int {
 	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 		return c
 	}
