@@ -9,9 +9,9 @@ import (
 )
 
 // refs is the set of ConfigMaps and Secrets that BackendTLSPolicies read
-// (CA certificate refs, client certificates) and Gateways name in their
-// listeners' certificate refs: only changes to these can change a
-// translation. (Every Service is
+// (CA certificate refs, client certificates) and Gateways name (their
+// listeners' certificate refs, their backend client certificate): only
+// changes to these can change a translation. (Every Service is
 // translated, into a plain cluster when no policy targets it, so Services
 // and EndpointSlices are always relevant.)
 type refs struct {
@@ -36,6 +36,12 @@ func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway) refs {
 		}
 	}
 	for _, g := range gateways {
+		if t := g.Spec.TLS; t != nil && t.Backend != nil && t.Backend.ClientCertificateRef != nil {
+			c := t.Backend.ClientCertificateRef
+			if (c.Group == nil || *c.Group == "") && (c.Kind == nil || *c.Kind == "Secret") {
+				r.secrets[secretOf(g.Namespace, c.Name, c.Namespace)] = true
+			}
+		}
 		for _, l := range g.Spec.Listeners {
 			if l.TLS == nil {
 				continue
@@ -46,13 +52,18 @@ func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway) refs {
 				}
 				// A reference to another namespace is read even before a
 				// ReferenceGrant permits it: the grant may come next.
-				nn := types.NamespacedName{Namespace: g.Namespace, Name: string(c.Name)}
-				if c.Namespace != nil {
-					nn.Namespace = string(*c.Namespace)
-				}
-				r.secrets[nn] = true
+				r.secrets[secretOf(g.Namespace, c.Name, c.Namespace)] = true
 			}
 		}
 	}
 	return r
+}
+
+// secretOf is the Secret a Gateway's reference names.
+func secretOf(gatewayNamespace string, name gwv1.ObjectName, namespace *gwv1.Namespace) types.NamespacedName {
+	nn := types.NamespacedName{Namespace: gatewayNamespace, Name: string(name)}
+	if namespace != nil {
+		nn.Namespace = string(*namespace)
+	}
+	return nn
 }

@@ -57,3 +57,27 @@ func TestRefsOfGatewayCertificates(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRefsOfGatewayBackendClientCertificate(t *testing.T) {
+	other := gwv1.Namespace("certs")
+	gateway := func(ref gwv1.SecretObjectReference) *gwv1.Gateway {
+		return &gwv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"},
+			Spec:       gwv1.GatewaySpec{TLS: &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: &ref}}},
+		}
+	}
+	r := refsOf(nil, []*gwv1.Gateway{
+		gateway(gwv1.SecretObjectReference{Name: "envoy-client"}),
+		gateway(gwv1.SecretObjectReference{Name: "shared-client", Namespace: &other}),
+		gateway(gwv1.SecretObjectReference{Kind: ptr(gwv1.Kind("ConfigMap")), Name: "not-a-secret"}),
+	})
+	want := map[types.NamespacedName]bool{{Namespace: "edge", Name: "envoy-client"}: true, {Namespace: "certs", Name: "shared-client"}: true}
+	if len(r.secrets) != len(want) {
+		t.Errorf("refs.secrets = %v, want %v", r.secrets, want)
+	}
+	for nn := range want {
+		if !r.secrets[nn] {
+			t.Errorf("refs.secrets = %v, want %s (a Gateway's backend client certificate)", r.secrets, nn)
+		}
+	}
+}

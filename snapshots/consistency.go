@@ -57,10 +57,10 @@ func checkConsistent(d *digests, s *servedSnapshot) error {
 
 // checkListeners is the gate for a Gateway fleet's own resources, on top
 // of checkConsistent of its base (whose secrets clusters reference): every
-// route configuration and SDS secret a listener reads is served, every
-// route configuration and listener certificate is read by a listener (ADS
-// withholds a reply holding what Envoy did not ask for), and no name is
-// served twice.
+// route configuration and SDS secret a listener or an own cluster reads is
+// served, every route configuration is read by a listener and every own
+// secret by a listener or an own cluster (ADS withholds a reply holding
+// what Envoy did not ask for), and no name is served twice.
 func checkListeners(part fleetPart, baseSecrets map[string]types.Resource) error {
 	for _, kind := range []struct {
 		name  string
@@ -82,6 +82,17 @@ func checkListeners(part fleetPart, baseSecrets map[string]types.Resource) error
 			return fmt.Errorf("secret %s: is both a listener certificate and a secret the clusters read", s.name)
 		}
 		own[s.name] = false
+	}
+	for _, c := range part.clusters {
+		for _, name := range c.secrets {
+			_, ours := own[name]
+			if _, theirs := baseSecrets[name]; !ours && !theirs {
+				return fmt.Errorf("cluster %s: the fleet's own version references secret %q, which is not in the snapshot", c.name, name)
+			}
+			if ours {
+				own[name] = true
+			}
+		}
 	}
 	for _, l := range part.listeners {
 		for _, name := range l.listener.routes {

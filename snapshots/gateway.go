@@ -3,6 +3,8 @@ package snapshots
 import (
 	"maps"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
@@ -21,9 +23,13 @@ import (
 // changes.
 
 // fleetPart is a Gateway fleet's own resources, digested and checked.
+// ownClusters are its own versions of base clusters, those base serves (a
+// fleet restricted to namespaces is never served another's cluster), and
+// ownSecrets its secrets but those only the left-out clusters read.
 type fleetPart struct {
-	listeners, routes, secrets []*digest
-	own                        *translator.FleetResources
+	listeners, routes, secrets, clusters []*digest
+	ownClusters                          []*clusterv3.Cluster
+	ownSecrets                           []*tlsv3.Secret
 }
 
 // checkFleet digests a Gateway fleet's own resources and checks them
@@ -38,14 +44,68 @@ func checkFleet(d *digests, base *servedSnapshot, own *translator.FleetResources
 	if part.routes, err = encode(d, asResources(own.Routes)); err != nil {
 		return fleetPart{}, err
 	}
-	if part.secrets, err = encode(d, asResources(own.Secrets)); err != nil {
+	part.ownClusters, part.ownSecrets = own.Clusters, own.Secrets
+	if len(own.Clusters) > 0 {
+		if part.ownClusters, part.ownSecrets, err = servedOwnClusters(d, base, own); err != nil {
+			return fleetPart{}, err
+		}
+	}
+	if part.secrets, err = encode(d, asResources(part.ownSecrets)); err != nil {
 		return fleetPart{}, err
 	}
-	part.own = own
+	if part.clusters, err = encode(d, asResources(part.ownClusters)); err != nil {
+		return fleetPart{}, err
+	}
 	if err := checkListeners(part, base.GetResources(resource.SecretType)); err != nil {
 		return fleetPart{}, err
 	}
 	return part, nil
+}
+
+// servedOwnClusters are the fleet's own clusters base serves, and its
+// secrets without those that only the others read: a fleet restricted to
+// namespaces gets neither a cluster of another namespace nor the key
+// that cluster would have presented.
+func servedOwnClusters(d *digests, base *servedSnapshot, own *translator.FleetResources) ([]*clusterv3.Cluster, []*tlsv3.Secret, error) {
+	baseClusters := base.GetResources(resource.ClusterType)
+	var kept []*clusterv3.Cluster
+	read, leftOut := map[string]bool{}, map[string]bool{}
+	for _, c := range own.Clusters {
+		dg, err := d.of(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, served := baseClusters[c.GetName()]
+		if served {
+			kept = append(kept, c)
+		}
+		for _, name := range dg.secrets {
+			if served {
+				read[name] = true
+			} else {
+				leftOut[name] = true
+			}
+		}
+	}
+	if len(leftOut) == 0 {
+		return kept, own.Secrets, nil
+	}
+	for _, l := range own.Listeners {
+		dg, err := d.of(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, name := range dg.listener.secrets {
+			read[name] = true
+		}
+	}
+	secrets := make([]*tlsv3.Secret, 0, len(own.Secrets))
+	for _, s := range own.Secrets {
+		if read[s.GetName()] || !leftOut[s.GetName()] {
+			secrets = append(secrets, s)
+		}
+	}
+	return kept, secrets, nil
 }
 
 // gatewaySnapshot is base plus a Gateway fleet's own resources. prev, the
@@ -61,9 +121,16 @@ func gatewaySnapshot(d *digests, base *servedSnapshot, own *translator.FleetReso
 	if len(part.secrets) > 0 {
 		sds = hashOf(sds, typeVersion(part.secrets))
 	}
+	cds, eds := base.GetVersion(resource.ClusterType), base.GetVersion(resource.EndpointType)
+	if len(part.clusters) > 0 {
+		// A load assignment's version follows the clusters reading it
+		// (version.go), here the fleet's own.
+		own := typeVersion(part.clusters)
+		cds, eds = hashOf(cds, own), hashOf(eds, own)
+	}
 	want := map[string]string{
-		resource.ClusterType:  base.GetVersion(resource.ClusterType),
-		resource.EndpointType: base.GetVersion(resource.EndpointType),
+		resource.ClusterType:  cds,
+		resource.EndpointType: eds,
 		resource.ListenerType: lds,
 		resource.RouteType:    rds,
 		resource.SecretType:   sds,
@@ -73,8 +140,15 @@ func gatewaySnapshot(d *digests, base *servedSnapshot, own *translator.FleetReso
 	}
 
 	snap := newServedSnapshot()
-	for _, typeURL := range []string{resource.ClusterType, resource.EndpointType} {
-		snap.share(base, typeURL)
+	switch {
+	case prev != nil && prev.GetVersion(resource.ClusterType) == cds && prev.GetVersion(resource.EndpointType) == eds:
+		snap.share(prev, resource.ClusterType)
+		snap.share(prev, resource.EndpointType)
+	case len(part.clusters) == 0:
+		snap.share(base, resource.ClusterType)
+		snap.share(base, resource.EndpointType)
+	default:
+		snap.mergeClusters(base, part, cds, eds)
 	}
 	snap.setType(resource.ListenerType, lds, asResources(own.Listeners))
 	snap.VersionMap[resource.ListenerType] = wireVersions(part.listeners)
@@ -102,6 +176,30 @@ func (s *servedSnapshot) share(from *servedSnapshot, typeURL string) {
 	s.VersionMap[typeURL] = from.VersionMap[typeURL]
 }
 
+// mergeClusters serves base's clusters with the fleet's own versions in
+// their place, at version cds, and base's load assignments, those the own
+// clusters read versioned with them, at eds. It copies base's maps: a
+// Gateway with a backend client certificate costs its fleet that copy
+// when clusters or endpoints change.
+func (s *servedSnapshot) mergeClusters(base *servedSnapshot, part fleetPart, cds, eds string) {
+	named := maps.Clone(base.byType[resource.ClusterType])
+	versions := maps.Clone(base.VersionMap[resource.ClusterType])
+	endpoints := maps.Clone(base.VersionMap[resource.EndpointType])
+	for i, c := range part.ownClusters {
+		named[c.GetName()] = c
+		versions[c.GetName()] = part.clusters[i].wire
+		if v, ok := endpoints[edsName(c)]; ok && isEDS(c) {
+			endpoints[edsName(c)] = hashOf(v, part.clusters[i].wire)
+		}
+	}
+	s.versions[resource.ClusterType] = cds
+	s.byType[resource.ClusterType] = named
+	s.VersionMap[resource.ClusterType] = versions
+	s.versions[resource.EndpointType] = eds
+	s.byType[resource.EndpointType] = base.byType[resource.EndpointType]
+	s.VersionMap[resource.EndpointType] = endpoints
+}
+
 // mergeSecrets serves base's secrets and the fleet's own, at version.
 // checkListeners made sure no name is in both.
 func (s *servedSnapshot) mergeSecrets(base *servedSnapshot, part fleetPart, version string) {
@@ -110,7 +208,7 @@ func (s *servedSnapshot) mergeSecrets(base *servedSnapshot, part fleetPart, vers
 	if named == nil {
 		named, versions = map[string]types.Resource{}, map[string]string{}
 	}
-	for i, secret := range part.own.Secrets {
+	for i, secret := range part.ownSecrets {
 		name := secret.GetName()
 		named[name] = secret
 		versions[name] = part.secretWire(i)
@@ -120,11 +218,11 @@ func (s *servedSnapshot) mergeSecrets(base *servedSnapshot, part fleetPart, vers
 	s.VersionMap[resource.SecretType] = versions
 }
 
-// secretWire is the wire version of own.Secrets[i]; part.secrets is the
-// same resources sorted by name, as own.Secrets is (the translator's
+// secretWire is the wire version of ownSecrets[i]; part.secrets is the
+// same resources sorted by name, as ownSecrets is (the translator's
 // contract), but a lookup by name does not rely on it.
 func (p fleetPart) secretWire(i int) string {
-	name := p.own.Secrets[i].GetName()
+	name := p.ownSecrets[i].GetName()
 	if i < len(p.secrets) && p.secrets[i].name == name {
 		return p.secrets[i].wire
 	}

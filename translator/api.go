@@ -99,6 +99,12 @@ type FleetResources struct {
 	Listeners []*listenerv3.Listener
 	Routes    []*routev3.RouteConfiguration
 	Secrets   []*tlsv3.Secret
+	// Clusters are this fleet's own versions of clusters of Output.Clusters
+	// (same names), served to it instead of those: the TLS clusters its
+	// Gateway's routes reach, presenting the Gateway's backend client
+	// certificate (spec.tls.backend.clientCertificateRef), or failing
+	// closed when that certificate cannot be used.
+	Clusters []*clusterv3.Cluster
 }
 
 // GatewayAPIStatuses are computed statuses, complete (other controllers'

@@ -27,6 +27,9 @@ type gatewayOutput struct {
 	// tables are each Gateway's route configurations as last emitted.
 	tables   map[types.NamespacedName][]*tableState
 	warnings []string
+	// presenting is, per fleet whose Gateway names a backend client
+	// certificate, its own versions of the clusters its routes reach.
+	presenting map[string]*fleetClusters
 }
 
 // tableState is one served route configuration: rc, and the table it was

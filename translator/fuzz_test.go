@@ -472,7 +472,7 @@ func fuzzOutputDifference(a, b translator.Output) string {
 func fuzzFleetsEqual(a, b map[string]*translator.FleetResources) bool {
 	return maps.EqualFunc(a, b, func(x, y *translator.FleetResources) bool {
 		return fuzzProtoListsEqual(x.Listeners, y.Listeners) && fuzzProtoListsEqual(x.Routes, y.Routes) &&
-			fuzzProtoListsEqual(x.Secrets, y.Secrets)
+			fuzzProtoListsEqual(x.Secrets, y.Secrets) && fuzzProtoListsEqual(x.Clusters, y.Clusters)
 	})
 }
 

@@ -54,7 +54,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
 	t.generation++
-	return w.output(u, t.generation), true
+	return w.output(u, t.generation, t.parts), true
 }
 
 // update is what one Update found the changes to reach.
@@ -73,6 +73,8 @@ type update struct {
 	secrets     map[string]bool
 	warnings    bool
 	fleetsDirty bool
+	// reachChanged: the Service ports some Gateway's routes reach changed.
+	reachChanged bool
 	// changedFleets are the fleets whose resources changed, when known
 	// (nil: any may have).
 	changedFleets map[string]bool
@@ -339,6 +341,7 @@ func (t *Translator) retranslateGateways(u *update, stamp metav1.Time) {
 	w := t.world
 	old := w.gateways
 	w.gateways = t.translateGateways(w.gateway.inputs(), w.ix, stamp)
+	w.gateways.presenting = old.presenting // what it made is reused where the bases are the same
 	// Only the policies on a Service port whose reaching Gateways changed
 	// get new Gateway ancestors: a route edit re-runs the Gateway rules
 	// for every route, but need not redo 10,000 policy statuses.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/envoy"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
 
@@ -32,8 +33,9 @@ func (u *update) setStatus(w *world, nn types.NamespacedName, st gwv1.PolicyStat
 	u.newStatuses[nn] = st
 }
 
-// output patches the last Output into this one.
-func (w *world) output(u *update, generation uint64) Output {
+// output patches the last Output into this one; parts make the Gateway
+// fleets' own clusters.
+func (w *world) output(u *update, generation uint64, parts *envoy.Parts) Output {
 	prev := w.out
 	out := prev
 	out.Generation = generation
@@ -44,6 +46,7 @@ func (w *world) output(u *update, generation uint64) Output {
 	out.Clusters, changed.Clusters = patchSorted(prev.Clusters, clusters, (*clusterv3.Cluster).GetName)
 	out.Endpoints, changed.Endpoints = patchSorted(prev.Endpoints, endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName)
 	out.Secrets, changed.Secrets = patchSorted(prev.Secrets, secrets, (*tlsv3.Secret).GetName)
+	w.presentClientCertificates(u, parts, out.Clusters, changed.Clusters)
 
 	origins := copyOnWrite[string, []types.NamespacedName]{m: prev.Origins}
 	namespaces := copyOnWrite[string, string]{m: prev.ClusterNamespaces}
@@ -108,6 +111,28 @@ func (w *world) output(u *update, generation uint64) Output {
 	}
 	w.out = out
 	return out
+}
+
+// presentClientCertificates redoes the own clusters of the Gateway fleets
+// this update rebuilt, or whose reached clusters changed; a fleet it
+// changes is a changed fleet.
+func (w *world) presentClientCertificates(u *update, parts *envoy.Parts, clusters []*clusterv3.Cluster, changed []string) {
+	rebuilt := func(fleet string) bool {
+		return u.reachChanged || u.fleetsDirty && (u.changedFleets == nil || u.changedFleets[fleet])
+	}
+	if changed == nil {
+		changed = []string{} // nil would say every cluster changed
+	}
+	fleets := w.gateways.presentClientCertificates(parts, clusters, changed, rebuilt)
+	if len(fleets) == 0 {
+		return
+	}
+	u.fleetsDirty = true
+	if u.changedFleets != nil {
+		for _, name := range fleets {
+			u.changedFleets[name] = true
+		}
+	}
 }
 
 // current is, for each name the update touched, its resource now (nil

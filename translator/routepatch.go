@@ -33,6 +33,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	}
 	// Marked before anything can fail: Reach is patched already, so a whole
 	// run after a failure here would not see these ports change.
+	u.reachChanged = u.reachChanged || len(patch.Reached) > 0
 	for _, b := range patch.Reached {
 		// Their policies have other Gateway ancestors now.
 		for policy := range w.byService[b.Service] {
@@ -112,7 +113,7 @@ func patchFleet(fleet *FleetResources, tables []*tableState, rebuild gateway.Reb
 	if !copied {
 		return fleet, true
 	}
-	return &FleetResources{Listeners: fleet.Listeners, Routes: routes, Secrets: fleet.Secrets}, true
+	return &FleetResources{Listeners: fleet.Listeners, Routes: routes, Secrets: fleet.Secrets, Clusters: fleet.Clusters}, true
 }
 
 // patch re-emits the virtual hosts of hosts (sorted) in the table, keeping

@@ -77,6 +77,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
+	gateways.presentClientCertificates(t.parts, out.Clusters, nil, everyFleet)
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
@@ -94,6 +95,9 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 	return out
 }
+
+// everyFleet: a whole translation built every fleet anew.
+func everyFleet(string) bool { return true }
 
 // policyStatus is one policy's complete status, from its attachments.
 func (t *Translator) policyStatus(v *backendtls.Verdict, as []*backendtls.Attachment, prev gwv1.PolicyStatus, reach map[input.ServicePort][]types.NamespacedName,

@@ -1,7 +1,6 @@
 package backendtls
 
 import (
-	"crypto/tls"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,13 +27,9 @@ func resolveClientCertificate(namespace, name string, ix *input.Index) (*plan.Cl
 	case s.Type != corev1.SecretTypeTLS:
 		return nil, fmt.Sprintf("%s is of type %q, not %q", what, s.Type, corev1.SecretTypeTLS)
 	}
-	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if len(chain) == 0 || len(key) == 0 {
-		return nil, fmt.Sprintf("%s needs %s and %s", what, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
-	}
-	// crypto/tls's errors quote no key material.
-	if _, err := tls.X509KeyPair(chain, key); err != nil {
-		return nil, fmt.Sprintf("%s: %s and %s are not a usable certificate and key: %v", what, corev1.TLSCertKey, corev1.TLSPrivateKeyKey, err)
+	chain, key, err := input.KeyPair(s)
+	if err != nil {
+		return nil, what + ": " + err.Error()
 	}
 	return &plan.ClientCertificate{SecretName: plan.ClientCertificateSecretName(nn.Namespace, nn.Name), Chain: chain, Key: key}, ""
 }

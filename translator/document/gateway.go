@@ -25,27 +25,23 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 	}
 	for _, name := range input.SortedNames(out.Fleets) {
 		f := out.Fleets[name]
-		fleet := map[string]any{"name": name, "listeners": []any{}, "routes": []any{}, "secrets": []any{}}
-		for _, l := range f.Listeners {
-			v, err := ProtoValue(l)
-			if err != nil {
-				return fmt.Errorf("listener %s: %w", l.Name, err)
-			}
-			fleet["listeners"] = append(fleet["listeners"].([]any), v)
+		fleet := map[string]any{"name": name}
+		var err error
+		if fleet["listeners"], err = protoValues("listener", f.Listeners, nil); err != nil {
+			return err
 		}
-		for _, r := range f.Routes {
-			v, err := ProtoValue(r)
-			if err != nil {
-				return fmt.Errorf("route configuration %s: %w", r.Name, err)
-			}
-			fleet["routes"] = append(fleet["routes"].([]any), v)
+		if fleet["routes"], err = protoValues("route configuration", f.Routes, nil); err != nil {
+			return err
 		}
-		for _, s := range f.Secrets {
-			v, err := ProtoValue(redacted(s))
-			if err != nil {
-				return fmt.Errorf("secret %s: %w", s.Name, err)
+		if fleet["secrets"], err = protoValues("secret", f.Secrets, func(m proto.Message) proto.Message { return redacted(m.(*tlsv3.Secret)) }); err != nil {
+			return err
+		}
+		if len(f.Clusters) > 0 {
+			// Only Gateways with a backend client certificate have them:
+			// other fleets' documents keep their shape.
+			if fleet["clusters"], err = protoValues("cluster", f.Clusters, nil); err != nil {
+				return err
 			}
-			fleet["secrets"] = append(fleet["secrets"].([]any), v)
 		}
 		doc["fleets"] = append(doc["fleets"], fleet)
 	}
@@ -123,4 +119,25 @@ func uniqueSortedClasses(in []*gwv1.GatewayClass) []*gwv1.GatewayClass {
 		out = append(out, byName[n])
 	}
 	return out
+}
+
+// protoValues renders items (each through show, unless nil) as document
+// values.
+func protoValues[T interface {
+	proto.Message
+	GetName() string
+}](what string, items []T, show func(proto.Message) proto.Message) ([]any, error) {
+	out := []any{}
+	for _, item := range items {
+		var m proto.Message = item
+		if show != nil {
+			m = show(m)
+		}
+		v, err := ProtoValue(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", what, item.GetName(), err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"crypto/tls"
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -186,13 +184,9 @@ func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[s
 		c.err = fmt.Errorf("does not exist")
 		return c
 	}
-	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if len(chain) == 0 || len(key) == 0 {
-		c.err = fmt.Errorf("needs %s and %s", corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
-		return c
-	}
-	if _, err := tls.X509KeyPair(chain, key); err != nil {
-		c.err = fmt.Errorf("%s and %s are not a usable pair: %v", corev1.TLSCertKey, corev1.TLSPrivateKeyKey, err)
+	chain, key, err := input.KeyPair(s)
+	if err != nil {
+		c.err = err
 		return c
 	}
 	c.chain, c.key = chain, key

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,7 +100,7 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 	}
 	st := gwv1.GatewayStatus{
 		Addresses:  addresses,
-		Conditions: condition.Stamp(gw.Status.Conditions, []metav1.Condition{accepted, programmed}, gw.Generation, now),
+		Conditions: condition.Stamp(gw.Status.Conditions, []metav1.Condition{accepted, programmed, gs.resolvedRefs()}, gw.Generation, now),
 	}
 	prev := map[gwv1.SectionName][]metav1.Condition{}
 	for _, l := range gw.Status.Listeners {
@@ -191,4 +192,28 @@ func gatewayAddresses(gs *Gateway, g *gatewayIndex) ([]gwv1.GatewayStatusAddress
 		}
 	}
 	return out, ""
+}
+
+// resolvedRefs is the Gateway's ResolvedRefs: its backend client
+// certificate, then a summary of its listeners' ResolvedRefs. It does not
+// change Accepted or Programmed: a Gateway with a bad backend certificate
+// is served, and the TLS backends its routes reach fail closed.
+func (gs *Gateway) resolvedRefs() metav1.Condition {
+	c := metav1.Condition{Type: string(gwv1.GatewayConditionResolvedRefs), Status: metav1.ConditionTrue,
+		Reason: string(gwv1.GatewayReasonResolvedRefs), Message: "every reference is resolved"}
+	if b := gs.backend; b != nil && b.cert == nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(b.reason), b.message+"; the TLS backends its routes reach fail closed, but for those whose policy names a client certificate of its own"
+		return c
+	}
+	var unresolved []string
+	for _, l := range gs.listeners {
+		if !l.resolved {
+			unresolved = append(unresolved, string(l.spec.Name))
+		}
+	}
+	if len(unresolved) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, string(gwv1.GatewayReasonListenersNotResolved)
+		c.Message = fmt.Sprintf("listeners %s: references not resolved; see status.listeners", strings.Join(unresolved, ", "))
+	}
+	return c
 }

@@ -70,7 +70,8 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		if !accepted[string(gw.Spec.GatewayClassName)] {
 			continue
 		}
-		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs), certs: certs}
+		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs), certs: certs,
+			backend: judgeBackendCertificate(gw, ix, g)}
 		gateways[gs.nn] = gs
 		res.Gateways = append(res.Gateways, gs)
 	}
@@ -104,6 +105,8 @@ type Gateway struct {
 	listeners []*listenerState
 	// certs are the listener certificates of this run, by SDS name.
 	certs map[string]*certificate
+	// backend is spec.tls.backend's client certificate; nil without one.
+	backend *backendCertificate
 }
 
 // Name is the Gateway's namespace/name.

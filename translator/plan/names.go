@@ -33,3 +33,11 @@ func CertificateSecretName(namespace, name string) string {
 func ClientCertificateSecretName(namespace, name string) string {
 	return "client/" + namespace + "/" + name
 }
+
+// GatewayClientCertificateSecretName is the SDS secret of the client
+// certificate a Gateway presents to its backends: named after the Gateway,
+// not the Secret, so pointing the Gateway at another Secret rebuilds no
+// cluster, and served only to that Gateway's fleet.
+func GatewayClientCertificateSecretName(namespace, gateway string) string {
+	return "gateway-client/" + namespace + "/" + gateway
+}

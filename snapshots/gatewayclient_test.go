@@ -1,0 +1,97 @@
+package snapshots
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// A Gateway's backend client certificate changes its fleet's clusters
+// only: the fleet is served its own version of shop/mtls/443 (presenting
+// gateway-client/shop/edge) and that key; every other fleet is served the
+// cluster without it and never the key; the load assignment the own
+// version reads is versioned with it, so Envoy gets it again when the
+// version changes. The translation is the real one, of the golden input.
+func TestGatewayClientCertificateChangesItsFleetOnly(t *testing.T) {
+	in, err := manifests.Read([]string{"../testdata/translator/gateway-backend-client-certificate.in.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := translator.Translate(in, nil, time.Now(), translator.Options{})
+	p := New(Options{FleetNamespaces: map[string][]string{"shop/foreign": {"bank"}}})
+	for _, fleet := range []string{"shop/edge", "shop/missing", "shop/foreign", "mesh"} {
+		p.NodeStreamOpened(&corev3.Node{Id: fleet, Cluster: fleet})
+	}
+	if _, err := p.Publish(out); err != nil {
+		t.Fatal(err)
+	}
+	const mtls, ownCert, key = "shop/mtls/443", "shop/own-cert/443", "gateway-client/shop/edge"
+	edge, missing, foreign, mesh := served(t, p, "shop/edge"), served(t, p, "shop/missing"), served(t, p, "shop/foreign"), served(t, p, "mesh")
+
+	clusterOf := func(s *servedSnapshot, name string) *clusterv3.Cluster {
+		c, _ := s.GetResources(resource.ClusterType)[name].(*clusterv3.Cluster)
+		if c == nil {
+			t.Fatalf("cluster %s not served", name)
+		}
+		return c
+	}
+	presents := func(s *servedSnapshot, name string) []string {
+		refs, err := referencedSecrets(clusterOf(s, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	if refs := presents(edge, mtls); !slices.Contains(refs, key) {
+		t.Errorf("fleet shop/edge: %s reads %v, want the Gateway's certificate %s", mtls, refs, key)
+	}
+	if refs := presents(mesh, mtls); slices.Contains(refs, key) || len(refs) != 1 {
+		t.Errorf("fleet mesh: %s reads %v, want its CA only", mtls, refs)
+	}
+	if refs := presents(missing, mtls); len(refs) != 0 {
+		t.Errorf("fleet shop/missing (its Gateway's certificate does not exist): %s reads %v, want the fail-closed context, which reads none", mtls, refs)
+	}
+	if clusterOf(edge, ownCert) != clusterOf(mesh, ownCert) {
+		t.Errorf("%s presents its policy's certificate: every fleet must be served the same cluster", ownCert)
+	}
+	for fleet, s := range map[string]*servedSnapshot{"shop/edge": edge, "shop/missing": missing, "shop/foreign": foreign, "mesh": mesh} {
+		_, has := s.GetResources(resource.SecretType)[key]
+		if has != (fleet == "shop/edge") {
+			t.Errorf("fleet %s is served %s: %v", fleet, key, has)
+		}
+	}
+	if _, ok := foreign.GetResources(resource.ClusterType)[mtls]; ok {
+		t.Errorf("fleet shop/foreign is restricted to bank, but is served %s", mtls)
+	}
+	edgeEDS, meshEDS := edge.VersionMap[resource.EndpointType], mesh.VersionMap[resource.EndpointType]
+	if edgeEDS[mtls] == meshEDS[mtls] || edgeEDS[ownCert] != meshEDS[ownCert] {
+		t.Errorf("load assignment versions: %s %q vs %q (want different: its cluster is the fleet's own), %s %q vs %q (want the same)",
+			mtls, edgeEDS[mtls], meshEDS[mtls], ownCert, edgeEDS[ownCert], meshEDS[ownCert])
+	}
+	if edge.GetVersion(resource.ClusterType) == mesh.GetVersion(resource.ClusterType) {
+		t.Error("the fleet with its own cluster has the CDS version of every fleet")
+	}
+
+	// Restricted to another namespace, the fleet gets neither the cluster
+	// nor the key it would have presented (a key no cluster reads would
+	// also be refused by the consistency check).
+	restricted := New(Options{FleetNamespaces: map[string][]string{"shop/edge": {"bank"}}})
+	restricted.NodeStreamOpened(&corev3.Node{Id: "edge", Cluster: "shop/edge"})
+	if _, err := restricted.Publish(out); err != nil {
+		t.Fatal(err)
+	}
+	r := served(t, restricted, "shop/edge")
+	if _, ok := r.GetResources(resource.SecretType)[key]; ok {
+		t.Errorf("fleet shop/edge restricted to bank is served %s", key)
+	}
+	if _, ok := r.GetResources(resource.ClusterType)[mtls]; ok {
+		t.Errorf("fleet shop/edge restricted to bank is served %s", mtls)
+	}
+}
