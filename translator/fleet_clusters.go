@@ -80,6 +80,9 @@ func (gw *gatewayOutput) presentClientCertificates(parts *envoy.Parts, clusters 
 				fc.reachedSet[n] = true
 			}
 		}
+		if fc.variants == nil || fc.variantsSecret() != secretName {
+			fc.made = nil // made for another certificate, or for failing closed
+		}
 		fc.variants = envoy.NewClientVariants(secretName, fc.variants)
 		fc.keep(cert)
 		own := fc.emit(parts, clusters)

@@ -59,9 +59,13 @@ func gatewayMode(t *testing.T, apiType string) {
 		{"backendtlspolicy-san-mismatch-fails-closed", func(t *testing.T) {
 			routedFailClosed(t, e, b, s, "backendtlspolicy-san-mismatch-fails-closed", "san-mismatch.example", svcSANMismatch, failSAN)
 		}},
+		{"gateway-client-certificate", func(t *testing.T) { gatewayClientCertificate(t, e, b, s) }},
+		{"policy-client-certificate-wins-over-gateway", func(t *testing.T) { policyClientCertificateWins(t, e, b, s) }},
+		{"gateway-client-certificate-rotation", func(t *testing.T) { gatewayClientRotation(t, e, b, s) }},
+		{"gateway-client-certificate-unusable-fails-closed", func(t *testing.T) { gatewayClientUnusable(t, e, b, s) }},
 		{"envoy-rejected-nothing", func(t *testing.T) { envoyRejectedNothing(t, e.gwEnvoy, s) }},
 		{"no-plaintext-to-tls-backends", func(t *testing.T) {
-			for _, be := range []*backend{b.secure, b.sentinel} {
+			for _, be := range []*backend{b.secure, b.sentinel, b.mtls} {
 				if c := be.counts(t); c.Plaintext != 0 {
 					t.Errorf("backend %s received %d plaintext requests", be.name, c.Plaintext)
 				}

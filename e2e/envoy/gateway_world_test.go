@@ -28,6 +28,10 @@ type gatewayPKI struct {
 	ca, otherCA, gwCA           *harness.Authority
 	backend, sentinel           *harness.Leaf
 	abcCert, otherCert, xnsCert *harness.Leaf
+	// clientCA signs the client certificates the mtls backend accepts:
+	// the Gateway's, a policy's own, and the test's probe.
+	clientCA                           *harness.Authority
+	gatewayClient, policyClient, probe *harness.Leaf
 }
 
 func newGatewayPKI(t *testing.T, dir string) *gatewayPKI {
@@ -42,6 +46,11 @@ func newGatewayPKI(t *testing.T, dir string) *gatewayPKI {
 		return p.gwCA.Issue(t, harness.LeafSpec{CommonName: host, Organization: "tlsplane e2e listener " + host, DNSNames: []string{host}})
 	}
 	p.abcCert, p.otherCert, p.xnsCert = listenerLeaf(hostAbcGW), listenerLeaf(hostOtherGW), listenerLeaf(hostCrossGW)
+	p.clientCA = harness.NewAuthority(t, "tlsplane e2e client CA")
+	client := func(cn string) *harness.Leaf {
+		return p.clientCA.Issue(t, harness.LeafSpec{CommonName: cn, Client: true})
+	}
+	p.gatewayClient, p.policyClient, p.probe = client("gateway-client"), client("policy-client"), client("e2e-probe")
 	return p
 }
 
@@ -50,6 +59,7 @@ func newGatewayPKI(t *testing.T, dir string) *gatewayPKI {
 type gatewayBackends struct {
 	a, b, c, shop    *backend
 	secure, sentinel *backend
+	mtls             *backend // requires a client certificate p.clientCA signed
 }
 
 func startGatewayBackends(t *testing.T, e *env, p *gatewayPKI) *gatewayBackends {
@@ -61,6 +71,7 @@ func startGatewayBackends(t *testing.T, e *env, p *gatewayPKI) *gatewayBackends 
 		secure: startBackend(t, e, "gw-secure", backendOpts{leaf: p.backend}),
 		// Only fail-closed routes lead to sentinel: it must receive nothing.
 		sentinel: startBackend(t, e, "gw-sentinel", backendOpts{leaf: p.sentinel}),
+		mtls:     startBackend(t, e, "gw-mtls", backendOpts{leaf: p.backend, clientCA: p.clientCA, probe: p.probe}),
 	}
 }
 
@@ -86,16 +97,18 @@ const (
 func writeGatewayWorld(t *testing.T, dir string, p *gatewayPKI, b *gatewayBackends, ports gatewayPorts) {
 	writeManifests(t, dir, fileGateway,
 		gatewayClass(gwClass, controller),
-		gateway(gwNS, gwName, gwClass,
+		withBackendClientCertificate(gateway(gwNS, gwName, gwClass,
 			gwListener{name: "http", protocol: "HTTP", port: ports.http},
 			gwListener{name: "https-abc", protocol: "HTTPS", port: ports.https, hostname: hostAbcGW, certName: "abc-cert"},
 			gwListener{name: "https-other", protocol: "HTTPS", port: ports.https, hostname: hostOtherGW, certName: "other-cert"},
 			gwListener{name: "https-cross", protocol: "HTTPS", port: ports.https, hostname: hostCrossGW, certNS: certsNS, certName: "cross-cert"},
-		),
+		), gatewayClientName),
 		tlsSecret(gwNS, "abc-cert", p.abcCert),
 		tlsSecret(gwNS, "other-cert", p.otherCert),
 	)
 	writeManifests(t, dir, fileCerts, tlsSecret(certsNS, "cross-cert", p.xnsCert))
+	writeManifests(t, dir, fileGatewayClient, tlsSecret(gwNS, gatewayClientName, p.gatewayClient))
+	writeManifests(t, dir, fileMTLS, mtlsObjects(p, b.mtls)...)
 	writeManifests(t, dir, fileShop, inNamespace(shopNS, serviceWithEndpoints("shop",
 		svcPort{name: "http", port: plainPort, backendPort: b.shop.port})...)...)
 
@@ -148,6 +161,8 @@ func writeGatewayWorld(t *testing.T, dir string, p *gatewayPKI, b *gatewayBacken
 		route("backend-tls", "http", []string{"backend-tls.example"}, routeRule{backends: toSvc(svcSecure)}),
 		route("wrong-ca", "http", []string{"wrong-ca.example"}, routeRule{backends: toSvc(svcWrongCA)}),
 		route("san-mismatch", "http", []string{"san-mismatch.example"}, routeRule{backends: toSvc(svcSANMismatch)}),
+		route("mtls", "http", []string{hostMTLS}, routeRule{backends: toSvc(svcMTLS)}),
+		route("mtls-own", "http", []string{hostMTLSOwn}, routeRule{backends: toSvc(svcMTLSOwn)}),
 		route("secure-abc", "https-abc", nil, routeRule{backends: to(b.a)}),
 		route("secure-other", "https-other", nil, routeRule{backends: to(b.b)}),
 		route("secure-cross", "https-cross", nil, routeRule{backends: to(b.c)}),

@@ -18,6 +18,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"BackendTLSPolicy",
 	"BackendTLSPolicySANValidation",
 	"Gateway",
+	"GatewayBackendClientCertificate",
 	"GatewayHTTPListenerIsolation",
 	"GatewayPort8080",
 	"HTTPRoute",
