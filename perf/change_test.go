@@ -37,6 +37,24 @@ func BenchmarkChangeToSnapshot(b *testing.B) {
 				return changeOf(translator.KindHTTPRoute, r)
 			})
 		})
+		// The same two changes when the Gateway presents a backend client
+		// certificate: its fleet has its own version of every cluster.
+		b.Run(fmt.Sprintf("endpoints-gateway-client-certificate/n=%d", n), func(b *testing.B) {
+			in := WithBackendClientCertificate(b, GatewayInputs(n))
+			es := in.EndpointSlices[n/2]
+			benchmarkChange(b, in, func(rv int) translator.Change {
+				es = MovedEndpoints(es, rv)
+				return changeOf(translator.KindEndpointSlice, es)
+			})
+		})
+		b.Run(fmt.Sprintf("route-gateway-client-certificate/n=%d", n), func(b *testing.B) {
+			in := WithBackendClientCertificate(b, GatewayInputs(n))
+			r := in.HTTPRoutes[n/2]
+			benchmarkChange(b, in, func(rv int) translator.Change {
+				r = Route(r.Namespace, r.Name, fmt.Sprintf("/v%d", rv))
+				return changeOf(translator.KindHTTPRoute, r)
+			})
+		})
 	}
 }
 

@@ -2,12 +2,14 @@ package perf
 
 import (
 	"fmt"
+	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
 // GatewayInputs are Inputs(n) behind one Gateway (edge/web, an HTTP
@@ -59,4 +61,15 @@ func MovedEndpoints(es *discoveryv1.EndpointSlice, rv int) *discoveryv1.Endpoint
 	out.ResourceVersion = fmt.Sprint(rv)
 	out.Endpoints[0].Addresses = []string{fmt.Sprintf("10.250.%d.%d", rv/250%250, rv%250)}
 	return out
+}
+
+// WithBackendClientCertificate is in with its Gateway (edge/web) naming a
+// backend client certificate, Secret edge/web-client: the Gateway's fleet
+// is then served its own version of every TLS cluster its routes reach.
+func WithBackendClientCertificate(tb testing.TB, in translator.Inputs) translator.Inputs {
+	gw := in.Gateways[0].DeepCopy()
+	gw.Spec.TLS = &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: &gwv1.SecretObjectReference{Name: "web-client"}}}
+	in.Gateways = []*gwv1.Gateway{gw}
+	in.Secrets = append(in.Secrets, translatortest.TLSSecret(tb, "edge", "web-client", "web-client.edge"))
+	return in
 }

@@ -23,8 +23,10 @@ type fleetClusters struct {
 	reached    []string
 	reachedSet map[string]bool
 	// made is, per reached cluster, the base it was made from and the
-	// fleet's version (nil: served as the base is).
+	// fleet's version (nil: served as the base is); own lists those
+	// versions in name order.
 	made map[string]madeCluster
+	own  []*clusterv3.Cluster
 	// secret is the certificate's SDS secret, made from cert; nil when it
 	// cannot be used.
 	secret *tlsv3.Secret
@@ -33,13 +35,22 @@ type fleetClusters struct {
 
 type madeCluster struct{ base, own *clusterv3.Cluster }
 
+// fleetChange is what may have changed for one fleet since its own
+// clusters were made.
+type fleetChange struct {
+	rebuilt bool // its resources are new: its own clusters go onto them
+	reach   bool // the clusters its routes reach may be others
+}
+
 // presentClientCertificates gives each Gateway fleet its own versions of
 // the clusters its routes reach when its Gateway names a backend client
-// certificate, from the base clusters (sorted by name). It looks again at
-// a fleet that rebuilt says was rebuilt, or whose reached clusters include
-// one of changed (nil: every cluster changed), and returns the fleets
-// whose resources it changed; gw.fleets is copied before it is written.
-func (gw *gatewayOutput) presentClientCertificates(parts *envoy.Parts, clusters []*clusterv3.Cluster, changed []string, rebuilt func(fleet string) bool) []string {
+// certificate, from the base clusters (sorted by name). changed names the
+// base clusters that changed (nil: all of them); since says what else
+// changed per fleet. It returns the fleets whose resources it changed;
+// gw.fleets is copied before it is written. A route patch costs a fleet
+// the Service ports it reaches (reach), a cluster change the clusters that
+// changed.
+func (gw *gatewayOutput) presentClientCertificates(parts *envoy.Parts, clusters []*clusterv3.Cluster, changed []string, since func(fleet string) fleetChange) []string {
 	if gw.judged == nil {
 		return nil
 	}
@@ -57,43 +68,68 @@ func (gw *gatewayOutput) presentClientCertificates(parts *envoy.Parts, clusters 
 		if !configured || fleet == nil {
 			continue
 		}
-		fc := previous[name]
-		fresh := fc == nil || rebuilt(name)
 		secretName := ""
 		if cert != nil {
 			secretName = cert.SecretName
 		}
-		if !fresh && fc.variants != nil && secretName == fc.variantsSecret() && !touches(fc.reachedSet, changed) {
-			gw.presenting[name] = fc
+		fc, ch := previous[name], since(name)
+		if fc == nil {
+			fc, ch.reach = &fleetClusters{}, true
+		}
+		gw.presenting[name] = fc
+		certChanged := fc.variants == nil || fc.variants.Secret() != secretName
+		touched := fc.touched(changed)
+		if !ch.rebuilt && !ch.reach && !certChanged && len(touched) == 0 {
 			continue
 		}
-		if fc == nil {
-			fc = &fleetClusters{}
+		if certChanged {
+			fc.made = nil // made for another certificate, or for failing closed
+			fc.variants = envoy.NewClientVariants(secretName, fc.variants)
 		}
-		if fresh || fc.reachedSet == nil {
+		fc.keep(cert)
+		if ch.reach {
 			if reachOf == nil {
 				reachOf = reachedClusters(gw.judged)
 			}
-			fc.reached = reachOf[gs.Name()]
-			fc.reachedSet = make(map[string]bool, len(fc.reached))
-			for _, n := range fc.reached {
-				fc.reachedSet[n] = true
-			}
+			fc.reach(reachOf[gs.Name()])
 		}
-		if fc.variants == nil || fc.variantsSecret() != secretName {
-			fc.made = nil // made for another certificate, or for failing closed
+		switch {
+		case ch.reach || certChanged || changed == nil:
+			fc.emit(parts, clusters, fc.reached)
+		case len(touched) > 0:
+			fc.emit(parts, clusters, touched)
 		}
-		fc.variants = envoy.NewClientVariants(secretName, fc.variants)
-		fc.keep(cert)
-		own := fc.emit(parts, clusters)
-		gw.presenting[name] = fc
-		next := withOwnClusters(fleet, own, fc.secret, gs)
+		next := withOwnClusters(fleet, fc.own, fc.secret, gs)
 		if next != fleet {
 			fleets.set(name, next, nil)
 			out = append(out, name)
 		}
 	}
 	gw.fleets = fleets.m
+	return out
+}
+
+// reach makes names (sorted) the clusters the fleet's routes reach.
+func (fc *fleetClusters) reach(names []string) {
+	fc.reached = names
+	fc.reachedSet = make(map[string]bool, len(names))
+	for _, n := range names {
+		fc.reachedSet[n] = true
+	}
+}
+
+// touched are the names of changed (nil: every cluster) the fleet's
+// routes reach.
+func (fc *fleetClusters) touched(changed []string) []string {
+	if changed == nil {
+		return fc.reached
+	}
+	var out []string
+	for _, n := range changed {
+		if fc.reachedSet[n] {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 
@@ -108,35 +144,43 @@ func (fc *fleetClusters) keep(cert *plan.ClientCertificate) {
 	}
 }
 
-// variantsSecret is the SDS secret the fleet's variants present ("": fail closed).
-func (fc *fleetClusters) variantsSecret() string { return fc.variants.Secret() }
-
-// emit makes the fleet's version of each reached cluster there is,
-// keeping the last one made from the same base.
-func (fc *fleetClusters) emit(parts *envoy.Parts, clusters []*clusterv3.Cluster) []*clusterv3.Cluster {
-	var own []*clusterv3.Cluster
-	made := make(map[string]madeCluster, len(fc.made))
-	for _, name := range fc.reached {
+// emit makes the fleet's version of the reached clusters names (each
+// that exists), keeping the last one made from the same base, then lists
+// the fleet's own clusters in name order.
+func (fc *fleetClusters) emit(parts *envoy.Parts, clusters []*clusterv3.Cluster, names []string) {
+	if fc.made == nil || len(names) == len(fc.reached) {
+		// Made afresh: the versions of clusters no longer reached go.
+		made := make(map[string]madeCluster, len(fc.reached))
+		for _, n := range fc.reached {
+			if m, ok := fc.made[n]; ok {
+				made[n] = m
+			}
+		}
+		fc.made = made
+	}
+	for _, name := range names {
 		i, found := slices.BinarySearchFunc(clusters, name, func(c *clusterv3.Cluster, n string) int { return strings.Compare(c.Name, n) })
 		if !found {
+			delete(fc.made, name)
 			continue
 		}
 		base := clusters[i]
-		m, ok := fc.made[name]
-		if !ok || m.base != base {
-			// An error leaves the version failing closed: the base passed
-			// Envoy's rules, so only an Envoy that rejects adding an SDS
-			// certificate to a valid context would cause one.
-			c, _ := parts.Presenting(base, fc.variants)
-			m = madeCluster{base: base, own: c}
+		if m, ok := fc.made[name]; ok && m.base == base {
+			continue
 		}
-		made[name] = m
-		if m.own != nil {
+		// An error leaves the version failing closed: the base passed
+		// Envoy's rules, so only an Envoy that rejects adding an SDS
+		// certificate to a valid context would cause one.
+		c, _ := parts.Presenting(base, fc.variants)
+		fc.made[name] = madeCluster{base: base, own: c}
+	}
+	own := make([]*clusterv3.Cluster, 0, len(fc.own))
+	for _, name := range fc.reached {
+		if m := fc.made[name]; m.own != nil {
 			own = append(own, m.own)
 		}
 	}
-	fc.made = made
-	return own
+	fc.own = own
 }
 
 // withOwnClusters is fleet with own as its clusters and the certificate's
@@ -173,15 +217,3 @@ func reachedClusters(r *gateway.Result) map[types.NamespacedName][]string {
 	return out
 }
 
-// touches: a changed name (nil: all) is in set.
-func touches(set map[string]bool, changed []string) bool {
-	if changed == nil {
-		return true
-	}
-	for _, n := range changed {
-		if set[n] {
-			return true
-		}
-	}
-	return false
-}

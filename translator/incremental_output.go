@@ -117,13 +117,17 @@ func (w *world) output(u *update, generation uint64, parts *envoy.Parts) Output 
 // this update rebuilt, or whose reached clusters changed; a fleet it
 // changes is a changed fleet.
 func (w *world) presentClientCertificates(u *update, parts *envoy.Parts, clusters []*clusterv3.Cluster, changed []string) {
-	rebuilt := func(fleet string) bool {
-		return u.reachChanged || u.fleetsDirty && (u.changedFleets == nil || u.changedFleets[fleet])
+	since := func(fleet string) fleetChange {
+		rebuilt := u.fleetsDirty && (u.changedFleets == nil || u.changedFleets[fleet])
+		// Only a whole run of the Gateway rules (changedFleets nil) or a
+		// route patch that moved some Gateway's reach changes what a
+		// fleet's routes reach.
+		return fleetChange{rebuilt: rebuilt, reach: u.reachChanged || u.fleetsDirty && u.changedFleets == nil}
 	}
 	if changed == nil {
 		changed = []string{} // nil would say every cluster changed
 	}
-	fleets := w.gateways.presentClientCertificates(parts, clusters, changed, rebuilt)
+	fleets := w.gateways.presentClientCertificates(parts, clusters, changed, since)
 	if len(fleets) == 0 {
 		return
 	}

@@ -97,7 +97,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 }
 
 // everyFleet: a whole translation built every fleet anew.
-func everyFleet(string) bool { return true }
+func everyFleet(string) fleetChange { return fleetChange{rebuilt: true, reach: true} }
 
 // policyStatus is one policy's complete status, from its attachments.
 func (t *Translator) policyStatus(v *backendtls.Verdict, as []*backendtls.Attachment, prev gwv1.PolicyStatus, reach map[input.ServicePort][]types.NamespacedName,
