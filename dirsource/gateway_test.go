@@ -28,6 +28,12 @@ metadata: {name: pay, namespace: shop, uid: u-3, resourceVersion: "7"}
 spec:
   parentRefs: [{name: edge}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: checkout, namespace: shop, uid: u-6, resourceVersion: "7"}
+spec:
+  parentRefs: [{name: edge}]
+---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: routes, namespace: shop, uid: u-4, resourceVersion: "7"}
@@ -65,11 +71,11 @@ func TestSourceGatewayAPIObjectsAreObjects(t *testing.T) {
 			t.Fatalf("after a read: again=%v, %d objects; want again=%v, %d\nlogs:\n%s", again, got, wantAgain, wantObjects, logs)
 		}
 	}
-	rescan(false, 5)
+	rescan(false, 6)
 	in := src.Inputs()
-	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
-		t.Fatalf("read %d classes, %d gateways, %d routes, %d grants, %d namespaces; want 1 each",
-			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.ReferenceGrants), len(in.Namespaces))
+	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.GRPCRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
+		t.Fatalf("read %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d grants, %d namespaces; want 1 each",
+			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.ReferenceGrants), len(in.Namespaces))
 	}
 	for _, o := range objects(in) {
 		if o.GetResourceVersion() != "" {
@@ -78,9 +84,9 @@ func TestSourceGatewayAPIObjectsAreObjects(t *testing.T) {
 	}
 
 	write(t, path, "")
-	rescan(true, 5) // an in-place rewrite caught between truncate and write
+	rescan(true, 6) // an in-place rewrite caught between truncate and write
 	write(t, path, gatewayAPIObjects)
-	rescan(false, 5)
+	rescan(false, 6)
 }
 
 // The directory-mode example reads without a warning into every kind

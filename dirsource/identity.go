@@ -53,6 +53,7 @@ func keyedObjects(in translator.Inputs) []keyed {
 	all = appendKeyed(all, translator.KindGatewayClass, in.GatewayClasses)
 	all = appendKeyed(all, translator.KindGateway, in.Gateways)
 	all = appendKeyed(all, translator.KindHTTPRoute, in.HTTPRoutes)
+	all = appendKeyed(all, translator.KindGRPCRoute, in.GRPCRoutes)
 	all = appendKeyed(all, translator.KindReferenceGrant, in.ReferenceGrants)
 	all = appendKeyed(all, translator.KindNamespace, in.Namespaces)
 	return all

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
@@ -57,5 +60,31 @@ spec:
 	}
 	if got := clusterNames(); len(got) != 1 || got[0] != "shop/pay/8080" {
 		t.Errorf("after the edit: clusters %v, want [shop/pay/8080] (the edit was not served)", got)
+	}
+}
+
+// Every kind of Inputs is an object of the view, and Changes order the
+// kinds as Inputs' fields are: a kind added to Inputs but not here would
+// be read from files and never served, or served out of order.
+func TestKeyedObjectsCoverEveryKindOfInputsInOrder(t *testing.T) {
+	var in translator.Inputs
+	fields := reflect.ValueOf(&in).Elem()
+	for i := range fields.NumField() {
+		f := fields.Field(i)
+		o := reflect.New(f.Type().Elem().Elem())
+		o.Interface().(metav1.Object).SetName(fields.Type().Field(i).Name)
+		f.Set(reflect.Append(f, o))
+	}
+	got := keyedObjects(in)
+	if len(got) != fields.NumField() {
+		t.Fatalf("keyedObjects lists %d objects of %d kinds of Inputs", len(got), fields.NumField())
+	}
+	for i, k := range got {
+		if want := fields.Type().Field(i).Name; k.object.GetName() != want {
+			t.Errorf("object %d is from Inputs.%s, want Inputs.%s", i, k.object.GetName(), want)
+		}
+		if order, ok := kindOrder[k.key.kind]; !ok || order != i {
+			t.Errorf("kindOrder[%s] = %d (%v), want %d, the place of Inputs.%s", k.key.kind, order, ok, i, k.object.GetName())
+		}
 	}
 }

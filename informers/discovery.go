@@ -21,7 +21,7 @@ import (
 // naming the CRD, and read as an empty list. A CRD installed afterwards is
 // read after a restart.
 type served struct {
-	gatewayClasses, gateways, httpRoutes bool
+	gatewayClasses, gateways, httpRoutes, grpcRoutes bool
 	// referenceGrants is the version read: "v1" when served, else
 	// "v1beta1" (the CRD's storage version, and the only one of older
 	// releases), else "" when neither is.
@@ -33,6 +33,7 @@ const (
 	crdGatewayClasses  = "gatewayclasses.gateway.networking.k8s.io"
 	crdGateways        = "gateways.gateway.networking.k8s.io"
 	crdHTTPRoutes      = "httproutes.gateway.networking.k8s.io"
+	crdGRPCRoutes      = "grpcroutes.gateway.networking.k8s.io"
 	crdReferenceGrants = "referencegrants.gateway.networking.k8s.io"
 )
 
@@ -44,7 +45,7 @@ func discover(d discovery.DiscoveryInterface) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"]}
+	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"], grpcRoutes: v1["grpcroutes"]}
 	if v1["referencegrants"] {
 		s.referenceGrants = "v1"
 		return s, nil
@@ -110,6 +111,9 @@ func (s served) missing() []string {
 	}
 	if !s.httpRoutes {
 		out = append(out, crdHTTPRoutes)
+	}
+	if !s.grpcRoutes {
+		out = append(out, crdGRPCRoutes)
 	}
 	if s.referenceGrants == "" {
 		out = append(out, crdReferenceGrants)

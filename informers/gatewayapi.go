@@ -18,20 +18,31 @@ func (v *view) gatewayClasses() []*gwv1.GatewayClass {
 }
 
 func (v *view) gateways() []*gwv1.Gateway {
-	return listAll(v, func(s *scope) ([]*gwv1.Gateway, error) {
-		if s.gateways == nil {
-			return nil, nil
-		}
-		return s.gateways.List(labels.Everything())
-	})
+	return listServed(v, func(s *scope) lister[*gwv1.Gateway] { return s.gateways })
 }
 
 func (v *view) httpRoutes() []*gwv1.HTTPRoute {
-	return listAll(v, func(s *scope) ([]*gwv1.HTTPRoute, error) {
-		if s.httpRoutes == nil {
+	return listServed(v, func(s *scope) lister[*gwv1.HTTPRoute] { return s.httpRoutes })
+}
+
+func (v *view) grpcRoutes() []*gwv1.GRPCRoute {
+	return listServed(v, func(s *scope) lister[*gwv1.GRPCRoute] { return s.grpcRoutes })
+}
+
+// lister is what listServed needs of one kind's lister.
+type lister[T any] interface {
+	List(labels.Selector) ([]T, error)
+}
+
+// listServed concatenates an optional kind's objects over every scope;
+// of returns nil (its lister is nil) where the kind is not served.
+func listServed[T any](v *view, of func(*scope) lister[T]) []T {
+	return listAll(v, func(s *scope) ([]T, error) {
+		l := of(s)
+		if l == nil {
 			return nil, nil
 		}
-		return s.httpRoutes.List(labels.Everything())
+		return l.List(labels.Everything())
 	})
 }
 
@@ -76,20 +87,51 @@ func (s *Source) GatewayClass(name string) (*gwv1.GatewayClass, bool) {
 
 // Gateway returns the cached Gateway namespace/name.
 func (s *Source) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
-	sc := s.scopeOf(nn.Namespace)
-	if sc == nil || sc.gateways == nil {
-		return nil, false
-	}
-	g, err := sc.gateways.Gateways(nn.Namespace).Get(nn.Name)
-	return g, err == nil
+	return cached(s, nn, func(sc *scope) getter[*gwv1.Gateway] {
+		if sc.gateways == nil {
+			return nil
+		}
+		return sc.gateways.Gateways(nn.Namespace)
+	})
 }
 
 // HTTPRoute returns the cached HTTPRoute namespace/name.
 func (s *Source) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
+	return cached(s, nn, func(sc *scope) getter[*gwv1.HTTPRoute] {
+		if sc.httpRoutes == nil {
+			return nil
+		}
+		return sc.httpRoutes.HTTPRoutes(nn.Namespace)
+	})
+}
+
+// GRPCRoute returns the cached GRPCRoute namespace/name.
+func (s *Source) GRPCRoute(nn types.NamespacedName) (*gwv1.GRPCRoute, bool) {
+	return cached(s, nn, func(sc *scope) getter[*gwv1.GRPCRoute] {
+		if sc.grpcRoutes == nil {
+			return nil
+		}
+		return sc.grpcRoutes.GRPCRoutes(nn.Namespace)
+	})
+}
+
+// getter is what cached needs of one kind's namespace lister.
+type getter[T any] interface {
+	Get(name string) (T, error)
+}
+
+// cached looks namespace/name up in the synced view's scope of its
+// namespace; in returns nil where the kind is not served.
+func cached[T any](s *Source, nn types.NamespacedName, in func(*scope) getter[T]) (T, bool) {
+	var none T
 	sc := s.scopeOf(nn.Namespace)
-	if sc == nil || sc.httpRoutes == nil {
-		return nil, false
+	if sc == nil {
+		return none, false
 	}
-	r, err := sc.httpRoutes.HTTPRoutes(nn.Namespace).Get(nn.Name)
-	return r, err == nil
+	g := in(sc)
+	if g == nil {
+		return none, false
+	}
+	o, err := g.Get(nn.Name)
+	return o, err == nil
 }

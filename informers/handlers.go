@@ -21,6 +21,7 @@ const (
 	kindGatewayClass   = "GatewayClass"
 	kindGateway        = "Gateway"
 	kindHTTPRoute      = "HTTPRoute"
+	kindGRPCRoute      = "GRPCRoute"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
 )

@@ -141,6 +141,7 @@ func (s *Source) Inputs() translator.Inputs {
 		GatewayClasses:  v.gatewayClasses(),
 		Gateways:        gateways,
 		HTTPRoutes:      v.httpRoutes(),
+		GRPCRoutes:      v.grpcRoutes(),
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
 	}

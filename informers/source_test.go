@@ -14,6 +14,8 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // resources is a discovery answer: group version → resource names.
@@ -64,11 +66,14 @@ func TestSourceWithoutGatewayCRDsServesPolicies(t *testing.T) {
 	if len(in.Policies) != 1 {
 		t.Fatalf("policies = %d, want 1", len(in.Policies))
 	}
-	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
+	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
 		t.Errorf("Gateway API inputs = %+v, want none when their CRDs are not installed", in)
 	}
 	if _, ok := src.Gateway(nameOfAny(pol)); ok {
 		t.Error("Gateway lookup found something without the Gateway CRD")
+	}
+	if _, ok := src.GRPCRoute(nameOfAny(pol)); ok {
+		t.Error("GRPCRoute lookup found something without the GRPCRoute CRD")
 	}
 }
 
@@ -83,6 +88,8 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 		}}},
 	}
 	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
+	grpcRoute := &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "checkout"},
+		Spec: gwv1.GRPCRouteSpec{Hostnames: []gwv1.Hostname{"grpc.shop.example"}}}
 	grant := &gwv1beta1.ReferenceGrant{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "from-edge"},
 		Spec: gwv1beta1.ReferenceGrantSpec{
@@ -98,20 +105,20 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	kube := kubefake.NewClientset(cert, unrelated, ns)
 	// NewClientset's tracker knows no Gateway; NewSimpleClientset's does
 	// not list one given to it, only one created through the client.
-	gwc := gwfake.NewSimpleClientset(class, route, grant)
+	gwc := gwfake.NewSimpleClientset(class, route, grpcRoute, grant)
 	if _, err := gwc.GatewayV1().Gateways("edge").Create(context.Background(), gw, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	src, changes := runSource(t, kube, gwc, map[string][]string{
 		// ReferenceGrant served as v1beta1 only, as before Gateway API v1.2.
-		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes"},
+		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes"},
 		"gateway.networking.k8s.io/v1beta1": {"referencegrants"},
 	})
 
 	in := src.Inputs()
-	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
-		t.Fatalf("inputs: %d classes, %d gateways, %d routes, %d grants, %d namespaces; want 1 each",
-			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.ReferenceGrants), len(in.Namespaces))
+	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.GRPCRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
+		t.Fatalf("inputs: %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d grants, %d namespaces; want 1 each",
+			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.ReferenceGrants), len(in.Namespaces))
 	}
 	if in.ReferenceGrants[0].Spec.From[0].Namespace != from {
 		t.Errorf("v1beta1 ReferenceGrant read as %+v", in.ReferenceGrants[0].Spec)
@@ -130,6 +137,9 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	}
 	if _, ok := src.HTTPRoute(nameOfAny(route)); !ok {
 		t.Error("HTTPRoute lookup found nothing")
+	}
+	if r, ok := src.GRPCRoute(nameOfAny(grpcRoute)); !ok || r.Spec.Hostnames[0] != "grpc.shop.example" {
+		t.Errorf("GRPCRoute lookup = %v, %v", r, ok)
 	}
 
 	// An unreferenced Secret's change is ignored; the certificate's is not.
@@ -162,7 +172,48 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	if got := src.Inputs().Namespaces[0].Labels["team"]; got != "web" {
 		t.Errorf("namespace label = %q, want web", got)
 	}
+	// A GRPCRoute's edit is translated, and named in Changes.
+	src.Changes() // the first call is a resync
+	grpcRoute.Spec.Hostnames = []gwv1.Hostname{"rpc.shop.example"}
+	if _, err := gwc.GatewayV1().GRPCRoutes("edge").Update(ctx, grpcRoute, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChanges(3, "the GRPCRoute's update")
+	if got := src.Changes().Objects; len(got) != 1 || got[0].Kind != translator.KindGRPCRoute || got[0].Key != nameOfAny(grpcRoute) {
+		t.Errorf("changes = %+v, want the GRPCRoute edge/checkout", got)
+	}
+	if got := src.Inputs().GRPCRoutes[0].Spec.Hostnames[0]; got != "rpc.shop.example" {
+		t.Errorf("GRPCRoute hostname = %q, want rpc.shop.example", got)
+	}
 	if !slices.ContainsFunc(src.Inputs().Secrets, func(s *corev1.Secret) bool { return string(s.Data["tls.key"]) == "NEWKEY" }) {
 		t.Error("the certificate's new key is not in the inputs")
+	}
+}
+
+// Each optional kind is watched only when its CRD is served, and a
+// missing CRD is named: a cluster with HTTPRoute's but not GRPCRoute's
+// keeps being served.
+func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
+	for _, c := range []struct {
+		v1          []string
+		want        served
+		wantMissing []string
+	}{
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, referenceGrants: "v1"}, nil},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
+		{[]string{"backendtlspolicies", "grpcroutes"},
+			served{grpcRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdReferenceGrants}},
+	} {
+		kube := kubefake.NewClientset()
+		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1})
+		got, err := discover(kube.Discovery())
+		if err != nil {
+			t.Fatalf("%v: %v", c.v1, err)
+		}
+		if got != c.want || !slices.Equal(got.missing(), c.wantMissing) {
+			t.Errorf("%v: served %+v, missing %v; want %+v, %v", c.v1, got, got.missing(), c.want, c.wantMissing)
+		}
 	}
 }

@@ -55,6 +55,7 @@ type scope struct {
 
 	gateways      gwlisters.GatewayLister
 	httpRoutes    gwlisters.HTTPRouteLister
+	grpcRoutes    gwlisters.GRPCRouteLister
 	grantsV1      gwlisters.ReferenceGrantLister
 	grantsV1beta1 gwlistersv1beta1.ReferenceGrantLister
 }
@@ -126,6 +127,10 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 		if kinds.httpRoutes {
 			informers = append(informers, watched{kindHTTPRoute, gf.Gateway().V1().HTTPRoutes().Informer()})
 			sc.httpRoutes = gf.Gateway().V1().HTTPRoutes().Lister()
+		}
+		if kinds.grpcRoutes {
+			informers = append(informers, watched{kindGRPCRoute, gf.Gateway().V1().GRPCRoutes().Informer()})
+			sc.grpcRoutes = gf.Gateway().V1().GRPCRoutes().Lister()
 		}
 		switch kinds.referenceGrants {
 		case "v1":

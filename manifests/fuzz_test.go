@@ -29,7 +29,7 @@ func FuzzReadManifests(f *testing.F) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			if in.Policies != nil || in.Services != nil || in.EndpointSlices != nil || in.ConfigMaps != nil || in.Secrets != nil ||
-				in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
+				in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
 				t.Fatalf("an error and objects: %v", err)
 			}
 			return
@@ -62,6 +62,9 @@ func FuzzReadManifests(f *testing.F) {
 		}
 		for _, o := range in.HTTPRoutes {
 			noNamespace(t, "HTTPRoute", o.Namespace, o.Name)
+		}
+		for _, o := range in.GRPCRoutes {
+			noNamespace(t, "GRPCRoute", o.Namespace, o.Name)
 		}
 		for _, o := range in.ReferenceGrants {
 			noNamespace(t, "ReferenceGrant", o.Namespace, o.Name)

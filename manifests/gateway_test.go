@@ -32,6 +32,14 @@ spec:
   hostnames: [pay.shop.example]
   rules: [{backendRefs: [{name: payments, port: 443, weight: 3}]}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: checkout, namespace: shop}
+spec:
+  parentRefs: [{name: edge, sectionName: http}]
+  hostnames: [grpc.shop.example]
+  rules: [{matches: [{method: {service: shop.Checkout, method: Pay}}], backendRefs: [{name: checkout, port: 9000, weight: 2}]}]
+---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: from-default, namespace: shop}
@@ -69,6 +77,10 @@ metadata: {name: old, namespace: shop}
 		*in.HTTPRoutes[0].Spec.Rules[0].BackendRefs[0].Weight != 3 || *in.HTTPRoutes[0].Spec.ParentRefs[0].SectionName != "http" {
 		t.Errorf("httproutes = %+v, want default/pay with its parentRef section and weight", in.HTTPRoutes)
 	}
+	if len(in.GRPCRoutes) != 1 || in.GRPCRoutes[0].Namespace != "shop" || *in.GRPCRoutes[0].Spec.Rules[0].BackendRefs[0].Weight != 2 ||
+		*in.GRPCRoutes[0].Spec.Rules[0].Matches[0].Method.Service != "shop.Checkout" || in.GRPCRoutes[0].Spec.Hostnames[0] != "grpc.shop.example" {
+		t.Errorf("grpcroutes = %+v, want shop/checkout with its method match, hostname and weight", in.GRPCRoutes)
+	}
 	if len(in.ReferenceGrants) != 2 {
 		t.Fatalf("referencegrants = %d, want 2", len(in.ReferenceGrants))
 	}
@@ -83,8 +95,8 @@ metadata: {name: old, namespace: shop}
 	if len(in.Namespaces) != 1 || in.Namespaces[0].Namespace != "" || in.Namespaces[0].Labels["tier"] != "edge" {
 		t.Errorf("namespaces = %+v, want shop with its labels", in.Namespaces)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "gw.yaml: document 7 (gateway.networking.k8s.io/v1beta1 HTTPRoute shop/old): skipped: tlsplane reads only") ||
-		!strings.Contains(warnings[0], "HTTPRoute") || !strings.Contains(warnings[0], "Namespace") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "gw.yaml: document 8 (gateway.networking.k8s.io/v1beta1 HTTPRoute shop/old): skipped: tlsplane reads only") ||
+		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute") || !strings.Contains(warnings[0], "Namespace") {
 		t.Errorf("warnings = %q, want one naming the v1beta1 HTTPRoute and what is read", warnings)
 	}
 }
@@ -120,6 +132,10 @@ metadata: {name: shop, namespace: shop, labels: {v: first}}
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: shop, labels: {v: first}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: shop, namespace: shop, labels: {v: first}}
 `
 	const second = `apiVersion: v1
 kind: Namespace
@@ -132,6 +148,10 @@ metadata: {name: shop, namespace: shop, labels: {v: second}}
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: shop, namespace: shop}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: shop, namespace: shop, labels: {v: second}}
 ---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
@@ -152,8 +172,12 @@ metadata: {name: shop, namespace: shop}
 	if len(in.GatewayClasses) != 1 || len(in.HTTPRoutes) != 1 || len(in.ReferenceGrants) != 1 {
 		t.Errorf("got %d classes, %d routes, %d grants; want 1 each", len(in.GatewayClasses), len(in.HTTPRoutes), len(in.ReferenceGrants))
 	}
+	if len(in.GRPCRoutes) != 1 || in.GRPCRoutes[0].Labels["v"] != "first" {
+		t.Errorf("grpcroutes = %+v, want the first shop/shop (an HTTPRoute of that name does not collide)", in.GRPCRoutes)
+	}
 	want := []string{
 		"b.yaml: Gateway shop/shop ignored: already defined in a.yaml",
+		"b.yaml: GRPCRoute shop/shop ignored: already defined in a.yaml",
 		"b.yaml: ReferenceGrant shop/shop ignored: already defined in b.yaml",
 		"b.yaml: Namespace shop ignored: already defined in a.yaml",
 	}

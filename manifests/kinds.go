@@ -12,7 +12,7 @@ import (
 
 // skippedMessage is the end of the warning for a kind tlsplane does not
 // read; it lists every entry of kinds.
-const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute and ReferenceGrant (" +
+const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute, GRPCRoute and ReferenceGrant (" +
 	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
 
 type kindKey struct{ apiVersion, kind string }
@@ -40,6 +40,9 @@ var kinds = map[kindKey]kindReader{
 	}),
 	{gwv1.GroupVersion.String(), "HTTPRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.HTTPRoute) {
 		in.HTTPRoutes = append(in.HTTPRoutes, o)
+	}),
+	{gwv1.GroupVersion.String(), "GRPCRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.GRPCRoute) {
+		in.GRPCRoutes = append(in.GRPCRoutes, o)
 	}),
 	{gwv1.GroupVersion.String(), "ReferenceGrant"}: namespaced(func(in *translator.Inputs, o *gwv1.ReferenceGrant) {
 		in.ReferenceGrants = append(in.ReferenceGrants, o)

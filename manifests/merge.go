@@ -35,6 +35,7 @@ func Merge(parts []Part, warn func(string)) translator.Inputs {
 		mergeKind(m, "GatewayClass", src, &out.GatewayClasses, in.GatewayClasses)
 		mergeKind(m, "Gateway", src, &out.Gateways, in.Gateways)
 		mergeKind(m, "HTTPRoute", src, &out.HTTPRoutes, in.HTTPRoutes)
+		mergeKind(m, "GRPCRoute", src, &out.GRPCRoutes, in.GRPCRoutes)
 		mergeKind(m, "ReferenceGrant", src, &out.ReferenceGrants, in.ReferenceGrants)
 		mergeKind(m, "Namespace", src, &out.Namespaces, in.Namespaces)
 	}

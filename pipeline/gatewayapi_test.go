@@ -44,6 +44,10 @@ func gatewayStatuses(reason string) translator.GatewayAPIStatuses {
 			Parents: []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: translator.DefaultControllerName,
 				Conditions: []metav1.Condition{cond("Accepted", "True")}}},
 		}}},
+		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{{Namespace: "edge", Name: "checkout"}: {RouteStatus: gwv1.RouteStatus{
+			Parents: []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: translator.DefaultControllerName,
+				Conditions: []metav1.Condition{cond("Accepted", "True")}}},
+		}}},
 	}
 }
 
@@ -93,8 +97,8 @@ func TestStatusStoreShowsAndLogsGatewayAPIStatuses(t *testing.T) {
 	var logs bytes.Buffer
 	store := NewStatusStore(slog.New(slog.NewTextHandler(&logs, nil)), "")
 	store.ReportGatewayAPI(gatewayStatuses("Accepted"))
-	if n := strings.Count(logs.String(), `msg="status changed"`); n != 3 {
-		t.Fatalf("first report: %d lines, want 3 (class, gateway, route):\n%s", n, &logs)
+	if n := strings.Count(logs.String(), `msg="status changed"`); n != 4 {
+		t.Fatalf("first report: %d lines, want 4 (class, gateway, HTTP and gRPC route):\n%s", n, &logs)
 	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("all well (Conflicted=False), yet a warning:\n%s", &logs)
@@ -120,21 +124,40 @@ func TestStatusStoreShowsAndLogsGatewayAPIStatuses(t *testing.T) {
 		t.Errorf("%d lines, want 1 (only the Gateway changed):\n%s", n, line)
 	}
 
+	logs.Reset()
+	checkout := types.NamespacedName{Namespace: "edge", Name: "checkout"}
+	gwst = changed.Gateways[web] // new statuses: the store keeps the last ones
+	changed = gatewayStatuses("Accepted")
+	changed.Gateways[web] = gwst
+	changed.GRPCRoutes[checkout].Parents[0].Conditions[0] = metav1.Condition{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NoMatchingParent"}
+	store.ReportGatewayAPI(changed)
+	line = logs.String()
+	for _, want := range []string{"level=WARN", "kind=GRPCRoute", "name=edge/checkout", `"parent web Accepted.reason"=NoMatchingParent`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log lacks %q:\n%s", want, line)
+		}
+	}
+	if n := strings.Count(line, "status changed"); n != 1 {
+		t.Errorf("%d lines, want 1 (only the GRPCRoute changed):\n%s", n, line)
+	}
+
 	raw, err := store.DebugJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var shown struct {
-		Policies       []debugPolicy       `json:"policies"`
-		GatewayClasses []debugGatewayClass `json:"gatewayClasses"`
-		Gateways       []debugGateway      `json:"gateways"`
-		HTTPRoutes     []debugHTTPRoute    `json:"httpRoutes"`
+		Policies       []debugPolicy                      `json:"policies"`
+		GatewayClasses []debugGatewayClass                `json:"gatewayClasses"`
+		Gateways       []debugGateway                     `json:"gateways"`
+		HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus] `json:"httpRoutes"`
+		GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus] `json:"grpcRoutes"`
 	}
 	if err := json.Unmarshal(raw, &shown); err != nil {
 		t.Fatal(err)
 	}
-	if len(shown.GatewayClasses) != 1 || len(shown.Gateways) != 1 || len(shown.HTTPRoutes) != 1 ||
-		shown.Gateways[0].Name != "web" || shown.Gateways[0].Status.Conditions[1].Reason != "AddressNotAssigned" {
+	if len(shown.GatewayClasses) != 1 || len(shown.Gateways) != 1 || len(shown.HTTPRoutes) != 1 || len(shown.GRPCRoutes) != 1 ||
+		shown.Gateways[0].Name != "web" || shown.Gateways[0].Status.Conditions[1].Reason != "AddressNotAssigned" ||
+		shown.GRPCRoutes[0].Name != "checkout" || shown.GRPCRoutes[0].Status.Parents[0].Conditions[0].Reason != "NoMatchingParent" {
 		t.Fatalf("/debug/status = %s", raw)
 	}
 }

@@ -16,8 +16,8 @@ type StatusSink interface {
 	Report(statuses map[types.NamespacedName]gwv1.PolicyStatus)
 }
 
-// GatewayAPISink is a StatusSink that also takes the GatewayClass, Gateway
-// and HTTPRoute statuses. The pipeline calls it right after Report, with
+// GatewayAPISink is a StatusSink that also takes the GatewayClass, Gateway,
+// HTTPRoute and GRPCRoute statuses. The pipeline calls it right after Report, with
 // the same translation's statuses, when its Sink implements it.
 type GatewayAPISink interface {
 	StatusSink

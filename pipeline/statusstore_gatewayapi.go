@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -16,7 +17,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway and HTTPRoute whose conditions changed.
+// logs each GatewayClass, Gateway, HTTPRoute and GRPCRoute whose
+// conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -39,20 +41,27 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 			s.logConditions("Gateway", nn.String(), conds)
 		}
 	}
-	for _, nn := range sortedKeys(statuses.HTTPRoutes) {
-		next := s.ourParents(statuses.HTTPRoutes[nn])
-		if before, ok := old.HTTPRoutes[nn]; !ok || !sameParents(s.ourParents(before), next) {
+	logRoutes(s, "HTTPRoute", old.HTTPRoutes, statuses.HTTPRoutes, func(st gwv1.HTTPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+}
+
+// logRoutes logs each route of kind whose parents of ours changed from
+// old to next; route is where a kind's status keeps its RouteStatus.
+func logRoutes[S any](s *StatusStore, kind string, old, next map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) {
+	for _, nn := range sortedKeys(next) {
+		parents := s.ourParents(route(next[nn]))
+		if before, ok := old[nn]; !ok || !sameParents(s.ourParents(route(before)), parents) {
 			var conds []metav1.Condition
-			for _, p := range next {
+			for _, p := range parents {
 				conds = append(conds, prefixed("parent "+ancestorName(p.ParentRef)+" ", p.Conditions)...)
 			}
-			s.logConditions("HTTPRoute", nn.String(), conds)
+			s.logConditions(kind, nn.String(), conds)
 		}
 	}
 }
 
 // ourParents keeps the route parent entries this controller writes.
-func (s *StatusStore) ourParents(st gwv1.HTTPRouteStatus) []gwv1.RouteParentStatus {
+func (s *StatusStore) ourParents(st gwv1.RouteStatus) []gwv1.RouteParentStatus {
 	var out []gwv1.RouteParentStatus
 	for _, p := range st.Parents {
 		if p.ControllerName == s.controller {
@@ -115,9 +124,10 @@ func sameParents(a, b []gwv1.RouteParentStatus) bool {
 // debugGatewayAPI is the Gateway API part of /debug/status, each list
 // sorted by name.
 type debugGatewayAPI struct {
-	GatewayClasses []debugGatewayClass `json:"gatewayClasses"`
-	Gateways       []debugGateway      `json:"gateways"`
-	HTTPRoutes     []debugHTTPRoute    `json:"httpRoutes"`
+	GatewayClasses []debugGatewayClass                `json:"gatewayClasses"`
+	Gateways       []debugGateway                     `json:"gateways"`
+	HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus] `json:"httpRoutes"`
+	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus] `json:"grpcRoutes"`
 }
 
 type debugGatewayClass struct {
@@ -131,22 +141,30 @@ type debugGateway struct {
 	Status    gwv1.GatewayStatus `json:"status"`
 }
 
-type debugHTTPRoute struct {
-	Namespace string               `json:"namespace"`
-	Name      string               `json:"name"`
-	Status    gwv1.HTTPRouteStatus `json:"status"`
+// debugRoute is one route of a kind whose status is S.
+type debugRoute[S any] struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Status    S      `json:"status"`
 }
 
 func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
-	out := debugGatewayAPI{GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{}, HTTPRoutes: []debugHTTPRoute{}}
+	out := debugGatewayAPI{GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{}, HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes)}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
 		out.GatewayClasses = append(out.GatewayClasses, debugGatewayClass{name, st.GatewayClasses[name]})
 	}
 	for _, nn := range sortedKeys(st.Gateways) {
 		out.Gateways = append(out.Gateways, debugGateway{nn.Namespace, nn.Name, st.Gateways[nn]})
 	}
-	for _, nn := range sortedKeys(st.HTTPRoutes) {
-		out.HTTPRoutes = append(out.HTTPRoutes, debugHTTPRoute{nn.Namespace, nn.Name, st.HTTPRoutes[nn]})
+	return out
+}
+
+// debugRoutes lists routes sorted by namespace/name; empty, not null, when
+// there are none.
+func debugRoutes[S any](statuses map[types.NamespacedName]S) []debugRoute[S] {
+	out := make([]debugRoute[S], 0, len(statuses))
+	for _, nn := range sortedKeys(statuses) {
+		out = append(out, debugRoute[S]{nn.Namespace, nn.Name, statuses[nn]})
 	}
 	return out
 }

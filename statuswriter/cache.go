@@ -13,4 +13,5 @@ type Cache interface {
 	GatewayClass(name string) (*gwv1.GatewayClass, bool)
 	Gateway(types.NamespacedName) (*gwv1.Gateway, bool)
 	HTTPRoute(types.NamespacedName) (*gwv1.HTTPRoute, bool)
+	GRPCRoute(types.NamespacedName) (*gwv1.GRPCRoute, bool)
 }

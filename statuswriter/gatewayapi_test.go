@@ -2,6 +2,7 @@ package statuswriter
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ func (a apiCache) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
 	o, err := a.c.GatewayV1().HTTPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
+func (a apiCache) GRPCRoute(nn types.NamespacedName) (*gwv1.GRPCRoute, bool) {
+	o, err := a.c.GatewayV1().GRPCRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
 
 var (
 	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}
@@ -50,6 +55,8 @@ func parent(controller gwv1.GatewayController, gateway, reason string) gwv1.Rout
 	return gwv1.RouteParentStatus{ParentRef: gwv1.ParentReference{Name: gwv1.ObjectName(gateway)}, ControllerName: controller, Conditions: accepted(reason)}
 }
 
+// desiredStatuses has an HTTPRoute and a GRPCRoute of one name, edge/shop:
+// a route kind's status is its own.
 func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
 	addr := gwv1.IPAddressType
 	return translator.GatewayAPIStatuses{
@@ -65,6 +72,10 @@ func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
 			// stale: the live one must win.
 			parent(otherCn, "theirs", "Stale"),
 			parent(me, "web", routeReason),
+		}}}},
+		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+			parent(otherCn, "theirs", "Stale"),
+			parent(me, "web", "gRPC"+routeReason),
 		}}}},
 	}
 }
@@ -85,6 +96,11 @@ func gatewayAPIFixture(t *testing.T) *gwfake.Clientset {
 	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
 	route.Status.Parents = []gwv1.RouteParentStatus{parent(otherCn, "theirs", "Live")}
 	if _, err := c.GatewayV1().HTTPRoutes("edge").Create(ctx, route, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	grpcRoute := &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
+	grpcRoute.Status.Parents = []gwv1.RouteParentStatus{parent(otherCn, "theirs", "Live")}
+	if _, err := c.GatewayV1().GRPCRoutes("edge").Create(ctx, grpcRoute, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	c.ClearActions()
@@ -133,9 +149,9 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	w.ReportGatewayAPI(want)
 	runWriter(t, w)
 
-	eventually(t, "all three statuses written", func() bool {
+	eventually(t, "all four statuses written", func() bool {
 		n := statusUpdates(c)
-		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["httproutes"] == 1
+		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["httproutes"] == 1 && n["grpcroutes"] == 1
 	})
 	class, _ := apiCache{c}.GatewayClass("tlsplane")
 	if !equality.Semantic.DeepEqual(class.Status, want.GatewayClasses["tlsplane"]) {
@@ -145,9 +161,13 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	if !equality.Semantic.DeepEqual(gw.Status, want.Gateways[webGW]) {
 		t.Errorf("Gateway status = %+v", gw.Status)
 	}
-	route, _ := apiCache{c}.HTTPRoute(shopRT)
-	if got := names2(route.Status); len(got) != 2 || got[0] != "example.com/other/theirs/Live" || got[1] != "tlsplane.io/controller/web/Accepted" {
+	httpParents := func() []string { r, _ := apiCache{c}.HTTPRoute(shopRT); return names2(r.Status.RouteStatus) }
+	grpcParents := func() []string { r, _ := apiCache{c}.GRPCRoute(shopRT); return names2(r.Status.RouteStatus) }
+	if got := httpParents(); !slices.Equal(got, []string{"example.com/other/theirs/Live", "tlsplane.io/controller/web/Accepted"}) {
 		t.Errorf("route parents = %v, want the other controller's live entry, then ours", got)
+	}
+	if got := grpcParents(); !slices.Equal(got, []string{"example.com/other/theirs/Live", "tlsplane.io/controller/web/gRPCAccepted"}) {
+		t.Errorf("GRPCRoute parents = %v, want the other controller's live entry, then ours", got)
 	}
 
 	// The same statuses again: the compare finds nothing to write.
@@ -159,29 +179,45 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	}
 
 	// Another controller rewrites its entry meanwhile; ours changes.
+	route, _ := apiCache{c}.HTTPRoute(shopRT)
 	route.Status.Parents[0] = parent(otherCn, "theirs", "Newer")
 	if _, err := c.GatewayV1().HTTPRoutes("edge").UpdateStatus(ctx, route, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	grpcRoute, _ := apiCache{c}.GRPCRoute(shopRT)
+	grpcRoute.Status.Parents[0] = parent(otherCn, "theirs", "Newer")
+	if _, err := c.GatewayV1().GRPCRoutes("edge").UpdateStatus(ctx, grpcRoute, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	w.ReportGatewayAPI(desiredStatuses("NotAllowedByListeners"))
-	eventually(t, "route parent updated", func() bool {
-		r, _ := apiCache{c}.HTTPRoute(shopRT)
-		got := names2(r.Status)
-		return len(got) == 2 && got[0] == "example.com/other/theirs/Newer" && got[1] == "tlsplane.io/controller/web/NotAllowedByListeners"
-	})
+	eventuallyParents(t, "route parent updated", httpParents, "example.com/other/theirs/Newer", "tlsplane.io/controller/web/NotAllowedByListeners")
+	eventuallyParents(t, "GRPCRoute parent updated", grpcParents, "example.com/other/theirs/Newer", "tlsplane.io/controller/web/gRPCNotAllowedByListeners")
 
-	// The route leaves our Gateways: our parent goes, theirs stays.
-	gone := desiredStatuses("Accepted")
+	// The GRPCRoute leaves our Gateways: our parent goes, theirs stays,
+	// and the HTTPRoute of the same name keeps ours.
+	gone := desiredStatuses("NotAllowedByListeners")
+	delete(gone.GRPCRoutes, shopRT)
+	w.ReportGatewayAPI(gone)
+	eventuallyParents(t, "our parent removed from a GRPCRoute that left our Gateways", grpcParents, "example.com/other/theirs/Newer")
+	if got := httpParents(); len(got) != 2 {
+		t.Errorf("HTTPRoute parents = %v after the GRPCRoute of its name left, want ours kept", got)
+	}
+
+	// Then the HTTPRoute leaves too (new maps: the writer keeps the last).
+	gone = desiredStatuses("NotAllowedByListeners")
+	delete(gone.GRPCRoutes, shopRT)
 	delete(gone.HTTPRoutes, shopRT)
 	w.ReportGatewayAPI(gone)
-	eventually(t, "our parent removed from a route that left our Gateways", func() bool {
-		r, _ := apiCache{c}.HTTPRoute(shopRT)
-		got := names2(r.Status)
-		return len(got) == 1 && got[0] == "example.com/other/theirs/Newer"
-	})
+	eventuallyParents(t, "our parent removed from a route that left our Gateways", httpParents, "example.com/other/theirs/Newer")
 }
 
-func names2(st gwv1.HTTPRouteStatus) []string {
+// eventuallyParents waits until parents are want (controller/gateway/reason).
+func eventuallyParents(t *testing.T, what string, parents func() []string, want ...string) {
+	t.Helper()
+	eventually(t, what, func() bool { return slices.Equal(parents(), want) })
+}
+
+func names2(st gwv1.RouteStatus) []string {
 	var out []string
 	for _, p := range st.Parents {
 		out = append(out, string(p.ControllerName)+"/"+string(p.ParentRef.Name)+"/"+p.Conditions[0].Reason)
@@ -190,11 +226,11 @@ func names2(st gwv1.HTTPRouteStatus) []string {
 }
 
 func TestMergeRouteKeepsOtherControllersParents(t *testing.T) {
-	var live gwv1.HTTPRouteStatus
+	var live gwv1.RouteStatus
 	for i := range 31 {
 		live.Parents = append(live.Parents, parent(otherCn, "gw"+string(rune('a'+i%26)), "Accepted"))
 	}
-	desired := gwv1.HTTPRouteStatus{RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(me, "web", "Accepted"), parent(me, "api", "Accepted")}}}
+	desired := gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(me, "web", "Accepted"), parent(me, "api", "Accepted")}}
 	if !routeNeedsWrite(live, desired, me) {
 		t.Fatal("routeNeedsWrite = false with none of ours live")
 	}
@@ -211,8 +247,8 @@ func TestMergeRouteKeepsOtherControllersParents(t *testing.T) {
 	if others != 31 || got.Parents[31].ParentRef.Name != "web" {
 		t.Errorf("over the limit, %d of 31 other parents kept and last is %s; want all of theirs and our first", others, got.Parents[31].ParentRef.Name)
 	}
-	if routeNeedsWrite(gwv1.HTTPRouteStatus{RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(otherCn, "x", "A")}}},
-		gwv1.HTTPRouteStatus{}, me) {
+	if routeNeedsWrite(gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(otherCn, "x", "A")}},
+		gwv1.RouteStatus{}, me) {
 		t.Error("routeNeedsWrite = true with nothing of ours on either side")
 	}
 }

@@ -51,7 +51,7 @@ func merge(live, desired gwv1.PolicyStatus, controller gwv1.GatewayController) g
 }
 
 // ourParents returns the route parent entries written by controller, in order.
-func ourParents(st gwv1.HTTPRouteStatus, controller gwv1.GatewayController) []gwv1.RouteParentStatus {
+func ourParents(st gwv1.RouteStatus, controller gwv1.GatewayController) []gwv1.RouteParentStatus {
 	var out []gwv1.RouteParentStatus
 	for _, p := range st.Parents {
 		if p.ControllerName == controller {
@@ -61,8 +61,9 @@ func ourParents(st gwv1.HTTPRouteStatus, controller gwv1.GatewayController) []gw
 	return out
 }
 
-// routeNeedsWrite is needsWrite for an HTTPRoute's parents.
-func routeNeedsWrite(live, desired gwv1.HTTPRouteStatus, controller gwv1.GatewayController) bool {
+// routeNeedsWrite is needsWrite for a route's parents (HTTPRoute,
+// GRPCRoute: their statuses are a RouteStatus each).
+func routeNeedsWrite(live, desired gwv1.RouteStatus, controller gwv1.GatewayController) bool {
 	a, b := ourParents(live, controller), ourParents(desired, controller)
 	if len(a) == 0 && len(b) == 0 {
 		return false
@@ -70,12 +71,12 @@ func routeNeedsWrite(live, desired gwv1.HTTPRouteStatus, controller gwv1.Gateway
 	return !equality.Semantic.DeepEqual(a, b)
 }
 
-// mergeRoute is merge for an HTTPRoute: other controllers' parents stay as,
+// mergeRoute is merge for a route: other controllers' parents stay as,
 // and where, they are on the live object (the translator's copy of them may
 // be older); ours take the place of our first live entry, or go last.
-func mergeRoute(live, desired gwv1.HTTPRouteStatus, controller gwv1.GatewayController) gwv1.HTTPRouteStatus {
+func mergeRoute(live, desired gwv1.RouteStatus, controller gwv1.GatewayController) gwv1.RouteStatus {
 	want := ourParents(desired, controller)
-	out := gwv1.HTTPRouteStatus{RouteStatus: gwv1.RouteStatus{Parents: make([]gwv1.RouteParentStatus, 0, len(live.Parents)+len(want))}}
+	out := gwv1.RouteStatus{Parents: make([]gwv1.RouteParentStatus, 0, len(live.Parents)+len(want))}
 	placed := false
 	for _, p := range live.Parents {
 		if p.ControllerName != controller {

@@ -10,6 +10,7 @@ const (
 	KindGatewayClass     Kind = "GatewayClass"
 	KindGateway          Kind = "Gateway"
 	KindHTTPRoute        Kind = "HTTPRoute"
+	KindGRPCRoute        Kind = "GRPCRoute"
 )
 
 // Object is one queued status write: a kind and its namespace/name

@@ -67,10 +67,10 @@ type Writer struct {
 	mu      sync.Mutex
 	desired map[types.NamespacedName]gwv1.PolicyStatus
 	// gatewayAPI is the latest Gateway API statuses; clearedRoutes are
-	// routes we wrote parents on that no longer name a Gateway of ours,
-	// whose entries of ours are to be removed.
+	// routes (HTTPRoutes, GRPCRoutes) we wrote parents on that no longer
+	// name a Gateway of ours, whose entries of ours are to be removed.
 	gatewayAPI    translator.GatewayAPIStatuses
-	clearedRoutes map[types.NamespacedName]bool
+	clearedRoutes map[Object]bool
 	// queue exists only during a term of leadership; nil otherwise.
 	queue workqueue.TypedRateLimitingInterface[Object]
 }
@@ -101,7 +101,7 @@ func New(opts Options) (*Writer, error) {
 		log:           log.With("component", "statuswriter"),
 		metrics:       newMetrics(opts.Registerer),
 		desired:       map[types.NamespacedName]gwv1.PolicyStatus{},
-		clearedRoutes: map[types.NamespacedName]bool{},
+		clearedRoutes: map[Object]bool{},
 	}, nil
 }
 
@@ -218,7 +218,11 @@ func (w *Writer) write(ctx context.Context, o Object) error {
 	case KindGateway:
 		return w.writeGateway(ctx, o)
 	case KindHTTPRoute:
-		return w.writeHTTPRoute(ctx, o)
+		return writeRoute(ctx, w, o, w.opts.Gateway.GatewayV1().HTTPRoutes(o.Namespace), Cache.HTTPRoute,
+			func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
+	case KindGRPCRoute:
+		return writeRoute(ctx, w, o, w.opts.Gateway.GatewayV1().GRPCRoutes(o.Namespace), Cache.GRPCRoute,
+			func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
 	}
 	return fmt.Errorf("status writer: unknown kind of %s", o)
 }

@@ -33,6 +33,7 @@ const (
 	KindGatewayClass     = input.KindGatewayClass
 	KindGateway          = input.KindGateway
 	KindHTTPRoute        = input.KindHTTPRoute
+	KindGRPCRoute        = input.KindGRPCRoute
 	KindReferenceGrant   = input.KindReferenceGrant
 	KindNamespace        = input.KindNamespace
 )

@@ -116,6 +116,8 @@ type GatewayAPIStatuses struct {
 	Gateways map[types.NamespacedName]gwv1.GatewayStatus
 	// HTTPRoutes with a parentRef to one of those Gateways.
 	HTTPRoutes map[types.NamespacedName]gwv1.HTTPRouteStatus
+	// GRPCRoutes with a parentRef to one of those Gateways.
+	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
 }
 
 // ResourceChanges say which resources of an Output differ from those of

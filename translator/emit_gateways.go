@@ -51,6 +51,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 			GatewayClasses: res.Classes,
 			Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
 			HTTPRoutes:     res.Routes,
+			GRPCRoutes:     res.GRPCRoutes,
 		},
 		tables: map[types.NamespacedName][]*tableState{},
 	}

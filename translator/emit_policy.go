@@ -20,6 +20,27 @@ type governor struct {
 	// every port it governs: the CA bundle (unless validation is off),
 	// then the client certificate, if any.
 	secrets []*tlsv3.Secret
+	// grpc is tls offering ALPN h2 alone, for GRPCRoutes' clusters; made
+	// on first use (grpcMade), as few policies govern gRPC backends.
+	grpc     envoy.ClusterTLS
+	grpcMade bool
+}
+
+// grpcTLS is g's TLS for a GRPCRoute's cluster: the policy's, offering h2
+// alone, whatever its ALPN option says (gRPC is HTTP/2). What Envoy would
+// refuse there it refused in the policy's own TLS already, so an error
+// here fails the cluster closed.
+func (t *Translator) grpcTLS(g *governor) envoy.ClusterTLS {
+	if !g.grpcMade {
+		p := g.verdict.TLS
+		p.Params.ALPNProtocols = []string{"h2"}
+		tls, err := envoy.UpstreamTLS(p, t.memos.httpOptions)
+		if err != nil {
+			tls = t.parts.FailClosed
+		}
+		g.grpc, g.grpcMade = tls, true
+	}
+	return g.grpc
 }
 
 // notAfter is when the CA in secret expires: zero for other secrets and

@@ -60,13 +60,19 @@ func (gw *gatewayOutput) presentClientCertificates(parts *envoy.Parts, clusters 
 		fleets   = copyOnWrite[string, *FleetResources]{m: gw.fleets}
 		previous = gw.presenting
 	)
-	gw.presenting = map[string]*fleetClusters{}
+	gw.presenting = nil // allocated for the first Gateway that presents one
 	for _, gs := range gw.judged.Gateways {
 		cert, configured := gs.BackendClientCertificate()
+		if !configured {
+			continue
+		}
 		name := gs.Fleet()
 		fleet := fleets.m[name]
-		if !configured || fleet == nil {
+		if fleet == nil {
 			continue
+		}
+		if gw.presenting == nil {
+			gw.presenting = map[string]*fleetClusters{}
 		}
 		secretName := ""
 		if cert != nil {
@@ -217,3 +223,16 @@ func reachedClusters(r *gateway.Result) map[types.NamespacedName][]string {
 	return out
 }
 
+
+// anyPresents: some Gateway judged names a backend client certificate.
+func (gw *gatewayOutput) anyPresents() bool {
+	if gw.judged == nil {
+		return false
+	}
+	for _, gs := range gw.judged.Gateways {
+		if _, configured := gs.BackendClientCertificate(); configured {
+			return true
+		}
+	}
+	return false
+}

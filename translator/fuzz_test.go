@@ -434,6 +434,7 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.GatewayClasses = fuzzShuffle(r, in.GatewayClasses)
 	out.Gateways = fuzzShuffle(r, in.Gateways)
 	out.HTTPRoutes = fuzzShuffle(r, in.HTTPRoutes)
+	out.GRPCRoutes = fuzzShuffle(r, in.GRPCRoutes)
 	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
 	return out
@@ -464,9 +465,26 @@ func fuzzOutputDifference(a, b translator.Output) string {
 	case !fuzzFleetsEqual(a.Fleets, b.Fleets):
 		return "Gateway fleets"
 	case !reflect.DeepEqual(a.GatewayAPI, b.GatewayAPI):
-		return "Gateway API statuses"
+		return "Gateway API statuses: " + gatewayAPIDifference(a.GatewayAPI, b.GatewayAPI)
 	}
 	return ""
+}
+
+// gatewayAPIDifference names the kinds whose statuses differ.
+func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
+	var kinds []string
+	for kind, equal := range map[string]bool{
+		"GatewayClasses": reflect.DeepEqual(a.GatewayClasses, b.GatewayClasses),
+		"Gateways":       reflect.DeepEqual(a.Gateways, b.Gateways),
+		"HTTPRoutes":     reflect.DeepEqual(a.HTTPRoutes, b.HTTPRoutes),
+		"GRPCRoutes":     reflect.DeepEqual(a.GRPCRoutes, b.GRPCRoutes),
+	} {
+		if !equal {
+			kinds = append(kinds, kind)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, ", ")
 }
 
 func fuzzFleetsEqual(a, b map[string]*translator.FleetResources) bool {
@@ -549,8 +567,12 @@ func fuzzCheckCluster(t *testing.T, c *clusterv3.Cluster, secrets, endpoints map
 	if err := c.ValidateAll(); err != nil {
 		t.Errorf("cluster %q: %v", c.Name, err)
 	}
-	if c.GetType() == clusterv3.Cluster_EDS && !endpoints[c.Name] {
-		t.Errorf("EDS cluster %q has no load assignment", c.Name)
+	eds := c.Name
+	if n := c.GetEdsClusterConfig().GetServiceName(); n != "" {
+		eds = n // a GRPCRoute's cluster reads its port's
+	}
+	if c.GetType() == clusterv3.Cluster_EDS && !endpoints[eds] {
+		t.Errorf("EDS cluster %q has no load assignment %q", c.Name, eds)
 	}
 	for name, opts := range c.TypedExtensionProtocolOptions {
 		m, err := anypb.UnmarshalNew(opts, proto.UnmarshalOptions{})

@@ -136,6 +136,8 @@ func (w *world) apply(c Change, u *update) bool {
 	case KindHTTPRoute:
 		u.routes[nn] = true
 		return store(w.gateway.routes, nn, c.Object, deleted)
+	case KindGRPCRoute:
+		return w.applyGRPCRoute(c, nn, deleted, u)
 	case KindReferenceGrant:
 		u.gateways = true
 		return store(w.gateway.grants, nn, c.Object, deleted)

@@ -14,6 +14,7 @@ type gatewayObjects struct {
 	classes    map[types.NamespacedName]*gwv1.GatewayClass
 	gateways   map[types.NamespacedName]*gwv1.Gateway
 	routes     map[types.NamespacedName]*gwv1.HTTPRoute
+	grpcRoutes map[types.NamespacedName]*gwv1.GRPCRoute
 	grants     map[types.NamespacedName]*gwv1.ReferenceGrant
 	namespaces map[types.NamespacedName]*corev1.Namespace
 }
@@ -23,6 +24,7 @@ func newGatewayObjects(in Inputs) gatewayObjects {
 		classes:    input.ByKey(in.GatewayClasses, func(o *gwv1.GatewayClass) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 		gateways:   input.ByKey(in.Gateways, func(o *gwv1.Gateway) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		routes:     input.ByKey(in.HTTPRoutes, func(o *gwv1.HTTPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		grpcRoutes: input.ByKey(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		grants:     input.ByKey(in.ReferenceGrants, func(o *gwv1.ReferenceGrant) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		namespaces: input.ByKey(in.Namespaces, func(o *corev1.Namespace) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 	}
@@ -34,6 +36,7 @@ func (g gatewayObjects) inputs() Inputs {
 		GatewayClasses:  input.ValuesOf(g.classes),
 		Gateways:        input.ValuesOf(g.gateways),
 		HTTPRoutes:      input.ValuesOf(g.routes),
+		GRPCRoutes:      input.ValuesOf(g.grpcRoutes),
 		ReferenceGrants: input.ValuesOf(g.grants),
 		Namespaces:      input.ValuesOf(g.namespaces),
 	}
@@ -41,3 +44,27 @@ func (g gatewayObjects) inputs() Inputs {
 
 // any reports whether the Gateway rules have anything to translate.
 func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
+
+// applyGRPCRoute stores a GRPCRoute change. The Gateway rules run whole
+// (a GRPCRoute may conflict with any route on its listeners), and the
+// Services whose ports it starts or stops naming are translated again:
+// they gain or lose their HTTP/2 cluster.
+func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, u *update) bool {
+	r, ok := typed[*gwv1.GRPCRoute](c.Object, deleted)
+	if !ok {
+		return false
+	}
+	u.gateways = true
+	var flipped []input.ServicePort
+	if old := w.gateway.grpcRoutes[nn]; old != nil {
+		flipped = append(flipped, w.ix.GRPCBackends.AddRoute(old, -1)...)
+	}
+	if r != nil {
+		flipped = append(flipped, w.ix.GRPCBackends.AddRoute(r, 1)...)
+	}
+	for _, sp := range flipped {
+		u.services[sp.Service] = true
+	}
+	setOrDelete(w.gateway.grpcRoutes, nn, r, deleted)
+	return true
+}

@@ -117,6 +117,9 @@ func (w *world) output(u *update, generation uint64, parts *envoy.Parts) Output 
 // this update rebuilt, or whose reached clusters changed; a fleet it
 // changes is a changed fleet.
 func (w *world) presentClientCertificates(u *update, parts *envoy.Parts, clusters []*clusterv3.Cluster, changed []string) {
+	if w.gateways.presenting == nil && !w.gateways.anyPresents() {
+		return // the common case: no Gateway names a backend client certificate
+	}
 	since := func(fleet string) fleetChange {
 		rebuilt := u.fleetsDirty && (u.changedFleets == nil || u.changedFleets[fleet])
 		// Only a whole run of the Gateway rules (changedFleets nil) or a

@@ -119,6 +119,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.HTTPRoutes {
 		fn(translator.KindHTTPRoute, o)
 	}
+	for _, o := range in.GRPCRoutes {
+		fn(translator.KindGRPCRoute, o)
+	}
 	for _, o := range in.ReferenceGrants {
 		fn(translator.KindReferenceGrant, o)
 	}

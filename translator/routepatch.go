@@ -67,7 +67,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	}
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
-		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m}
+		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m, GRPCRoutes: gw.statuses.GRPCRoutes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

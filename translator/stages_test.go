@@ -64,7 +64,7 @@ type gatewayPlan struct {
 	Listeners []*plan.Listener `json:"listeners"`
 }
 
-var tlsNames = map[upstream.TLS]string{upstream.Plaintext: "plaintext", upstream.H2C: "h2c", upstream.FailClosed: "fail-closed", upstream.Governed: "governed"}
+var tlsNames = map[upstream.TLS]string{upstream.Plaintext: "plaintext", upstream.H2C: "h2c", upstream.FailClosed: "fail-closed", upstream.Governed: "governed", upstream.GovernedGRPC: "governed-grpc"}
 
 // judgeStage runs the judging packages on in as the engine does, without
 // emitting.
@@ -90,7 +90,7 @@ func judgeStage(in translator.Inputs, opts translator.Options) planDocument {
 		for _, port := range svc.Spec.Ports {
 			governors = append(governors, backendtls.Governing(winners, nn, port))
 		}
-		for _, p := range upstream.Ports(svc, nn, governors) {
+		for _, p := range upstream.Ports(svc, nn, governors, ix.GRPCBackends) {
 			c, tls, unserved := p.Cluster(svc, nn)
 			cp := clusterPlan{Cluster: c, TLS: tlsNames[tls], Unserved: unserved}
 			if p.Governor != nil {

@@ -182,14 +182,16 @@ func (t *Translator) translatePort(svc *corev1.Service, nn types.NamespacedName,
 		tls = t.parts.FailClosed
 	case upstream.Governed:
 		tls, secrets = g.tls, g.secrets
+	case upstream.GovernedGRPC:
+		tls, secrets = t.grpcTLS(g), g.secrets
 	}
 	c, err := envoy.Cluster(spec, tls, t.parts)
 	if err != nil {
 		return unservedPort(warnings, cp, g, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, cp.Port, err))
 	}
 	out := portOutput{cluster: c, secrets: secrets, policy: g, namespace: nn.Namespace, warnings: warnings}
-	if spec.ExternalName != "" {
-		return out
+	if spec.ExternalName != "" || spec.EDSName != "" {
+		return out // DNS, or the endpoints of the port's own cluster
 	}
 	cla, err := envoy.LoadAssignment(c.Name, upstream.ReadyEndpoints(cp.ServicePort, slices))
 	if err != nil {

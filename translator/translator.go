@@ -1,6 +1,7 @@
 package translator
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -241,6 +242,7 @@ type serviceEntry struct {
 	svc       *corev1.Service
 	slices    []*discoveryv1.EndpointSlice
 	governors []*backendtls.Verdict // per port, in spec order
+	grpc      []int32               // its ports GRPCRoutes name
 	ports     []portOutput
 }
 
@@ -260,11 +262,12 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 // the governor of every current verdict, by policy.
 func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
 	slices := ix.SlicesByService[nn]
-	if e, ok := t.services.get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) {
+	grpc := grpcPorts(svc, nn, ix.GRPCBackends)
+	if e, ok := t.services.get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.grpc, grpc) {
 		return e.ports
 	}
 	var ports []portOutput
-	for _, cp := range upstream.Ports(svc, nn, governors) {
+	for _, cp := range upstream.Ports(svc, nn, governors, ix.GRPCBackends) {
 		var g *governor
 		if cp.Governor != nil {
 			g = t.governorOf(cp.Governor, emitted)
@@ -272,7 +275,7 @@ func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, 
 		ports = append(ports, t.translatePort(svc, nn, cp, g, slices))
 	}
 	if !t.forget {
-		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), ports: ports})
+		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), grpc: grpc, ports: ports})
 	}
 	return ports
 }
@@ -366,3 +369,20 @@ func (t *Translator) Forget() {
 	defer t.mu.Unlock()
 	t.world, t.whole = nil, nil
 }
+
+// grpcPorts are the ports of svc that GRPCRoutes name, in spec order; nil
+// for none (the common case costs no allocation).
+func grpcPorts(svc *corev1.Service, nn types.NamespacedName, grpc input.GRPCBackends) []int32 {
+	if len(grpc) == 0 {
+		return nil
+	}
+	var out []int32
+	for _, p := range svc.Spec.Ports {
+		if grpc[input.ServicePort{Service: nn, Port: p.Port}] > 0 {
+			out = append(out, p.Port)
+		}
+	}
+	return out
+}
+
+func equalPorts(a, b []int32) bool { return slices.Equal(a, b) }

@@ -1,6 +1,6 @@
 // Command tlsplane is an Envoy xDS control plane for Gateway API
-// BackendTLSPolicy, Gateways and HTTPRoutes. This file only dispatches subcommands; each lives in its
-// own file and owns its flags.
+// BackendTLSPolicy, Gateways, HTTPRoutes and GRPCRoutes. This file only
+// dispatches subcommands; each lives in its own file and owns its flags.
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 )
 
 const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy,
-Gateways and HTTPRoutes
+Gateways, HTTPRoutes and GRPCRoutes
 
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)

@@ -48,6 +48,7 @@ var RequiredCRDs = []string{
 	"gatewayclasses.gateway.networking.k8s.io",
 	"gateways.gateway.networking.k8s.io",
 	"httproutes.gateway.networking.k8s.io",
+	"grpcroutes.gateway.networking.k8s.io",
 	"referencegrants.gateway.networking.k8s.io",
 }
 

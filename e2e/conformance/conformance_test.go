@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 )
 
-// TestConformance runs the suite's GATEWAY-HTTP profile; the features
+// TestConformance runs the suite's GATEWAY-HTTP and GATEWAY-GRPC profiles; the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them). CONFORMANCE_REPORT is
 // where the ConformanceReport is written; CONFORMANCE_RUN_TEST runs one
@@ -46,9 +46,11 @@ func TestConformance(t *testing.T) {
 			CleanupTestResources: true,
 			Mode:                 "default",
 			TimeoutConfig:        conformanceconfig.DefaultTimeoutConfig(),
-			ConformanceProfiles:  []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName},
-			ReportOutputPath:     os.Getenv("CONFORMANCE_REPORT"),
-			RunTest:              os.Getenv("CONFORMANCE_RUN_TEST"),
+			ConformanceProfiles: []suite.ConformanceProfileName{
+				suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
+			},
+			ReportOutputPath: os.Getenv("CONFORMANCE_REPORT"),
+			RunTest:          os.Getenv("CONFORMANCE_RUN_TEST"),
 			Implementation: confv1.Implementation{
 				Organization: "tlsplane",
 				Project:      "tlsplane",

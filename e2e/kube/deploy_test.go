@@ -33,11 +33,13 @@ func TestDeployManifestsApply(t *testing.T) {
 		{"watch", "gateway.networking.k8s.io", "gatewayclasses", "", "", true},
 		{"watch", "gateway.networking.k8s.io", "gateways", "", "", true},
 		{"watch", "gateway.networking.k8s.io", "httproutes", "", "", true},
+		{"watch", "gateway.networking.k8s.io", "grpcroutes", "", "", true},
 		{"watch", "gateway.networking.k8s.io", "referencegrants", "", "", true},
 		{"watch", "", "namespaces", "", "", true},
 		{"update", "gateway.networking.k8s.io", "gatewayclasses", "status", "", true},
 		{"update", "gateway.networking.k8s.io", "gateways", "status", "edge", true},
 		{"update", "gateway.networking.k8s.io", "httproutes", "status", "edge", true},
+		{"update", "gateway.networking.k8s.io", "grpcroutes", "status", "edge", true},
 		// Least privilege: never the policies' spec, nothing it does not read,
 		// Leases only in its own namespace.
 		{"update", "gateway.networking.k8s.io", "backendtlspolicies", "", "shop", false},
@@ -46,10 +48,12 @@ func TestDeployManifestsApply(t *testing.T) {
 		{"update", "coordination.k8s.io", "leases", "", "kube-system", false},
 		{"update", "gateway.networking.k8s.io", "gateways", "", "edge", false},
 		{"update", "gateway.networking.k8s.io", "httproutes", "", "edge", false},
+		{"update", "gateway.networking.k8s.io", "grpcroutes", "", "edge", false},
+		{"patch", "gateway.networking.k8s.io", "grpcroutes", "status", "edge", false},
 		{"create", "gateway.networking.k8s.io", "referencegrants", "", "edge", false},
 		{"update", "gateway.networking.k8s.io", "referencegrants", "status", "edge", false},
 		{"update", "", "namespaces", "", "", false},
-		{"list", "gateway.networking.k8s.io", "grpcroutes", "", "", false},
+		{"list", "gateway.networking.k8s.io", "tcproutes", "", "", false},
 	} {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: sa,

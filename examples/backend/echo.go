@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/json"
 	"io"
-	"log"
 	"net/http"
 	"sync/atomic"
 )
@@ -19,7 +17,7 @@ const CloseHeader = "X-Echo-Close"
 
 // counters let a test assert that a backend received nothing.
 type counters struct {
-	requests   atomic.Int64 // requests answered with an echo
+	requests   atomic.Int64 // requests answered with an echo, and gRPC calls
 	plaintext  atomic.Int64 // plaintext HTTP sent to the TLS listener
 	handshakes atomic.Int64 // TLS ClientHellos, including the one of the /_count request
 }
@@ -64,17 +62,11 @@ func echoHandler(name string, counts *counters) http.Handler {
 		if r.Header.Get(CloseHeader) != "" {
 			w.Header().Set("Connection", "close")
 		}
-		n := counts.requests.Add(1)
-		e := Echo{Name: name, Proto: r.Proto, Method: r.Method, Host: r.Host, Path: r.URL.Path, Headers: r.Header}
-		if r.TLS != nil {
-			e.SNI = r.TLS.ServerName
-			e.TLSVersion = tls.VersionName(r.TLS.Version)
-			e.ALPN = r.TLS.NegotiatedProtocol
-			if len(r.TLS.PeerCertificates) > 0 {
-				e.ClientSubject = r.TLS.PeerCertificates[0].Subject.CommonName
-			}
-		}
-		log.Printf("backend %s: request %d %s %s sni=%q tls=%q alpn=%q client=%q", name, n, r.Proto, r.URL.Path, e.SNI, e.TLSVersion, e.ALPN, e.ClientSubject)
+		count := counts.requests.Add(1)
+		n := negotiatedBy(r)
+		e := Echo{Name: name, SNI: n.SNI, TLSVersion: n.TLSVersion, ALPN: n.ALPN, Proto: n.Proto,
+			Method: r.Method, Host: r.Host, Path: r.URL.Path, Headers: r.Header, ClientSubject: n.ClientSubject}
+		logRequest(name, count, r, n)
 		_, _ = io.Copy(io.Discard, r.Body)
 		_ = json.NewEncoder(w).Encode(e)
 	})

@@ -6,6 +6,9 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -60,32 +63,50 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 			return fmt.Errorf("GatewayClass %s: %w", c.Name, err)
 		}
 	}
-	gateways := map[types.NamespacedName]*gwv1.Gateway{}
-	for _, g := range in.Gateways {
-		gateways[input.NameOf(g.Namespace, g.Name)] = g
+	err := renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(g *gwv1.Gateway, s gwv1.GatewayStatus) *gwv1.Gateway {
+		o := g.DeepCopy()
+		o.Status = s
+		return o
+	})
+	if err != nil {
+		return err
 	}
-	if len(st.Gateways) > 0 {
-		doc["gateways"] = []any{}
+	err = renderWithStatus(doc, "httproutes", "HTTPRoute", in.HTTPRoutes, st.HTTPRoutes, func(r *gwv1.HTTPRoute, s gwv1.HTTPRouteStatus) *gwv1.HTTPRoute {
+		o := r.DeepCopy()
+		o.Status = s
+		return o
+	})
+	if err != nil {
+		return err
 	}
-	for _, nn := range input.SortedKeys(st.Gateways) {
-		o := gateways[nn].DeepCopy()
-		o.APIVersion, o.Kind, o.Namespace, o.Status = gwv1.GroupVersion.String(), "Gateway", nn.Namespace, st.Gateways[nn]
-		if err := appendJSON(doc, "gateways", o); err != nil {
-			return fmt.Errorf("Gateway %s: %w", nn, err)
-		}
+	return renderWithStatus(doc, "grpcroutes", "GRPCRoute", in.GRPCRoutes, st.GRPCRoutes, func(r *gwv1.GRPCRoute, s gwv1.GRPCRouteStatus) *gwv1.GRPCRoute {
+		o := r.DeepCopy()
+		o.Status = s
+		return o
+	})
+}
+
+// renderWithStatus adds under key, sorted, each object of kind that has a
+// computed status, as withStatus copies it; only when there are some, so
+// documents without that kind keep their shape.
+func renderWithStatus[T interface {
+	metav1.Object
+	runtime.Object
+}, S any](doc map[string][]any, key, kind string, objects []T, statuses map[types.NamespacedName]S, withStatus func(T, S) T) error {
+	if len(statuses) == 0 {
+		return nil
 	}
-	routes := map[types.NamespacedName]*gwv1.HTTPRoute{}
-	for _, r := range in.HTTPRoutes {
-		routes[input.NameOf(r.Namespace, r.Name)] = r
+	byName := make(map[types.NamespacedName]T, len(objects))
+	for _, o := range objects {
+		byName[input.NameOf(o.GetNamespace(), o.GetName())] = o
 	}
-	if len(st.HTTPRoutes) > 0 {
-		doc["httproutes"] = []any{}
-	}
-	for _, nn := range input.SortedKeys(st.HTTPRoutes) {
-		o := routes[nn].DeepCopy()
-		o.APIVersion, o.Kind, o.Namespace, o.Status = gwv1.GroupVersion.String(), "HTTPRoute", nn.Namespace, st.HTTPRoutes[nn]
-		if err := appendJSON(doc, "httproutes", o); err != nil {
-			return fmt.Errorf("HTTPRoute %s: %w", nn, err)
+	doc[key] = []any{}
+	for _, nn := range input.SortedKeys(statuses) {
+		o := withStatus(byName[nn], statuses[nn])
+		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(gwv1.GroupVersion.String(), kind))
+		o.SetNamespace(nn.Namespace)
+		if err := appendJSON(doc, key, o); err != nil {
+			return fmt.Errorf("%s %s: %w", kind, nn, err)
 		}
 	}
 	return nil

@@ -85,6 +85,9 @@ func Cluster(spec plan.Cluster, tls ClusterTLS, parts *Parts) (*clusterv3.Cluste
 	} else {
 		c.ClusterDiscoveryType = parts.discovery
 		c.EdsClusterConfig = parts.config
+		if spec.EDSName != "" {
+			c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: parts.config.EdsConfig, ServiceName: spec.EDSName}
+		}
 	}
 	c.TransportSocket = tls.socket
 	c.TypedExtensionProtocolOptions = tls.protocolOptions

@@ -58,8 +58,14 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 		if r.Rewrite != nil {
 			rewriteAction(a, r.Rewrite, r.Match)
 		}
-		if r.Timeout != nil {
+		switch {
+		case r.Timeout != nil:
 			a.Timeout = durationpb.New(*r.Timeout)
+		case r.Match.GRPC:
+			// A stream may last: no route timeout (Envoy's default is
+			// 15 s), but the deadline the caller's grpc-timeout sets.
+			a.Timeout = durationpb.New(0)
+			a.MaxStreamDuration = &routev3.RouteAction_MaxStreamDuration{GrpcTimeoutHeaderMax: durationpb.New(0)}
 		}
 		out.Action = &routev3.Route_Route{Route: a}
 	}
@@ -89,6 +95,9 @@ func routeMatch(m plan.Match) *routev3.RouteMatch {
 			Name:                 h.Name,
 			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: stringMatcher(h)},
 		})
+	}
+	if m.GRPC {
+		rm.Grpc = &routev3.RouteMatch_GrpcRouteMatchOptions{}
 	}
 	if m.Method != "" {
 		rm.Headers = append(rm.Headers, &routev3.HeaderMatcher{

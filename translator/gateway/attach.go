@@ -31,7 +31,7 @@ type parentResult struct {
 func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *gatewayIndex) []parentResult {
 	var out []parentResult
 	seen := map[string]bool{}
-	for _, ref := range rs.route.Spec.ParentRefs {
+	for _, ref := range rs.parentRefs {
 		group, kind := gwv1.GroupName, "Gateway"
 		if ref.Group != nil {
 			group = string(*ref.Group)
@@ -71,11 +71,11 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *g
 			continue
 		}
 		selected++
-		if !l.allows(gs.nn.Namespace, rs.nn.Namespace, g) {
+		if !l.allows(gs.nn.Namespace, rs.nn.Namespace, g) || !l.supports(rs.kind) {
 			continue
 		}
 		allowed++
-		hostnames := intersectHostnames(l.hostname, routeHostnames(rs.route))
+		hostnames := intersectHostnames(l.hostname, hostnamesOf(rs.hostnames))
 		if len(hostnames) == 0 {
 			continue
 		}
@@ -101,7 +101,7 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *g
 		res.acceptedMsg = fmt.Sprintf("Gateway %s has no listener%s", gatewayKey(gs.nn), parentSelector(ref))
 	case allowed == 0:
 		res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
-		res.acceptedMsg = fmt.Sprintf("no listener of Gateway %s%s admits HTTPRoutes of namespace %s", gatewayKey(gs.nn), parentSelector(ref), rs.nn.Namespace)
+		res.acceptedMsg = fmt.Sprintf("no listener of Gateway %s%s admits %ss of namespace %s", gatewayKey(gs.nn), parentSelector(ref), rs.kind, rs.nn.Namespace)
 	case intersecting == 0:
 		res.acceptedReason = string(gwv1.RouteReasonNoMatchingListenerHostname)
 		res.acceptedMsg = fmt.Sprintf("no hostname of the route matches a listener of Gateway %s%s", gatewayKey(gs.nn), parentSelector(ref))
@@ -147,9 +147,9 @@ func parentSelector(ref gwv1.ParentReference) string {
 	return s
 }
 
-func routeHostnames(r *gwv1.HTTPRoute) []string {
-	out := make([]string, 0, len(r.Spec.Hostnames))
-	for _, h := range r.Spec.Hostnames {
+func hostnamesOf(hostnames []gwv1.Hostname) []string {
+	out := make([]string, 0, len(hostnames))
+	for _, h := range hostnames {
 		out = append(out, string(h))
 	}
 	return out
@@ -178,10 +178,10 @@ func parentKey(r gwv1.ParentReference, routeNamespace string) string {
 
 // routeStatus is the route's complete status: other controllers' parents
 // as they were, then one entry per parentRef of ours.
-func routeStatus(rs *routeState, parents []parentResult, controller gwv1.GatewayController, now metav1.Time) gwv1.HTTPRouteStatus {
+func routeStatus(rs *routeState, parents []parentResult, controller gwv1.GatewayController, now metav1.Time) gwv1.RouteStatus {
 	prev := map[string][]metav1.Condition{}
-	var out gwv1.HTTPRouteStatus
-	for _, p := range rs.route.Status.Parents {
+	var out gwv1.RouteStatus
+	for _, p := range rs.prevParents {
 		if p.ControllerName == controller {
 			prev[parentKey(p.ParentRef, rs.nn.Namespace)] = p.Conditions
 			continue
@@ -199,7 +199,7 @@ func routeStatus(rs *routeState, parents []parentResult, controller gwv1.Gateway
 		if p.accepted {
 			accepted.Status = metav1.ConditionTrue
 		}
-		conds := condition.Stamp(prev[parentKey(p.ref, rs.nn.Namespace)], []metav1.Condition{accepted, resolved}, rs.route.Generation, now)
+		conds := condition.Stamp(prev[parentKey(p.ref, rs.nn.Namespace)], []metav1.Condition{accepted, resolved}, rs.meta.Generation, now)
 		out.Parents = append(out.Parents, gwv1.RouteParentStatus{ParentRef: p.ref, ControllerName: controller, Conditions: conds})
 	}
 	if len(out.Parents) > maxRouteParents {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,15 +81,23 @@ func judgeListener(gw *gwv1.Gateway, l *gwv1.Listener, ix *input.Index, g *gatew
 	return s
 }
 
-// routeKinds is what allowedRoutes.kinds permits: HTTPRoute unless kinds
-// names others; a kind tlsplane does not serve is InvalidRouteKinds.
+// routeKinds is what allowedRoutes.kinds permits: every route kind the
+// protocol serves (HTTPRoute and GRPCRoute on HTTP and HTTPS) unless kinds
+// names some; a kind the listener does not serve is InvalidRouteKinds.
 func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
-	httpRoute := gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: "HTTPRoute"}
+	var served []routeKind
+	if l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType {
+		served = []routeKind{kindHTTPRoute, kindGRPCRoute}
+	}
+	kindOf := func(k routeKind) gwv1.RouteGroupKind {
+		return gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: gwv1.Kind(k)}
+	}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
-		if l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType {
-			return []gwv1.RouteGroupKind{httpRoute}, "", ""
+		var out []gwv1.RouteGroupKind
+		for _, k := range served {
+			out = append(out, kindOf(k))
 		}
-		return nil, "", ""
+		return out, "", ""
 	}
 	var ok []gwv1.RouteGroupKind
 	var bad []string
@@ -97,16 +106,37 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gwv1.GroupName && k.Kind == "HTTPRoute" {
-			ok = append(ok, httpRoute)
+		if group == gwv1.GroupName && slices.Contains(served, routeKind(k.Kind)) {
+			ok = append(ok, kindOf(routeKind(k.Kind)))
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s/%s", group, k.Kind))
 	}
 	if len(bad) > 0 {
-		return ok, string(gwv1.ListenerReasonInvalidRouteKinds), fmt.Sprintf("listener %s: allowedRoutes.kinds %s: tlsplane serves only %s/HTTPRoute", l.Name, strings.Join(bad, ", "), gwv1.GroupName)
+		return ok, string(gwv1.ListenerReasonInvalidRouteKinds), fmt.Sprintf("listener %s: allowedRoutes.kinds %s: a %s listener serves %s", l.Name, strings.Join(bad, ", "), l.Protocol, kindNames(served))
 	}
 	return ok, "", ""
+}
+
+// supports: the listener admits routes of kind k.
+func (l *listenerState) supports(k routeKind) bool {
+	for _, s := range l.supported {
+		if s.Kind == gwv1.Kind(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func kindNames(kinds []routeKind) string {
+	if len(kinds) == 0 {
+		return "no route kind tlsplane supports"
+	}
+	names := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		names = append(names, gwv1.GroupName+"/"+string(k))
+	}
+	return strings.Join(names, " and ")
 }
 
 // certificate is a listener certificate Secret's parsed content.

@@ -23,7 +23,7 @@ import (
 type memo struct {
 	g        *gatewayIndex
 	gateways map[types.NamespacedName]*Gateway
-	routes   map[types.NamespacedName]routeEntry // routes with a parent of ours
+	routes   map[routeKey]routeEntry // routes with a parent of ours
 	// reach counts, per Service port, the accepted attachments through
 	// which each Gateway sends traffic there.
 	reach map[input.ServicePort]map[types.NamespacedName]int
@@ -93,7 +93,9 @@ type RoutePatch struct {
 // false when there is no run to patch: run Judge then.
 func (r *Result) PatchRoutes(changed []types.NamespacedName, routes map[types.NamespacedName]*gwv1.HTTPRoute, ix *input.Index, now metav1.Time) (RoutePatch, bool) {
 	m := r.memo
-	if m == nil {
+	if m == nil || len(m.g.grpcRoutes) > 0 {
+		// GRPCRoutes may conflict with the routes changed (conflicts.go):
+		// judged whole, as every route is then.
 		return RoutePatch{}, false
 	}
 	patch := RoutePatch{Rebuild: Rebuild{}, Statuses: map[types.NamespacedName]*gwv1.HTTPRouteStatus{}}
@@ -114,10 +116,11 @@ func (r *Result) PatchRoutes(changed []types.NamespacedName, routes map[types.Na
 		m.countReach(e, delta, backends)
 	}
 	for _, nn := range changed {
-		if e, ok := m.routes[nn]; ok {
+		key := routeKey{kindHTTPRoute, nn}
+		if e, ok := m.routes[key]; ok {
 			detachRoute(e.rs, e.parents)
 			note(e, -1)
-			delete(m.routes, nn)
+			delete(m.routes, key)
 		}
 		patch.Statuses[nn] = nil
 		route := routes[nn]
@@ -130,9 +133,9 @@ func (r *Result) PatchRoutes(changed []types.NamespacedName, routes map[types.Na
 			continue
 		}
 		e := routeEntry{rs: rs, parents: parents}
-		m.routes[nn] = e
+		m.routes[key] = e
 		note(e, 1)
-		st := routeStatus(rs, parents, r.cfg.ControllerName, now)
+		st := gwv1.HTTPRouteStatus{RouteStatus: routeStatus(rs, parents, r.cfg.ControllerName, now)}
 		patch.Statuses[nn] = &st
 	}
 	for _, nn := range input.SortedKeys(touched) {

@@ -4,38 +4,46 @@ import (
 	"strings"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // routeRank orders the matches of every route on one hostname, as the
 // HTTPRoute spec says: an Exact path, then the longest prefix, then a
 // method, then more headers, then more query parameters; then the oldest
-// route, then namespace/name, then rule and match order.
+// route, then namespace/name, then rule and match order. GRPCRoutes (grpc)
+// go by the GRPCRoute spec: the longest service, then the longest method,
+// then more headers, then the same tie-breaks. The two kinds never share a
+// hostname of a listener (conflicts.go); were they to, HTTPRoutes go first.
 type routeRank struct {
-	pathKind       plan.PathKind
-	pathLen        int
-	method         bool
-	headers, query int
-	created        time.Time
-	name           string
-	rule, match    int
+	grpc                bool
+	pathKind            plan.PathKind
+	pathLen             int
+	service, methodName int // GRPCRoute: characters of the matched service and method
+	method              bool
+	headers, query      int
+	created             time.Time
+	name                string
+	rule, match         int
 }
 
-func rankOf(r *gwv1.HTTPRoute, m plan.Match, rule, match int) routeRank {
+func (rs *routeState) rankOf(m plan.Match, rule, match int) routeRank {
 	return routeRank{
 		pathKind: m.PathKind,
 		pathLen:  len(m.Path),
 		method:   m.Method != "",
 		headers:  len(m.Headers),
 		query:    len(m.Query),
-		created:  r.CreationTimestamp.Time,
-		name:     input.NameOf(r.Namespace, r.Name).String(),
+		created:  rs.meta.CreationTimestamp.Time,
+		name:     rs.nn.String(),
 		rule:     rule,
 		match:    match,
 	}
+}
+
+// grpcRankOf is a GRPCRoute match's rank.
+func (rs *routeState) grpcRankOf(service, method string, headers, rule, match int) routeRank {
+	return routeRank{grpc: true, service: len(service), methodName: len(method), headers: headers,
+		created: rs.meta.CreationTimestamp.Time, name: rs.nn.String(), rule: rule, match: match}
 }
 
 // pathOrder puts Exact first, then prefixes, then regular expressions
@@ -44,6 +52,24 @@ var pathOrder = map[plan.PathKind]int{plan.PathExact: 0, plan.PathPrefix: 1, pla
 
 // compareRanks is negative when a goes first.
 func compareRanks(a, b routeRank) int {
+	if a.grpc != b.grpc {
+		if b.grpc {
+			return -1
+		}
+		return 1
+	}
+	if a.grpc {
+		if a.service != b.service {
+			return b.service - a.service
+		}
+		if a.methodName != b.methodName {
+			return b.methodName - a.methodName
+		}
+		if a.headers != b.headers {
+			return b.headers - a.headers
+		}
+		return compareAge(a, b)
+	}
 	if a.pathKind != b.pathKind {
 		return pathOrder[a.pathKind] - pathOrder[b.pathKind]
 	}
@@ -62,6 +88,11 @@ func compareRanks(a, b routeRank) int {
 	if a.query != b.query {
 		return b.query - a.query
 	}
+	return compareAge(a, b)
+}
+
+// compareAge breaks ties: the oldest route, namespace/name, rule, match.
+func compareAge(a, b routeRank) int {
 	if !a.created.Equal(b.created) {
 		if a.created.Before(b.created) {
 			return -1

@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"fmt"
+
 	"regexp"
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,12 +17,32 @@ import (
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
-// routeState is one HTTPRoute as judged: its rules as Envoy routes (without
+// routeKind is the kind of a route: HTTPRoute or GRPCRoute.
+type routeKind string
+
+const (
+	kindHTTPRoute routeKind = "HTTPRoute"
+	kindGRPCRoute routeKind = "GRPCRoute"
+)
+
+// routeKey names a route: kinds have names of their own.
+type routeKey struct {
+	kind routeKind
+	nn   types.NamespacedName
+}
+
+// routeState is one route as judged: its rules as Envoy routes (without
 // hostnames, which depend on the listener), and the route-wide verdicts.
+// What attaching and status read of the object is copied out of it, so
+// both kinds go through the same rules.
 type routeState struct {
-	route *gwv1.HTTPRoute
-	nn    types.NamespacedName
-	plans []rankedRoute
+	kind        routeKind
+	meta        *metav1.ObjectMeta
+	nn          types.NamespacedName
+	hostnames   []gwv1.Hostname
+	parentRefs  []gwv1.ParentReference
+	prevParents []gwv1.RouteParentStatus // the object's status.parents
+	plans       []rankedRoute
 	// resolvedReason is "" when every backendRef resolved; resolvedMsg
 	// names each that did not.
 	resolvedReason, resolvedMsg string
@@ -36,9 +59,16 @@ type rankedRoute struct {
 	rank routeRank
 }
 
+func newRouteState(kind routeKind, meta *metav1.ObjectMeta, spec gwv1.CommonRouteSpec, hostnames []gwv1.Hostname, status gwv1.RouteStatus) *routeState {
+	return &routeState{kind: kind, meta: meta, nn: input.NameOf(meta.Namespace, meta.Name),
+		hostnames: hostnames, parentRefs: spec.ParentRefs, prevParents: status.Parents}
+}
+
+func (rs *routeState) key() routeKey { return routeKey{rs.kind, rs.nn} }
+
 // judgeRoute translates every rule and match of an HTTPRoute.
 func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState {
-	rs := &routeState{route: r, nn: input.NameOf(r.Namespace, r.Name)}
+	rs := newRouteState(kindHTTPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	var problems []string
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}
@@ -49,17 +79,9 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState
 		} else {
 			base.Timeout = timeout
 		}
-		backends, ruleProblems := rs.ruleBackends(i, rule, ix, g)
+		backends, ruleProblems := rs.ruleBackends(i, httpBackendRefs(rule.BackendRefs), ix, g)
 		problems = append(problems, ruleProblems...)
-		switch {
-		case unsupported:
-			base.Direct500 = true
-		case base.Redirect != nil:
-		case !anyValid(backends):
-			base.Direct500 = true
-		default:
-			base.Backends = backends
-		}
+		sendTo(&base, backends, unsupported)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.HTTPRouteMatch{{}}
@@ -78,7 +100,7 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState
 				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: ReplacePrefixMatch needs a PathPrefix match", i, j))
 				p.Direct500, p.Backends = true, nil
 			}
-			rs.plans = append(rs.plans, rankedRoute{plan: p, rank: rankOf(r, mp, i, j)})
+			rs.plans = append(rs.plans, rankedRoute{plan: p, rank: rs.rankOf(mp, i, j)})
 		}
 	}
 	if len(problems) > 0 {
@@ -107,6 +129,20 @@ func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *plan
 		}
 	}
 	return unsupported
+}
+
+// sendTo makes a rule's route send to its backends, or answer 500 when a
+// filter is not supported or no backend is valid; a redirect needs none.
+func sendTo(p *plan.Route, backends []plan.WeightedBackend, unsupported bool) {
+	switch {
+	case unsupported:
+		p.Direct500 = true
+	case p.Redirect != nil:
+	case !anyValid(backends):
+		p.Direct500 = true
+	default:
+		p.Backends = backends
+	}
 }
 
 func anyValid(backends []plan.WeightedBackend) bool {
@@ -193,13 +229,27 @@ func redirectOf(f *gwv1.HTTPRequestRedirectFilter) *plan.Redirect {
 	return r
 }
 
+// backendRef is what a rule's backendRef says, of either route kind.
+type backendRef struct {
+	gwv1.BackendRef
+	filters []gwv1.HTTPRouteFilter // GRPCRoute filters as their HTTPRoute twins
+}
+
+func httpBackendRefs(refs []gwv1.HTTPBackendRef) []backendRef {
+	out := make([]backendRef, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, backendRef{BackendRef: r.BackendRef, filters: r.Filters})
+	}
+	return out
+}
+
 // ruleBackends resolves a rule's backendRefs. An unresolved ref keeps its
 // weight, with no cluster: its share of requests is answered 500. Refs of
 // weight 0 are left out; none left means the rule answers 500.
-func (rs *routeState) ruleBackends(i int, rule gwv1.HTTPRouteRule, ix *input.Index, g *gatewayIndex) ([]plan.WeightedBackend, []string) {
+func (rs *routeState) ruleBackends(i int, refs []backendRef, ix *input.Index, g *gatewayIndex) ([]plan.WeightedBackend, []string) {
 	var out []plan.WeightedBackend
 	var problems []string
-	for k, ref := range rule.BackendRefs {
+	for k, ref := range refs {
 		weight := int32(1)
 		if ref.Weight != nil {
 			weight = *ref.Weight
@@ -213,7 +263,7 @@ func (rs *routeState) ruleBackends(i int, rule gwv1.HTTPRouteRule, ix *input.Ind
 			cluster = ""
 		}
 		b := plan.WeightedBackend{Cluster: cluster, Weight: uint32(weight)}
-		for f, filter := range ref.Filters {
+		for f, filter := range ref.filters {
 			switch {
 			case filter.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && filter.RequestHeaderModifier != nil:
 				b.RequestHeaders = headerEditsOf(filter.RequestHeaderModifier)
@@ -250,8 +300,8 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 		return "", string(gwv1.RouteReasonInvalidKind), fmt.Sprintf("group %q kind %q: only core Services are backends", group, kind)
 	}
 	nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-	if !g.permitted(reference{gwv1.GroupName, "HTTPRoute", rs.nn.Namespace, "", "Service", ns, string(ref.Name)}) {
-		return "", string(gwv1.RouteReasonRefNotPermitted), fmt.Sprintf("Service %s: no ReferenceGrant in %s permits HTTPRoutes of %s", nn, ns, rs.nn.Namespace)
+	if !g.permitted(reference{gwv1.GroupName, string(rs.kind), rs.nn.Namespace, "", "Service", ns, string(ref.Name)}) {
+		return "", string(gwv1.RouteReasonRefNotPermitted), fmt.Sprintf("Service %s: no ReferenceGrant in %s permits %ss of %s", nn, ns, rs.kind, rs.nn.Namespace)
 	}
 	svc, ok := ix.Services[nn]
 	if !ok {
@@ -268,6 +318,9 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; HTTP needs TCP", nn, p.Port, p.Protocol)
 		}
 		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
+		if rs.kind == kindGRPCRoute {
+			return plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), "", ""
+		}
 		return plan.ClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 	}
 	return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s has no port %d", nn, *ref.Port)

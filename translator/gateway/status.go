@@ -17,6 +17,8 @@ import (
 var SupportedFeatures = []gwv1.FeatureName{
 	"BackendTLSPolicy",
 	"BackendTLSPolicySANValidation",
+	"GRPCRoute",
+	"GRPCRouteNamedRouteRule",
 	"Gateway",
 	"GatewayBackendClientCertificate",
 	"GatewayHTTPListenerIsolation",

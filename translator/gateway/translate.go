@@ -28,6 +28,8 @@ type Config struct {
 type Result struct {
 	Classes map[string]gwv1.GatewayClassStatus
 	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
+	// GRPCRoutes are the GRPCRoutes' statuses, as Routes the HTTPRoutes'.
+	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
 	// Gateways are the Gateways of our accepted classes, sorted by
 	// namespace/name.
 	Gateways []*Gateway
@@ -45,10 +47,11 @@ type Result struct {
 // rules to the classes whose controllerName is ours.
 func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Result {
 	res := &Result{
-		Classes: map[string]gwv1.GatewayClassStatus{},
-		Routes:  map[types.NamespacedName]gwv1.HTTPRouteStatus{},
-		Reach:   map[input.ServicePort][]types.NamespacedName{},
-		cfg:     cfg,
+		Classes:    map[string]gwv1.GatewayClassStatus{},
+		Routes:     map[types.NamespacedName]gwv1.HTTPRouteStatus{},
+		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{},
+		Reach:      map[input.ServicePort][]types.NamespacedName{},
+		cfg:        cfg,
 	}
 	if len(in.GatewayClasses) == 0 {
 		return res
@@ -78,17 +81,27 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 	if len(res.Gateways) == 0 {
 		return res
 	}
-	m := &memo{g: g, gateways: gateways, routes: map[types.NamespacedName]routeEntry{},
+	m := &memo{g: g, gateways: gateways, routes: map[routeKey]routeEntry{},
 		reach: map[input.ServicePort]map[types.NamespacedName]int{}}
+	judged := make([]*routeState, 0, len(g.routes)+len(g.grpcRoutes))
 	for _, r := range g.routes {
-		rs := judgeRoute(r, ix, g)
-		parents := attachRoute(rs, gateways, g)
-		if len(parents) == 0 {
-			continue
+		judged = append(judged, judgeRoute(r, ix, g))
+	}
+	for _, r := range g.grpcRoutes {
+		judged = append(judged, judgeGRPCRoute(r, ix, g))
+	}
+	var entries []routeEntry
+	for _, rs := range judged {
+		if parents := attachRoute(rs, gateways, g); len(parents) > 0 {
+			entries = append(entries, routeEntry{rs: rs, parents: parents})
 		}
-		res.Routes[rs.nn] = routeStatus(rs, parents, cfg.ControllerName, now)
-		e := routeEntry{rs: rs, parents: parents}
-		m.routes[rs.nn] = e
+	}
+	if len(g.grpcRoutes) > 0 {
+		rejectConflicts(entries)
+	}
+	for _, e := range entries {
+		res.setStatus(e.rs, routeStatus(e.rs, e.parents, cfg.ControllerName, now))
+		m.routes[e.rs.key()] = e
 		m.countReach(e, 1, nil)
 	}
 	for b := range m.reach {
@@ -114,3 +127,13 @@ func (gs *Gateway) Name() types.NamespacedName { return gs.nn }
 
 // Fleet is the fleet that serves the Gateway.
 func (gs *Gateway) Fleet() string { return plan.GatewayFleet(gs.nn.Namespace, gs.nn.Name) }
+
+// setStatus records a route's status under its kind.
+func (r *Result) setStatus(rs *routeState, st gwv1.RouteStatus) {
+	switch rs.kind {
+	case kindGRPCRoute:
+		r.GRPCRoutes[rs.nn] = gwv1.GRPCRouteStatus{RouteStatus: st}
+	default:
+		r.Routes[rs.nn] = gwv1.HTTPRouteStatus{RouteStatus: st}
+	}
+}

@@ -18,6 +18,7 @@ const (
 	KindGatewayClass     Kind = "GatewayClass"
 	KindGateway          Kind = "Gateway"
 	KindHTTPRoute        Kind = "HTTPRoute"
+	KindGRPCRoute        Kind = "GRPCRoute"
 	KindReferenceGrant   Kind = "ReferenceGrant"
 	KindNamespace        Kind = "Namespace"
 )

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Index finds inputs by namespace/name in constant time, so that a
@@ -16,6 +17,8 @@ type Index struct {
 	// SlicesByService groups EndpointSlices by the Service named in their
 	// kubernetes.io/service-name label.
 	SlicesByService map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	// GRPCBackends are the Service ports GRPCRoutes name as backends.
+	GRPCBackends GRPCBackends
 }
 
 // NewIndex indexes the namespaced objects of in.
@@ -25,6 +28,11 @@ func NewIndex(in Inputs) *Index {
 		ConfigMaps:      make(map[types.NamespacedName]*corev1.ConfigMap, len(in.ConfigMaps)),
 		Secrets:         make(map[types.NamespacedName]*corev1.Secret, len(in.Secrets)),
 		SlicesByService: make(map[types.NamespacedName][]*discoveryv1.EndpointSlice),
+		GRPCBackends:    GRPCBackends{},
+	}
+	// The last object of a key wins, as everywhere.
+	for _, r := range ByKey(in.GRPCRoutes, func(r *gwv1.GRPCRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
+		ix.GRPCBackends.AddRoute(r, 1)
 	}
 	for _, s := range in.Services {
 		ix.Services[NameOf(s.Namespace, s.Name)] = s

@@ -23,6 +23,7 @@ type Inputs struct {
 	GatewayClasses  []*gwv1.GatewayClass
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
+	GRPCRoutes      []*gwv1.GRPCRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 }
@@ -47,6 +48,8 @@ func (in *Inputs) Add(obj metav1.Object) bool {
 		in.Gateways = append(in.Gateways, o)
 	case *gwv1.HTTPRoute:
 		in.HTTPRoutes = append(in.HTTPRoutes, o)
+	case *gwv1.GRPCRoute:
+		in.GRPCRoutes = append(in.GRPCRoutes, o)
 	case *gwv1.ReferenceGrant:
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
 	case *corev1.Namespace:

@@ -11,6 +11,14 @@ func ClusterName(namespace, service string, port int32) string {
 	return namespace + "/" + service + "/" + strconv.Itoa(int(port))
 }
 
+// GRPCClusterName is the cluster GRPCRoutes send a Service port's traffic
+// to: beside ClusterName's, reading the same endpoints, it speaks HTTP/2
+// whatever the port's appProtocol or its policy's ALPN (gRPC needs it;
+// HTTPRoutes to the same port keep theirs).
+func GRPCClusterName(namespace, service string, port int32) string {
+	return ClusterName(namespace, service, port) + "/grpc"
+}
+
 // GatewayFleet is the fleet (the Envoy node's cluster) that serves a
 // Gateway: `<namespace>/<gateway>`.
 func GatewayFleet(namespace, gateway string) string {

@@ -115,6 +115,9 @@ type Match struct {
 	Headers  []ValueMatch `json:"headers,omitempty"` // name, value; regex when set
 	Query    []ValueMatch `json:"query,omitempty"`
 	Method   string       `json:"method,omitempty"`
+	// GRPC matches gRPC requests only (a GRPCRoute's); their route has no
+	// timeout but the one the caller's grpc-timeout header sets.
+	GRPC bool `json:"grpc,omitempty"`
 }
 
 // ValueMatch matches one header or query parameter.

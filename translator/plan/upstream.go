@@ -10,6 +10,9 @@ type Cluster struct {
 	// Service); otherwise the cluster's endpoints come over EDS.
 	ExternalName string `json:"externalName,omitempty"`
 	Port         uint32 `json:"port,omitempty"`
+	// EDSName is the load assignment an EDS cluster reads when it is not
+	// its own name: a GRPCRoute's cluster reads its Service port's.
+	EDSName string `json:"edsName,omitempty"`
 }
 
 // SANKind is the kind of a subject alternative name to match.

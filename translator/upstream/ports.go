@@ -18,6 +18,9 @@ type Port struct {
 	Governor *backendtls.Verdict // nil: no policy
 	// Warning is set when other ports of the same number were folded in.
 	Warning string
+	// GRPC: this is the port's cluster for GRPCRoutes (HTTP/2), listed
+	// right after the port's own when a GRPCRoute names the port.
+	GRPC bool
 }
 
 // Ports lists the TCP ports of svc that get a cluster, in spec
@@ -25,7 +28,10 @@ type Port struct {
 // (the API server refuses that; a manifest file need not) make one
 // cluster: the first port's, governed by the first policy among them, so
 // a targeted port is never served by a plaintext twin.
-func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict) []Port {
+//
+// A port some GRPCRoute names (grpc) gets a second entry, for its HTTP/2
+// cluster.
+func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, grpc input.GRPCBackends) []Port {
 	out := make([]Port, 0, len(svc.Spec.Ports))
 	byNumber := make(map[int32]int, len(svc.Spec.Ports))
 	for i, port := range svc.Spec.Ports {
@@ -44,7 +50,19 @@ func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls
 		}
 		first.Warning = fmt.Sprintf("Service %s: ports %q and %q share number %d; one cluster serves both", nn, first.Name, port.Name, port.Port)
 	}
-	return out
+	if len(grpc) == 0 {
+		return out
+	}
+	withGRPC := make([]Port, 0, len(out)+1)
+	for _, p := range out {
+		withGRPC = append(withGRPC, p)
+		if grpc[input.ServicePort{Service: nn, Port: p.Port}] > 0 {
+			g := p
+			g.GRPC, g.Warning = true, ""
+			withGRPC = append(withGRPC, g)
+		}
+	}
+	return withGRPC
 }
 
 // TLS is which TLS a port's cluster gets; the engine has the emitted one.
@@ -60,6 +78,9 @@ const (
 	FailClosed
 	// Governed: the governing policy's TLS.
 	Governed
+	// GovernedGRPC: the governing policy's TLS offering ALPN h2 only, and
+	// HTTP/2: a GRPCRoute's cluster.
+	GovernedGRPC
 )
 
 // appProtocolH2C is the Service port appProtocol of HTTP/2 over cleartext
@@ -70,6 +91,9 @@ const appProtocolH2C = "kubernetes.io/h2c"
 // (unserved, for the warning and the status of its policy).
 func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Cluster, tls TLS, unserved string) {
 	c = plan.Cluster{Name: plan.ClusterName(nn.Namespace, nn.Name, p.Port)}
+	if p.GRPC {
+		c.Name, c.EDSName = plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), c.Name
+	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		if svc.Spec.ExternalName == "" {
 			// The API server refuses it; a manifest file need not. An EDS
@@ -77,9 +101,13 @@ func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Clus
 			// the whole snapshot inconsistent.
 			return c, tls, fmt.Sprintf("Service %s port %d: no cluster: type ExternalName without spec.externalName", nn, p.Port)
 		}
-		c.ExternalName, c.Port = svc.Spec.ExternalName, uint32(p.Port)
+		c.ExternalName, c.Port, c.EDSName = svc.Spec.ExternalName, uint32(p.Port), ""
 	}
 	switch {
+	case p.GRPC && p.Governor == nil:
+		tls = H2C // gRPC in clear is HTTP/2 with prior knowledge
+	case p.GRPC && p.Governor.Accepted():
+		tls = GovernedGRPC
 	case p.Governor == nil && p.AppProtocol != nil && *p.AppProtocol == appProtocolH2C:
 		// Without a policy the port is cleartext; its appProtocol says
 		// HTTP/2. Under a policy, the policy's ALPN decides.
