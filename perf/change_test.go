@@ -37,6 +37,14 @@ func BenchmarkChangeToSnapshot(b *testing.B) {
 				return changeOf(translator.KindHTTPRoute, r)
 			})
 		})
+		b.Run(fmt.Sprintf("grpcroute/n=%d", n), func(b *testing.B) {
+			in := GRPCGatewayInputs(n)
+			r := in.GRPCRoutes[n/2]
+			benchmarkChange(b, in, func(rv int) translator.Change {
+				r = GRPCRoute(r.Namespace, r.Name, fmt.Sprintf("Echo%d", rv))
+				return changeOf(translator.KindGRPCRoute, r)
+			})
+		})
 		// The same two changes when the Gateway presents a backend client
 		// certificate: its fleet has its own version of every cluster.
 		b.Run(fmt.Sprintf("endpoints-gateway-client-certificate/n=%d", n), func(b *testing.B) {

@@ -73,3 +73,33 @@ func WithBackendClientCertificate(tb testing.TB, in translator.Inputs) translato
 	in.Secrets = append(in.Secrets, translatortest.TLSSecret(tb, "edge", "web-client", "web-client.edge"))
 	return in
 }
+
+// GRPCGatewayInputs are GatewayInputs with a GRPCRoute per Service in
+// place of its HTTPRoute: svc-i.example, gRPC service svc-i.v1.Echo.
+func GRPCGatewayInputs(n int) translator.Inputs {
+	in := GatewayInputs(n)
+	in.HTTPRoutes = nil
+	for _, svc := range in.Services {
+		in.GRPCRoutes = append(in.GRPCRoutes, GRPCRoute(svc.Namespace, svc.Name, "Echo"))
+	}
+	return in
+}
+
+// GRPCRoute is the GRPCRoute of GRPCGatewayInputs for Service ns/name,
+// matching method method of its service.
+func GRPCRoute(ns, name, method string) *gwv1.GRPCRoute {
+	gwNamespace := gwv1.Namespace("edge")
+	port := gwv1.PortNumber(443)
+	service := name + ".v1.Echo"
+	return &gwv1.GRPCRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Generation: 1},
+		Spec: gwv1.GRPCRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Namespace: &gwNamespace, Name: "web"}}},
+			Hostnames:       []gwv1.Hostname{gwv1.Hostname(name + ".example")},
+			Rules: []gwv1.GRPCRouteRule{{
+				Matches:     []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: &service, Method: &method}}},
+				BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(name), Port: &port}}}},
+			}},
+		},
+	}
+}
