@@ -59,13 +59,23 @@ func gatewayMode(t *testing.T, apiType string) {
 		{"backendtlspolicy-san-mismatch-fails-closed", func(t *testing.T) {
 			routedFailClosed(t, e, b, s, "backendtlspolicy-san-mismatch-fails-closed", "san-mismatch.example", svcSANMismatch, failSAN)
 		}},
+		{"grpc-unary-over-tls", func(t *testing.T) { grpcUnaryOverTLS(t, e, b, s) }},
+		{"grpc-stream-over-tls", func(t *testing.T) { grpcStreamOverTLS(t, e, b, s) }},
+		{"grpc-san-mismatch-fails-closed", func(t *testing.T) {
+			grpcFailsClosed(t, e, b, s, "grpc-san-mismatch-fails-closed", svcGRPCSAN, hostGRPCSAN, failSAN)
+		}},
+		{"grpc-wrong-ca-fails-closed", func(t *testing.T) {
+			grpcFailsClosed(t, e, b, s, "grpc-wrong-ca-fails-closed", svcGRPCCA, hostGRPCCA, failChain)
+		}},
+		{"grpc-h2c-plaintext-backend", func(t *testing.T) { grpcPlaintextH2C(t, e, b, s) }},
+		{"http-and-grpc-routes-one-service", func(t *testing.T) { grpcAndHTTPOneService(t, e, b, s) }},
 		{"gateway-client-certificate", func(t *testing.T) { gatewayClientCertificate(t, e, b, s) }},
 		{"policy-client-certificate-wins-over-gateway", func(t *testing.T) { policyClientCertificateWins(t, e, b, s) }},
 		{"gateway-client-certificate-rotation", func(t *testing.T) { gatewayClientRotation(t, e, b, s) }},
 		{"gateway-client-certificate-unusable-fails-closed", func(t *testing.T) { gatewayClientUnusable(t, e, b, s) }},
 		{"envoy-rejected-nothing", func(t *testing.T) { envoyRejectedNothing(t, e.gwEnvoy, s) }},
 		{"no-plaintext-to-tls-backends", func(t *testing.T) {
-			for _, be := range []*backend{b.secure, b.sentinel, b.mtls} {
+			for _, be := range []*backend{b.secure, b.sentinel, b.mtls, b.grpc, b.grpcSentinel} {
 				if c := be.counts(t); c.Plaintext != 0 {
 					t.Errorf("backend %s received %d plaintext requests", be.name, c.Plaintext)
 				}

@@ -60,6 +60,9 @@ type gatewayBackends struct {
 	a, b, c, shop    *backend
 	secure, sentinel *backend
 	mtls             *backend // requires a client certificate p.clientCA signed
+	// gRPC (examples/backend serves it beside its echo): TLS, TLS that only
+	// fail-closed routes reach, and plaintext (h2c).
+	grpc, grpcSentinel, grpcPlain *backend
 }
 
 func startGatewayBackends(t *testing.T, e *env, p *gatewayPKI) *gatewayBackends {
@@ -70,8 +73,11 @@ func startGatewayBackends(t *testing.T, e *env, p *gatewayPKI) *gatewayBackends 
 		shop:   startBackend(t, e, "gw-shop", backendOpts{plain: true}),
 		secure: startBackend(t, e, "gw-secure", backendOpts{leaf: p.backend}),
 		// Only fail-closed routes lead to sentinel: it must receive nothing.
-		sentinel: startBackend(t, e, "gw-sentinel", backendOpts{leaf: p.sentinel}),
-		mtls:     startBackend(t, e, "gw-mtls", backendOpts{leaf: p.backend, clientCA: p.clientCA, probe: p.probe}),
+		sentinel:     startBackend(t, e, "gw-sentinel", backendOpts{leaf: p.sentinel}),
+		mtls:         startBackend(t, e, "gw-mtls", backendOpts{leaf: p.backend, clientCA: p.clientCA, probe: p.probe}),
+		grpc:         startBackend(t, e, "gw-grpc", backendOpts{leaf: p.backend}),
+		grpcSentinel: startBackend(t, e, "gw-grpc-sentinel", backendOpts{leaf: p.sentinel}),
+		grpcPlain:    startBackend(t, e, "gw-grpc-plain", backendOpts{plain: true}),
 	}
 }
 
@@ -109,6 +115,7 @@ func writeGatewayWorld(t *testing.T, dir string, p *gatewayPKI, b *gatewayBacken
 	writeManifests(t, dir, fileCerts, tlsSecret(certsNS, "cross-cert", p.xnsCert))
 	writeManifests(t, dir, fileGatewayClient, tlsSecret(gwNS, gatewayClientName, p.gatewayClient))
 	writeManifests(t, dir, fileMTLS, mtlsObjects(p, b.mtls)...)
+	writeManifests(t, dir, fileGRPC, grpcObjects(p, b)...)
 	writeManifests(t, dir, fileShop, inNamespace(shopNS, serviceWithEndpoints("shop",
 		svcPort{name: "http", port: plainPort, backendPort: b.shop.port})...)...)
 
