@@ -223,7 +223,6 @@ func reachedClusters(r *gateway.Result) map[types.NamespacedName][]string {
 	return out
 }
 
-
 // anyPresents: some Gateway judged names a backend client certificate.
 func (gw *gatewayOutput) anyPresents() bool {
 	if gw.judged == nil {

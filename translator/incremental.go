@@ -48,7 +48,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	t.reattach(u)
 	t.retranslate(u)
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	if u.gateways || len(u.routes) > 0 && !w.patchRoutes(u, stamp) {
+	if u.gateways || len(u.routes)+len(u.grpcRoutes) > 0 && !w.patchRoutes(u, stamp) {
 		t.retranslateGateways(u, stamp)
 	}
 	w.notesDue(u, now)
@@ -65,6 +65,7 @@ type update struct {
 	slices      map[types.NamespacedName]bool                   // Services whose EndpointSlices changed
 	gateways    bool                                            // the Gateway rules run whole
 	routes      map[types.NamespacedName]bool                   // HTTPRoutes changed
+	grpcRoutes  map[types.NamespacedName]bool                   // GRPCRoutes changed
 	judged      map[types.NamespacedName]bool                   // policies judged again
 	attached    map[types.NamespacedName]bool                   // policies whose attachments are redone
 	statuses    map[types.NamespacedName]bool                   // policies whose status is redone
@@ -86,7 +87,8 @@ func newUpdate() *update {
 	return &update{
 		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, refs: map[backendtls.Ref]bool{},
 		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{}, routes: map[types.NamespacedName]bool{},
-		judged: map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
+		grpcRoutes: map[types.NamespacedName]bool{},
+		judged:     map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
 		clusters: map[string]bool{}, endpoints: map[string]bool{}, secrets: map[string]bool{},
 	}
 }

@@ -45,16 +45,16 @@ func (g gatewayObjects) inputs() Inputs {
 // any reports whether the Gateway rules have anything to translate.
 func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
 
-// applyGRPCRoute stores a GRPCRoute change. The Gateway rules run whole
-// (a GRPCRoute may conflict with any route on its listeners), and the
-// Services whose ports it starts or stops naming are translated again:
-// they gain or lose their HTTP/2 cluster.
+// applyGRPCRoute stores a GRPCRoute change, patched into the last run of
+// the Gateway rules as an HTTPRoute's is, and translates again the
+// Services whose ports it starts or stops naming: they gain or lose their
+// HTTP/2 cluster.
 func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, u *update) bool {
 	r, ok := typed[*gwv1.GRPCRoute](c.Object, deleted)
 	if !ok {
 		return false
 	}
-	u.gateways = true
+	u.grpcRoutes[nn] = true
 	var flipped []input.ServicePort
 	if old := w.gateway.grpcRoutes[nn]; old != nil {
 		flipped = append(flipped, w.ix.GRPCBackends.AddRoute(old, -1)...)

@@ -27,7 +27,10 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	if gw.judged == nil || len(gw.warnings) > 0 {
 		return false
 	}
-	patch, ok := gw.judged.PatchRoutes(input.SortedKeys(u.routes), w.gateway.routes, w.ix, stamp)
+	patch, ok := gw.judged.PatchRoutes(gateway.ChangedRoutes{
+		HTTP: input.SortedKeys(u.routes), HTTPObjects: w.gateway.routes,
+		GRPC: input.SortedKeys(u.grpcRoutes), GRPCObjects: w.gateway.grpcRoutes,
+	}, w.ix, stamp)
 	if !ok {
 		return false
 	}
@@ -46,6 +49,14 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 			routeStatuses.delete(nn)
 		} else {
 			routeStatuses.set(nn, *st, semanticallyEqual)
+		}
+	}
+	grpcStatuses := copyOnWrite[types.NamespacedName, gwv1.GRPCRouteStatus]{m: gw.statuses.GRPCRoutes}
+	for nn, st := range patch.GRPCStatuses {
+		if st == nil {
+			grpcStatuses.delete(nn)
+		} else {
+			grpcStatuses.set(nn, *st, semanticallyEqual)
 		}
 	}
 	fleets := copyOnWrite[string, *FleetResources]{m: gw.fleets}
@@ -67,7 +78,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	}
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
-		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m, GRPCRoutes: gw.statuses.GRPCRoutes}
+		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m, GRPCRoutes: grpcStatuses.m}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

@@ -84,6 +84,10 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *g
 		// the route's choice and the listener's consent, as conformance
 		// reads attachedRoutes.
 		l.attached++
+		if l.byKind == nil {
+			l.byKind = map[routeKind]int{}
+		}
+		l.byKind[rs.kind]++
 		if l.served() {
 			if l.byHost == nil {
 				l.byHost = map[string][]*routeState{}
@@ -122,6 +126,7 @@ func detachRoute(rs *routeState, parents []parentResult) {
 		for _, a := range p.attachments {
 			l := a.listener
 			l.attached--
+			l.byKind[rs.kind]--
 			if !l.served() {
 				continue
 			}

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // The GRPCRoute spec: when an HTTPRoute and a GRPCRoute attach to one
@@ -33,20 +35,68 @@ func rejectConflicts(entries []routeEntry) {
 		}
 	}
 	for _, l := range listeners {
-		as := byListener[l]
-		for i, a := range as {
-			for _, b := range as[i+1:] {
-				if a.e.rs.kind == b.e.rs.kind || !hostnamesIntersect(a.hostnames, b.hostnames) {
-					continue
-				}
-				loser, winner := b, a
-				if olderFirst(b.e.rs, a.e.rs) {
-					loser, winner = a, b
+		var http, grpc []attached
+		for _, a := range byListener[l] {
+			if a.e.rs.kind == kindGRPCRoute {
+				grpc = append(grpc, a)
+			} else {
+				http = append(http, a)
+			}
+		}
+		if len(http) == 0 || len(grpc) == 0 {
+			continue // the common case: one kind per listener
+		}
+		byHost := map[string][]int{}
+		for i, a := range http {
+			for _, h := range a.hostnames {
+				byHost[h] = append(byHost[h], i)
+			}
+		}
+		for _, g := range grpc {
+			for _, i := range meeting(g.hostnames, byHost, http, func(a attached) []string { return a.hostnames }) {
+				h := http[i]
+				loser, winner := g, h
+				if olderFirst(g.e.rs, h.e.rs) {
+					loser, winner = h, g
 				}
 				reject(loser.e, loser.parent, winner.e.rs)
 			}
 		}
 	}
+}
+
+// meeting are the indexes (sorted) of the items whose hostnames meet one
+// of hostnames, through byHost (item indexes by hostname): exact names,
+// "*", and the wildcards covering a name cost a lookup each; a wildcard
+// among hostnames scans every item.
+func meeting[T any](hostnames []string, byHost map[string][]int, items []T, hostnamesOf func(T) []string) []int {
+	found := map[int]bool{}
+	for _, h := range hostnames {
+		if h == "*" || strings.HasPrefix(h, "*.") {
+			for i, item := range items {
+				if hostnamesIntersect([]string{h}, hostnamesOf(item)) {
+					found[i] = true
+				}
+			}
+			continue
+		}
+		keys := []string{h, "*"}
+		for rest := h; strings.Contains(rest, "."); {
+			rest = rest[strings.Index(rest, ".")+1:]
+			keys = append(keys, "*."+rest)
+		}
+		for _, k := range keys {
+			for _, i := range byHost[k] {
+				found[i] = true
+			}
+		}
+	}
+	out := make([]int, 0, len(found))
+	for i := range found {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // olderFirst: a wins over b, the oldest then by namespace/name.
@@ -66,6 +116,11 @@ func reject(e *routeEntry, parent int, other *routeState) {
 		return
 	}
 	detachRoute(e.rs, e.parents[parent:parent+1])
+	for _, a := range p.attachments {
+		// Still counted as a route of its kind there: a patch of the
+		// winner must not proceed as if the listener held one kind.
+		a.listener.byKind[e.rs.kind]++
+	}
 	p.accepted, p.attachedListener, p.attachments = false, false, nil
 	p.acceptedReason = "Conflicted"
 	p.acceptedMsg = fmt.Sprintf("%s %s, older or first by name, serves the same hostnames on this listener: an HTTPRoute and a GRPCRoute may not share them", other.kind, other.nn)

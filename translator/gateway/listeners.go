@@ -29,6 +29,9 @@ type listenerState struct {
 	conflictReason, conflictMsg string
 	certSecrets                 []string
 	attached                    int32
+	// byKind counts the attached routes of each kind: a listener with both
+	// has conflicts to settle (conflicts.go), which a patch does not.
+	byKind map[routeKind]int
 	// byHost are the routes served through the listener, by the hostname
 	// they share with it.
 	byHost map[string][]*routeState

@@ -80,25 +80,36 @@ type RoutePatch struct {
 	// sorted by name: their statuses and route tables to redo.
 	Gateways []*Gateway
 	Rebuild  Rebuild
-	// Statuses are the changed routes' statuses; nil: the route has no
-	// parent of ours (any more).
-	Statuses map[types.NamespacedName]*gwv1.HTTPRouteStatus
+	// Statuses are the changed HTTPRoutes' statuses, GRPCStatuses the
+	// GRPCRoutes'; nil: the route has no parent of ours (any more).
+	Statuses     map[types.NamespacedName]*gwv1.HTTPRouteStatus
+	GRPCStatuses map[types.NamespacedName]*gwv1.GRPCRouteStatus
 	// Reached are the Service ports whose reaching Gateways changed
 	// (Reach is updated already): their policies' ancestors change.
 	Reached []input.ServicePort
 }
 
-// PatchRoutes applies the changes of the routes named (routes holds their
-// objects now; a missing one was deleted) to this run of the rules. ok is
-// false when there is no run to patch: run Judge then.
-func (r *Result) PatchRoutes(changed []types.NamespacedName, routes map[types.NamespacedName]*gwv1.HTTPRoute, ix *input.Index, now metav1.Time) (RoutePatch, bool) {
+// ChangedRoutes are the routes a patch applies, by kind: the names
+// changed, and the objects now (a missing one was deleted).
+type ChangedRoutes struct {
+	HTTP        []types.NamespacedName
+	HTTPObjects map[types.NamespacedName]*gwv1.HTTPRoute
+	GRPC        []types.NamespacedName
+	GRPCObjects map[types.NamespacedName]*gwv1.GRPCRoute
+}
+
+// PatchRoutes applies the changes of the routes named to this run of the
+// rules. ok is false when there is no run to patch, or a listener the
+// changed routes had or have carries routes of both kinds (their
+// conflicts are settled over every route: run Judge then; this run is not
+// to be used any more).
+func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) (RoutePatch, bool) {
 	m := r.memo
-	if m == nil || len(m.g.grpcRoutes) > 0 {
-		// GRPCRoutes may conflict with the routes changed (conflicts.go):
-		// judged whole, as every route is then.
+	if m == nil {
 		return RoutePatch{}, false
 	}
-	patch := RoutePatch{Rebuild: Rebuild{}, Statuses: map[types.NamespacedName]*gwv1.HTTPRouteStatus{}}
+	patch := RoutePatch{Rebuild: Rebuild{}, Statuses: map[types.NamespacedName]*gwv1.HTTPRouteStatus{},
+		GRPCStatuses: map[types.NamespacedName]*gwv1.GRPCRouteStatus{}}
 	touched := map[types.NamespacedName]*Gateway{}
 	backends := map[input.ServicePort]bool{}
 	note := func(e routeEntry, delta int) {
@@ -115,28 +126,50 @@ func (r *Result) PatchRoutes(changed []types.NamespacedName, routes map[types.Na
 		}
 		m.countReach(e, delta, backends)
 	}
-	for _, nn := range changed {
-		key := routeKey{kindHTTPRoute, nn}
+	apply := func(key routeKey, judge func() *routeState) {
 		if e, ok := m.routes[key]; ok {
 			detachRoute(e.rs, e.parents)
 			note(e, -1)
 			delete(m.routes, key)
 		}
-		patch.Statuses[nn] = nil
-		route := routes[nn]
-		if route == nil {
-			continue
+		if judge == nil {
+			return
 		}
-		rs := judgeRoute(route, ix, m.g)
+		rs := judge()
 		parents := attachRoute(rs, m.gateways, m.g)
 		if len(parents) == 0 {
-			continue
+			return
 		}
 		e := routeEntry{rs: rs, parents: parents}
 		m.routes[key] = e
 		note(e, 1)
-		st := gwv1.HTTPRouteStatus{RouteStatus: routeStatus(rs, parents, r.cfg.ControllerName, now)}
-		patch.Statuses[nn] = &st
+		st := routeStatus(rs, parents, r.cfg.ControllerName, now)
+		if key.kind == kindGRPCRoute {
+			patch.GRPCStatuses[key.nn] = &gwv1.GRPCRouteStatus{RouteStatus: st}
+		} else {
+			patch.Statuses[key.nn] = &gwv1.HTTPRouteStatus{RouteStatus: st}
+		}
+	}
+	for _, nn := range c.HTTP {
+		patch.Statuses[nn] = nil
+		var judge func() *routeState
+		if route := c.HTTPObjects[nn]; route != nil {
+			judge = func() *routeState { return judgeRoute(route, ix, m.g) }
+		}
+		apply(routeKey{kindHTTPRoute, nn}, judge)
+	}
+	for _, nn := range c.GRPC {
+		patch.GRPCStatuses[nn] = nil
+		var judge func() *routeState
+		if route := c.GRPCObjects[nn]; route != nil {
+			judge = func() *routeState { return judgeGRPCRoute(route, ix, m.g) }
+		}
+		apply(routeKey{kindGRPCRoute, nn}, judge)
+	}
+	for l := range patch.Rebuild {
+		if l.byKind[kindHTTPRoute] > 0 && l.byKind[kindGRPCRoute] > 0 {
+			return RoutePatch{}, false
+		}
 	}
 	for _, nn := range input.SortedKeys(touched) {
 		patch.Gateways = append(patch.Gateways, touched[nn])
