@@ -83,16 +83,19 @@ func checkListeners(part fleetPart, baseSecrets map[string]types.Resource) error
 		}
 		own[s.name] = false
 	}
-	for _, c := range part.clusters {
-		for _, name := range c.secrets {
-			_, ours := own[name]
-			if _, theirs := baseSecrets[name]; !ours && !theirs {
-				return fmt.Errorf("cluster %s: the fleet's own version references secret %q, which is not in the snapshot", c.name, name)
-			}
-			if ours {
-				own[name] = true
-			}
+	var missing []string
+	for name := range part.clusterReads {
+		_, ours := own[name]
+		if _, theirs := baseSecrets[name]; !ours && !theirs {
+			missing = append(missing, name)
 		}
+		if ours {
+			own[name] = true
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("the fleet's own clusters reference secret %q, which is not in the snapshot", missing[0])
 	}
 	for _, l := range part.listeners {
 		for _, name := range l.listener.routes {

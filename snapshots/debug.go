@@ -37,7 +37,7 @@ func (p *Publisher) DebugSnapshot(nodeID string) ([]byte, error) {
 	}
 	var err error
 	if snap == nil && p.last != nil {
-		snap, err = p.snapshotFor(*p.last, fleet, p.whole)
+		snap, err = p.snapshotFor(*p.last, fleet, p.whole, nil)
 	}
 	p.mu.Unlock()
 	if err != nil {

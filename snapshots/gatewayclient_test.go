@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
@@ -93,5 +96,51 @@ func TestGatewayClientCertificateChangesItsFleetOnly(t *testing.T) {
 	}
 	if _, ok := r.GetResources(resource.ClusterType)[mtls]; ok {
 		t.Errorf("fleet shop/edge restricted to bank is served %s", mtls)
+	}
+}
+
+// An endpoint change behind a fleet's own cluster is patched into the
+// fleet's snapshot (patchEndpointVersions): the versions it serves are
+// those a publisher that never saw the change before would serve, and the
+// load assignment its own cluster reads gets a new version.
+func TestGatewayClientCertificateEndpointPatch(t *testing.T) {
+	in, err := manifests.Read([]string{"../testdata/translator/gateway-backend-client-certificate.in.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tr := translator.New()
+	patched := New(Options{})
+	patched.NodeStreamOpened(&corev3.Node{Id: "edge", Cluster: "shop/edge"})
+	if _, err := patched.Publish(tr.Translate(in, nil, now, translator.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	const mtls = "shop/mtls/443"
+	before := served(t, patched, "shop/edge").VersionMap[resource.EndpointType][mtls]
+	var slice *discoveryv1.EndpointSlice
+	for _, es := range in.EndpointSlices {
+		if es.Name == "mtls-1" {
+			slice = es.DeepCopy()
+		}
+	}
+	slice.Endpoints[0].Addresses = []string{"10.0.0.99"}
+	out, ok := tr.Update([]translator.Change{{Kind: translator.KindEndpointSlice, Key: types.NamespacedName{Namespace: "shop", Name: "mtls-1"}, Object: slice}}, nil, now, translator.Options{})
+	if !ok {
+		t.Fatal("Update refused the change")
+	}
+	if _, err := patched.Publish(out); err != nil {
+		t.Fatal(err)
+	}
+	fresh := New(Options{})
+	fresh.NodeStreamOpened(&corev3.Node{Id: "edge", Cluster: "shop/edge"})
+	if _, err := fresh.Publish(out); err != nil {
+		t.Fatal(err)
+	}
+	got, want := served(t, patched, "shop/edge").VersionMap[resource.EndpointType], served(t, fresh, "shop/edge").VersionMap[resource.EndpointType]
+	if !maps.Equal(got, want) {
+		t.Errorf("patched load assignment versions differ from a fresh publisher's:\n got %v\nwant %v", got, want)
+	}
+	if got[mtls] == before {
+		t.Errorf("load assignment %s kept version %q after its endpoints moved", mtls, before)
 	}
 }

@@ -101,7 +101,7 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	}
 	pending := map[string]*servedSnapshot{}
 	for fleet, st := range p.fleets {
-		snap, err := p.snapshotFor(out, fleet, whole)
+		snap, err := p.snapshotFor(out, fleet, whole, touched)
 		if err != nil {
 			return fail(err)
 		}
@@ -202,7 +202,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	if st.snapshot != nil || p.last == nil {
 		return
 	}
-	snap, err := p.snapshotFor(*p.last, fleet, p.whole)
+	snap, err := p.snapshotFor(*p.last, fleet, p.whole, nil)
 	if err != nil {
 		p.log.Error("fleet snapshot rejected", "fleet", fleet, "error", err)
 		return
@@ -252,10 +252,12 @@ func (p *Publisher) Origins(names []string) []types.NamespacedName {
 
 // snapshotFor builds fleet's snapshot; p.mu is held. An unrestricted
 // fleet without a Gateway shares whole; a Gateway fleet adds its own
-// resources to what it would get without them.
-func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *servedSnapshot) (*servedSnapshot, error) {
+// resources to what it would get without them. touched, when not nil,
+// names per type what changed in whole since the last publish.
+func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *servedSnapshot, touched map[string][]string) (*servedSnapshot, error) {
 	base := whole
 	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted || whole == nil {
+		touched = nil // its base is its own, built anew
 		res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces)
 		if err != nil {
 			return nil, fmt.Errorf("fleet %q: %w", fleet, err)
@@ -272,7 +274,7 @@ func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *serv
 	if st := p.fleets[fleet]; st != nil {
 		prev = st.snapshot
 	}
-	snap, err := gatewaySnapshot(p.digests, base, own, prev)
+	snap, err := gatewaySnapshot(p.digests, base, own, prev, touched)
 	if err != nil {
 		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
 	}
@@ -287,7 +289,7 @@ func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnap
 		if _, served := p.fleets[fleet]; served || out.Fleets[fleet] == nil {
 			continue
 		}
-		if _, err := checkFleet(p.digests, whole, out.Fleets[fleet]); err != nil {
+		if _, err := checkFleet(p.digests, whole, out.Fleets[fleet], nil); err != nil {
 			return fmt.Errorf("fleet %q: %w", fleet, err)
 		}
 	}

@@ -42,6 +42,8 @@ type servedSnapshot struct {
 	// routeBytes are the route configurations' marshalled bytes by name,
 	// when the digests kept them (routewire.go).
 	routeBytes map[string][]byte
+	// fleet is a Gateway fleet's own resources as checked; nil otherwise.
+	fleet *fleetCheck
 }
 
 func newServedSnapshot() *servedSnapshot {

@@ -7,6 +7,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator/envoy"
@@ -154,7 +155,8 @@ func (fc *fleetClusters) keep(cert *plan.ClientCertificate) {
 // that exists), keeping the last one made from the same base, then lists
 // the fleet's own clusters in name order.
 func (fc *fleetClusters) emit(parts *envoy.Parts, clusters []*clusterv3.Cluster, names []string) {
-	if fc.made == nil || len(names) == len(fc.reached) {
+	whole := fc.made == nil || len(names) == len(fc.reached)
+	if whole {
 		// Made afresh: the versions of clusters no longer reached go.
 		made := make(map[string]madeCluster, len(fc.reached))
 		for _, n := range fc.reached {
@@ -164,14 +166,21 @@ func (fc *fleetClusters) emit(parts *envoy.Parts, clusters []*clusterv3.Cluster,
 		}
 		fc.made = made
 	}
+	moved := whole // some version of the fleet's changed: list them again
 	for _, name := range names {
 		i, found := slices.BinarySearchFunc(clusters, name, func(c *clusterv3.Cluster, n string) int { return strings.Compare(c.Name, n) })
 		if !found {
-			delete(fc.made, name)
+			if _, ok := fc.made[name]; ok {
+				delete(fc.made, name)
+				moved = true
+			}
 			continue
 		}
 		base := clusters[i]
-		if m, ok := fc.made[name]; ok && m.base == base {
+		if m, ok := fc.made[name]; ok && (m.base == base || proto.Equal(m.base, base)) {
+			// An endpoint change re-emits its port's cluster as it was:
+			// the fleet's version stays the same pointer.
+			fc.made[name] = madeCluster{base: base, own: m.own}
 			continue
 		}
 		// An error leaves the version failing closed: the base passed
@@ -179,6 +188,10 @@ func (fc *fleetClusters) emit(parts *envoy.Parts, clusters []*clusterv3.Cluster,
 		// certificate to a valid context would cause one.
 		c, _ := parts.Presenting(base, fc.variants)
 		fc.made[name] = madeCluster{base: base, own: c}
+		moved = true
+	}
+	if !moved {
+		return
 	}
 	own := make([]*clusterv3.Cluster, 0, len(fc.own))
 	for _, name := range fc.reached {
