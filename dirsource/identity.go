@@ -54,6 +54,8 @@ func keyedObjects(in translator.Inputs) []keyed {
 	all = appendKeyed(all, translator.KindGateway, in.Gateways)
 	all = appendKeyed(all, translator.KindHTTPRoute, in.HTTPRoutes)
 	all = appendKeyed(all, translator.KindGRPCRoute, in.GRPCRoutes)
+	all = appendKeyed(all, translator.KindTLSRoute, in.TLSRoutes)
+	all = appendKeyed(all, translator.KindTCPRoute, in.TCPRoutes)
 	all = appendKeyed(all, translator.KindReferenceGrant, in.ReferenceGrants)
 	all = appendKeyed(all, translator.KindNamespace, in.Namespaces)
 	return all

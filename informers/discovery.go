@@ -21,7 +21,7 @@ import (
 // naming the CRD, and read as an empty list. A CRD installed afterwards is
 // read after a restart.
 type served struct {
-	gatewayClasses, gateways, httpRoutes, grpcRoutes bool
+	gatewayClasses, gateways, httpRoutes, grpcRoutes, tlsRoutes, tcpRoutes bool
 	// referenceGrants is the version read: "v1" when served, else
 	// "v1beta1" (the CRD's storage version, and the only one of older
 	// releases), else "" when neither is.
@@ -34,6 +34,8 @@ const (
 	crdGateways        = "gateways.gateway.networking.k8s.io"
 	crdHTTPRoutes      = "httproutes.gateway.networking.k8s.io"
 	crdGRPCRoutes      = "grpcroutes.gateway.networking.k8s.io"
+	crdTLSRoutes       = "tlsroutes.gateway.networking.k8s.io"
+	crdTCPRoutes       = "tcproutes.gateway.networking.k8s.io"
 	crdReferenceGrants = "referencegrants.gateway.networking.k8s.io"
 )
 
@@ -45,7 +47,8 @@ func discover(d discovery.DiscoveryInterface) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"], grpcRoutes: v1["grpcroutes"]}
+	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"], grpcRoutes: v1["grpcroutes"],
+		tlsRoutes: v1["tlsroutes"], tcpRoutes: v1["tcproutes"]}
 	if v1["referencegrants"] {
 		s.referenceGrants = "v1"
 		return s, nil
@@ -114,6 +117,12 @@ func (s served) missing() []string {
 	}
 	if !s.grpcRoutes {
 		out = append(out, crdGRPCRoutes)
+	}
+	if !s.tlsRoutes {
+		out = append(out, crdTLSRoutes)
+	}
+	if !s.tcpRoutes {
+		out = append(out, crdTCPRoutes)
 	}
 	if s.referenceGrants == "" {
 		out = append(out, crdReferenceGrants)

@@ -1,9 +1,9 @@
 // Package informers is Kubernetes mode's source: client-go shared informers
 // for Services, EndpointSlices, ConfigMaps, Secrets and Namespaces, and the
 // Gateway API informers for BackendTLSPolicy, GatewayClass, Gateway,
-// HTTPRoute, GRPCRoute and ReferenceGrant (v1, or v1beta1 where only that
-// is served), turned into translator.Inputs and a "something relevant
-// changed" signal.
+// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and ReferenceGrant (v1, or
+// v1beta1 where only that is served), turned into translator.Inputs and a
+// "something relevant changed" signal.
 //
 // BackendTLSPolicy's CRD is required (its informer retries until it is
 // installed). The other Gateway API CRDs are optional: API discovery at

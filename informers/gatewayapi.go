@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 )
 
 // The Gateway API kinds' lists: empty when the kind is not served.
@@ -27,6 +28,14 @@ func (v *view) httpRoutes() []*gwv1.HTTPRoute {
 
 func (v *view) grpcRoutes() []*gwv1.GRPCRoute {
 	return listServed(v, func(s *scope) lister[*gwv1.GRPCRoute] { return s.grpcRoutes })
+}
+
+func (v *view) tlsRoutes() []*gwv1.TLSRoute {
+	return listServed(v, func(s *scope) lister[*gwv1.TLSRoute] { return s.tlsRoutes })
+}
+
+func (v *view) tcpRoutes() []*gwv1.TCPRoute {
+	return listServed(v, func(s *scope) lister[*gwv1.TCPRoute] { return s.tcpRoutes })
 }
 
 // lister is what listServed needs of one kind's lister.
@@ -87,32 +96,27 @@ func (s *Source) GatewayClass(name string) (*gwv1.GatewayClass, bool) {
 
 // Gateway returns the cached Gateway namespace/name.
 func (s *Source) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
-	return cached(s, nn, func(sc *scope) getter[*gwv1.Gateway] {
-		if sc.gateways == nil {
-			return nil
-		}
-		return sc.gateways.Gateways(nn.Namespace)
-	})
+	return cached(s, nn, func(sc *scope) gwlisters.GatewayLister { return sc.gateways }, gwlisters.GatewayLister.Gateways)
 }
 
 // HTTPRoute returns the cached HTTPRoute namespace/name.
 func (s *Source) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
-	return cached(s, nn, func(sc *scope) getter[*gwv1.HTTPRoute] {
-		if sc.httpRoutes == nil {
-			return nil
-		}
-		return sc.httpRoutes.HTTPRoutes(nn.Namespace)
-	})
+	return cached(s, nn, func(sc *scope) gwlisters.HTTPRouteLister { return sc.httpRoutes }, gwlisters.HTTPRouteLister.HTTPRoutes)
 }
 
 // GRPCRoute returns the cached GRPCRoute namespace/name.
 func (s *Source) GRPCRoute(nn types.NamespacedName) (*gwv1.GRPCRoute, bool) {
-	return cached(s, nn, func(sc *scope) getter[*gwv1.GRPCRoute] {
-		if sc.grpcRoutes == nil {
-			return nil
-		}
-		return sc.grpcRoutes.GRPCRoutes(nn.Namespace)
-	})
+	return cached(s, nn, func(sc *scope) gwlisters.GRPCRouteLister { return sc.grpcRoutes }, gwlisters.GRPCRouteLister.GRPCRoutes)
+}
+
+// TLSRoute returns the cached TLSRoute namespace/name.
+func (s *Source) TLSRoute(nn types.NamespacedName) (*gwv1.TLSRoute, bool) {
+	return cached(s, nn, func(sc *scope) gwlisters.TLSRouteLister { return sc.tlsRoutes }, gwlisters.TLSRouteLister.TLSRoutes)
+}
+
+// TCPRoute returns the cached TCPRoute namespace/name.
+func (s *Source) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
+	return cached(s, nn, func(sc *scope) gwlisters.TCPRouteLister { return sc.tcpRoutes }, gwlisters.TCPRouteLister.TCPRoutes)
 }
 
 // getter is what cached needs of one kind's namespace lister.
@@ -121,17 +125,19 @@ type getter[T any] interface {
 }
 
 // cached looks namespace/name up in the synced view's scope of its
-// namespace; in returns nil where the kind is not served.
-func cached[T any](s *Source, nn types.NamespacedName, in func(*scope) getter[T]) (T, bool) {
+// namespace: lister is the kind's lister there, nil where the kind is not
+// served, and in its lister of one namespace.
+func cached[T any, L comparable, N getter[T]](s *Source, nn types.NamespacedName, lister func(*scope) L, in func(L, string) N) (T, bool) {
 	var none T
+	var unserved L
 	sc := s.scopeOf(nn.Namespace)
 	if sc == nil {
 		return none, false
 	}
-	g := in(sc)
-	if g == nil {
+	l := lister(sc)
+	if l == unserved {
 		return none, false
 	}
-	o, err := g.Get(nn.Name)
+	o, err := in(l, nn.Namespace).Get(nn.Name)
 	return o, err == nil
 }

@@ -22,6 +22,8 @@ const (
 	kindGateway        = "Gateway"
 	kindHTTPRoute      = "HTTPRoute"
 	kindGRPCRoute      = "GRPCRoute"
+	kindTLSRoute       = "TLSRoute"
+	kindTCPRoute       = "TCPRoute"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
 )

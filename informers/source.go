@@ -142,6 +142,8 @@ func (s *Source) Inputs() translator.Inputs {
 		Gateways:        gateways,
 		HTTPRoutes:      v.httpRoutes(),
 		GRPCRoutes:      v.grpcRoutes(),
+		TLSRoutes:       v.tlsRoutes(),
+		TCPRoutes:       v.tcpRoutes(),
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
 	}

@@ -66,7 +66,8 @@ func TestSourceWithoutGatewayCRDsServesPolicies(t *testing.T) {
 	if len(in.Policies) != 1 {
 		t.Fatalf("policies = %d, want 1", len(in.Policies))
 	}
-	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
+	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.TLSRoutes != nil || in.TCPRoutes != nil ||
+		in.ReferenceGrants != nil || in.Namespaces != nil {
 		t.Errorf("Gateway API inputs = %+v, want none when their CRDs are not installed", in)
 	}
 	if _, ok := src.Gateway(nameOfAny(pol)); ok {
@@ -74,6 +75,12 @@ func TestSourceWithoutGatewayCRDsServesPolicies(t *testing.T) {
 	}
 	if _, ok := src.GRPCRoute(nameOfAny(pol)); ok {
 		t.Error("GRPCRoute lookup found something without the GRPCRoute CRD")
+	}
+	if _, ok := src.TLSRoute(nameOfAny(pol)); ok {
+		t.Error("TLSRoute lookup found something without the TLSRoute CRD")
+	}
+	if _, ok := src.TCPRoute(nameOfAny(pol)); ok {
+		t.Error("TCPRoute lookup found something without the TCPRoute CRD")
 	}
 }
 
@@ -90,6 +97,10 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
 	grpcRoute := &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "checkout"},
 		Spec: gwv1.GRPCRouteSpec{Hostnames: []gwv1.Hostname{"grpc.shop.example"}}}
+	tlsRoute := &gwv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "vault"},
+		Spec: gwv1.TLSRouteSpec{Hostnames: []gwv1.Hostname{"vault.shop.example"}}}
+	tcpRoute := &gwv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "db"},
+		Spec: gwv1.TCPRouteSpec{Rules: []gwv1.TCPRouteRule{{BackendRefs: []gwv1.BackendRef{{BackendObjectReference: gwv1.BackendObjectReference{Name: "postgres"}}}}}}}
 	grant := &gwv1beta1.ReferenceGrant{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "from-edge"},
 		Spec: gwv1beta1.ReferenceGrantSpec{
@@ -105,20 +116,22 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	kube := kubefake.NewClientset(cert, unrelated, ns)
 	// NewClientset's tracker knows no Gateway; NewSimpleClientset's does
 	// not list one given to it, only one created through the client.
-	gwc := gwfake.NewSimpleClientset(class, route, grpcRoute, grant)
+	gwc := gwfake.NewSimpleClientset(class, route, grpcRoute, tlsRoute, tcpRoute, grant)
 	if _, err := gwc.GatewayV1().Gateways("edge").Create(context.Background(), gw, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	src, changes := runSource(t, kube, gwc, map[string][]string{
 		// ReferenceGrant served as v1beta1 only, as before Gateway API v1.2.
-		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes"},
+		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes"},
 		"gateway.networking.k8s.io/v1beta1": {"referencegrants"},
 	})
 
 	in := src.Inputs()
-	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.GRPCRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
-		t.Fatalf("inputs: %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d grants, %d namespaces; want 1 each",
-			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.ReferenceGrants), len(in.Namespaces))
+	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.GRPCRoutes) != 1 ||
+		len(in.TLSRoutes) != 1 || len(in.TCPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
+		t.Fatalf("inputs: %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d TLS routes, %d TCP routes, %d grants, %d namespaces; want 1 each",
+			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.TLSRoutes), len(in.TCPRoutes),
+			len(in.ReferenceGrants), len(in.Namespaces))
 	}
 	if in.ReferenceGrants[0].Spec.From[0].Namespace != from {
 		t.Errorf("v1beta1 ReferenceGrant read as %+v", in.ReferenceGrants[0].Spec)
@@ -140,6 +153,15 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	}
 	if r, ok := src.GRPCRoute(nameOfAny(grpcRoute)); !ok || r.Spec.Hostnames[0] != "grpc.shop.example" {
 		t.Errorf("GRPCRoute lookup = %v, %v", r, ok)
+	}
+	if r, ok := src.TLSRoute(nameOfAny(tlsRoute)); !ok || r.Spec.Hostnames[0] != "vault.shop.example" {
+		t.Errorf("TLSRoute lookup = %v, %v", r, ok)
+	}
+	if r, ok := src.TCPRoute(nameOfAny(tcpRoute)); !ok || r.Spec.Rules[0].BackendRefs[0].Name != "postgres" {
+		t.Errorf("TCPRoute lookup = %v, %v", r, ok)
+	}
+	if _, ok := src.TCPRoute(nameOfAny(tlsRoute)); ok {
+		t.Error("TCPRoute lookup found the TLSRoute of its name")
 	}
 
 	// An unreferenced Secret's change is ignored; the certificate's is not.
@@ -172,18 +194,36 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	if got := src.Inputs().Namespaces[0].Labels["team"]; got != "web" {
 		t.Errorf("namespace label = %q, want web", got)
 	}
-	// A GRPCRoute's edit is translated, and named in Changes.
+	// A route's edit (err, its update's) is translated, and named in
+	// Changes.
+	edited := func(signals int32, kind translator.Kind, route metav1.Object, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitChanges(signals, "the "+string(kind)+"'s update")
+		if got := src.Changes().Objects; len(got) != 1 || got[0].Kind != kind || got[0].Key != nameOfAny(route) {
+			t.Errorf("changes = %+v, want the %s %s", got, kind, nameOfAny(route))
+		}
+	}
 	src.Changes() // the first call is a resync
 	grpcRoute.Spec.Hostnames = []gwv1.Hostname{"rpc.shop.example"}
-	if _, err := gwc.GatewayV1().GRPCRoutes("edge").Update(ctx, grpcRoute, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitChanges(3, "the GRPCRoute's update")
-	if got := src.Changes().Objects; len(got) != 1 || got[0].Kind != translator.KindGRPCRoute || got[0].Key != nameOfAny(grpcRoute) {
-		t.Errorf("changes = %+v, want the GRPCRoute edge/checkout", got)
-	}
+	_, err := gwc.GatewayV1().GRPCRoutes("edge").Update(ctx, grpcRoute, metav1.UpdateOptions{})
+	edited(3, translator.KindGRPCRoute, grpcRoute, err)
 	if got := src.Inputs().GRPCRoutes[0].Spec.Hostnames[0]; got != "rpc.shop.example" {
 		t.Errorf("GRPCRoute hostname = %q, want rpc.shop.example", got)
+	}
+	tlsRoute.Spec.Hostnames = []gwv1.Hostname{"secrets.shop.example"}
+	_, err = gwc.GatewayV1().TLSRoutes("edge").Update(ctx, tlsRoute, metav1.UpdateOptions{})
+	edited(4, translator.KindTLSRoute, tlsRoute, err)
+	if got := src.Inputs().TLSRoutes[0].Spec.Hostnames[0]; got != "secrets.shop.example" {
+		t.Errorf("TLSRoute hostname = %q, want secrets.shop.example", got)
+	}
+	tcpRoute.Spec.Rules[0].BackendRefs[0].Name = "mysql"
+	_, err = gwc.GatewayV1().TCPRoutes("edge").Update(ctx, tcpRoute, metav1.UpdateOptions{})
+	edited(5, translator.KindTCPRoute, tcpRoute, err)
+	if got := src.Inputs().TCPRoutes[0].Spec.Rules[0].BackendRefs[0].Name; got != "mysql" {
+		t.Errorf("TCPRoute backend = %q, want mysql", got)
 	}
 	if !slices.ContainsFunc(src.Inputs().Secrets, func(s *corev1.Secret) bool { return string(s.Data["tls.key"]) == "NEWKEY" }) {
 		t.Error("the certificate's new key is not in the inputs")
@@ -191,20 +231,22 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 }
 
 // Each optional kind is watched only when its CRD is served, and a
-// missing CRD is named: a cluster with HTTPRoute's but not GRPCRoute's
-// keeps being served.
+// missing CRD is named: a cluster with HTTPRoute's but not GRPCRoute's,
+// TLSRoute's or TCPRoute's keeps being served.
 func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 	for _, c := range []struct {
 		v1          []string
 		want        served
 		wantMissing []string
 	}{
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, referenceGrants: "v1"}, nil},
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
-		{[]string{"backendtlspolicies", "grpcroutes"},
-			served{grpcRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdReferenceGrants}},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, referenceGrants: "v1"}, nil},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, tlsRoutes: true, tcpRoutes: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, referenceGrants: "v1"}, []string{crdTCPRoutes}},
+		{[]string{"backendtlspolicies", "grpcroutes", "tcproutes"},
+			served{grpcRoutes: true, tcpRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdTLSRoutes, crdReferenceGrants}},
 	} {
 		kube := kubefake.NewClientset()
 		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1})

@@ -56,6 +56,8 @@ type scope struct {
 	gateways      gwlisters.GatewayLister
 	httpRoutes    gwlisters.HTTPRouteLister
 	grpcRoutes    gwlisters.GRPCRouteLister
+	tlsRoutes     gwlisters.TLSRouteLister
+	tcpRoutes     gwlisters.TCPRouteLister
 	grantsV1      gwlisters.ReferenceGrantLister
 	grantsV1beta1 gwlistersv1beta1.ReferenceGrantLister
 }
@@ -64,6 +66,24 @@ type scope struct {
 type watched struct {
 	kind     string
 	informer cache.SharedIndexInformer
+}
+
+// kindInformer is a factory's informer of one kind, with its lister.
+type kindInformer[L any] interface {
+	Informer() cache.SharedIndexInformer
+	Lister() L
+}
+
+// watchServed adds an optional kind's informer to informers and returns
+// its lister when the kind is served, and nil, leaving the factory without
+// the informer, when it is not.
+func watchServed[L any](informers *[]watched, served bool, kind string, i kindInformer[L]) L {
+	var unserved L
+	if !served {
+		return unserved
+	}
+	*informers = append(*informers, watched{kind, i.Informer()})
+	return i.Lister()
 }
 
 func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces []string, kinds served, s *Source) (*view, error) {
@@ -120,26 +140,13 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 			{kindConfigMap, kf.Core().V1().ConfigMaps().Informer()},
 			{kindSecret, kf.Core().V1().Secrets().Informer()},
 		}
-		if kinds.gateways {
-			informers = append(informers, watched{kindGateway, gf.Gateway().V1().Gateways().Informer()})
-			sc.gateways = gf.Gateway().V1().Gateways().Lister()
-		}
-		if kinds.httpRoutes {
-			informers = append(informers, watched{kindHTTPRoute, gf.Gateway().V1().HTTPRoutes().Informer()})
-			sc.httpRoutes = gf.Gateway().V1().HTTPRoutes().Lister()
-		}
-		if kinds.grpcRoutes {
-			informers = append(informers, watched{kindGRPCRoute, gf.Gateway().V1().GRPCRoutes().Informer()})
-			sc.grpcRoutes = gf.Gateway().V1().GRPCRoutes().Lister()
-		}
-		switch kinds.referenceGrants {
-		case "v1":
-			informers = append(informers, watched{kindReferenceGrant, gf.Gateway().V1().ReferenceGrants().Informer()})
-			sc.grantsV1 = gf.Gateway().V1().ReferenceGrants().Lister()
-		case "v1beta1":
-			informers = append(informers, watched{kindReferenceGrant, gf.Gateway().V1beta1().ReferenceGrants().Informer()})
-			sc.grantsV1beta1 = gf.Gateway().V1beta1().ReferenceGrants().Lister()
-		}
+		sc.gateways = watchServed(&informers, kinds.gateways, kindGateway, gf.Gateway().V1().Gateways())
+		sc.httpRoutes = watchServed(&informers, kinds.httpRoutes, kindHTTPRoute, gf.Gateway().V1().HTTPRoutes())
+		sc.grpcRoutes = watchServed(&informers, kinds.grpcRoutes, kindGRPCRoute, gf.Gateway().V1().GRPCRoutes())
+		sc.tlsRoutes = watchServed(&informers, kinds.tlsRoutes, kindTLSRoute, gf.Gateway().V1().TLSRoutes())
+		sc.tcpRoutes = watchServed(&informers, kinds.tcpRoutes, kindTCPRoute, gf.Gateway().V1().TCPRoutes())
+		sc.grantsV1 = watchServed(&informers, kinds.referenceGrants == "v1", kindReferenceGrant, gf.Gateway().V1().ReferenceGrants())
+		sc.grantsV1beta1 = watchServed(&informers, kinds.referenceGrants == "v1beta1", kindReferenceGrant, gf.Gateway().V1beta1().ReferenceGrants())
 		if err := v.handle(informers, ns, s); err != nil {
 			return nil, err
 		}

@@ -29,7 +29,8 @@ func FuzzReadManifests(f *testing.F) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			if in.Policies != nil || in.Services != nil || in.EndpointSlices != nil || in.ConfigMaps != nil || in.Secrets != nil ||
-				in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
+				in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil ||
+				in.TLSRoutes != nil || in.TCPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
 				t.Fatalf("an error and objects: %v", err)
 			}
 			return
@@ -65,6 +66,12 @@ func FuzzReadManifests(f *testing.F) {
 		}
 		for _, o := range in.GRPCRoutes {
 			noNamespace(t, "GRPCRoute", o.Namespace, o.Name)
+		}
+		for _, o := range in.TLSRoutes {
+			noNamespace(t, "TLSRoute", o.Namespace, o.Name)
+		}
+		for _, o := range in.TCPRoutes {
+			noNamespace(t, "TCPRoute", o.Namespace, o.Name)
 		}
 		for _, o := range in.ReferenceGrants {
 			noNamespace(t, "ReferenceGrant", o.Namespace, o.Name)

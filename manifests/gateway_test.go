@@ -40,6 +40,21 @@ spec:
   hostnames: [grpc.shop.example]
   rules: [{matches: [{method: {service: shop.Checkout, method: Pay}}], backendRefs: [{name: checkout, port: 9000, weight: 2}]}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: vault, namespace: shop}
+spec:
+  parentRefs: [{name: edge, sectionName: tls}]
+  hostnames: [vault.shop.example]
+  rules: [{backendRefs: [{name: vault, port: 8443, weight: 4}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: db}
+spec:
+  parentRefs: [{name: edge, namespace: shop, sectionName: tcp}]
+  rules: [{backendRefs: [{name: postgres, port: 5432, weight: 5}]}]
+---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: from-default, namespace: shop}
@@ -81,6 +96,14 @@ metadata: {name: old, namespace: shop}
 		*in.GRPCRoutes[0].Spec.Rules[0].Matches[0].Method.Service != "shop.Checkout" || in.GRPCRoutes[0].Spec.Hostnames[0] != "grpc.shop.example" {
 		t.Errorf("grpcroutes = %+v, want shop/checkout with its method match, hostname and weight", in.GRPCRoutes)
 	}
+	if len(in.TLSRoutes) != 1 || in.TLSRoutes[0].Namespace != "shop" || *in.TLSRoutes[0].Spec.Rules[0].BackendRefs[0].Weight != 4 ||
+		*in.TLSRoutes[0].Spec.ParentRefs[0].SectionName != "tls" || in.TLSRoutes[0].Spec.Hostnames[0] != "vault.shop.example" {
+		t.Errorf("tlsroutes = %+v, want shop/vault with its parentRef section, hostname and weight", in.TLSRoutes)
+	}
+	if len(in.TCPRoutes) != 1 || in.TCPRoutes[0].Namespace != "default" || *in.TCPRoutes[0].Spec.Rules[0].BackendRefs[0].Weight != 5 ||
+		in.TCPRoutes[0].Spec.Rules[0].BackendRefs[0].Name != "postgres" || *in.TCPRoutes[0].Spec.ParentRefs[0].SectionName != "tcp" {
+		t.Errorf("tcproutes = %+v, want default/db with its parentRef section, backend and weight", in.TCPRoutes)
+	}
 	if len(in.ReferenceGrants) != 2 {
 		t.Fatalf("referencegrants = %d, want 2", len(in.ReferenceGrants))
 	}
@@ -95,8 +118,8 @@ metadata: {name: old, namespace: shop}
 	if len(in.Namespaces) != 1 || in.Namespaces[0].Namespace != "" || in.Namespaces[0].Labels["tier"] != "edge" {
 		t.Errorf("namespaces = %+v, want shop with its labels", in.Namespaces)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "gw.yaml: document 8 (gateway.networking.k8s.io/v1beta1 HTTPRoute shop/old): skipped: tlsplane reads only") ||
-		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute") || !strings.Contains(warnings[0], "Namespace") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "gw.yaml: document 10 (gateway.networking.k8s.io/v1beta1 HTTPRoute shop/old): skipped: tlsplane reads only") ||
+		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and ReferenceGrant") || !strings.Contains(warnings[0], "Namespace") {
 		t.Errorf("warnings = %q, want one naming the v1beta1 HTTPRoute and what is read", warnings)
 	}
 }
@@ -136,6 +159,14 @@ metadata: {name: shop, labels: {v: first}}
 apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: shop, namespace: shop, labels: {v: first}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: shop, namespace: shop, labels: {v: first}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: shop, namespace: shop, labels: {v: first}}
 `
 	const second = `apiVersion: v1
 kind: Namespace
@@ -151,6 +182,14 @@ metadata: {name: shop, namespace: shop}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
+metadata: {name: shop, namespace: shop, labels: {v: second}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: shop, namespace: shop, labels: {v: second}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
 metadata: {name: shop, namespace: shop, labels: {v: second}}
 ---
 apiVersion: gateway.networking.k8s.io/v1beta1
@@ -175,9 +214,14 @@ metadata: {name: shop, namespace: shop}
 	if len(in.GRPCRoutes) != 1 || in.GRPCRoutes[0].Labels["v"] != "first" {
 		t.Errorf("grpcroutes = %+v, want the first shop/shop (an HTTPRoute of that name does not collide)", in.GRPCRoutes)
 	}
+	if len(in.TLSRoutes) != 1 || in.TLSRoutes[0].Labels["v"] != "first" || len(in.TCPRoutes) != 1 || in.TCPRoutes[0].Labels["v"] != "first" {
+		t.Errorf("tlsroutes = %+v, tcproutes = %+v; want the first shop/shop of each (routes of other kinds of that name do not collide)", in.TLSRoutes, in.TCPRoutes)
+	}
 	want := []string{
 		"b.yaml: Gateway shop/shop ignored: already defined in a.yaml",
 		"b.yaml: GRPCRoute shop/shop ignored: already defined in a.yaml",
+		"b.yaml: TLSRoute shop/shop ignored: already defined in a.yaml",
+		"b.yaml: TCPRoute shop/shop ignored: already defined in a.yaml",
 		"b.yaml: ReferenceGrant shop/shop ignored: already defined in b.yaml",
 		"b.yaml: Namespace shop ignored: already defined in a.yaml",
 	}

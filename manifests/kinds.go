@@ -12,7 +12,7 @@ import (
 
 // skippedMessage is the end of the warning for a kind tlsplane does not
 // read; it lists every entry of kinds.
-const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute, GRPCRoute and ReferenceGrant (" +
+const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and ReferenceGrant (" +
 	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
 
 type kindKey struct{ apiVersion, kind string }
@@ -43,6 +43,12 @@ var kinds = map[kindKey]kindReader{
 	}),
 	{gwv1.GroupVersion.String(), "GRPCRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.GRPCRoute) {
 		in.GRPCRoutes = append(in.GRPCRoutes, o)
+	}),
+	{gwv1.GroupVersion.String(), "TLSRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.TLSRoute) {
+		in.TLSRoutes = append(in.TLSRoutes, o)
+	}),
+	{gwv1.GroupVersion.String(), "TCPRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.TCPRoute) {
+		in.TCPRoutes = append(in.TCPRoutes, o)
 	}),
 	{gwv1.GroupVersion.String(), "ReferenceGrant"}: namespaced(func(in *translator.Inputs, o *gwv1.ReferenceGrant) {
 		in.ReferenceGrants = append(in.ReferenceGrants, o)

@@ -36,6 +36,8 @@ func Merge(parts []Part, warn func(string)) translator.Inputs {
 		mergeKind(m, "Gateway", src, &out.Gateways, in.Gateways)
 		mergeKind(m, "HTTPRoute", src, &out.HTTPRoutes, in.HTTPRoutes)
 		mergeKind(m, "GRPCRoute", src, &out.GRPCRoutes, in.GRPCRoutes)
+		mergeKind(m, "TLSRoute", src, &out.TLSRoutes, in.TLSRoutes)
+		mergeKind(m, "TCPRoute", src, &out.TCPRoutes, in.TCPRoutes)
 		mergeKind(m, "ReferenceGrant", src, &out.ReferenceGrants, in.ReferenceGrants)
 		mergeKind(m, "Namespace", src, &out.Namespaces, in.Namespaces)
 	}

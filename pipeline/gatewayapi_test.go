@@ -34,20 +34,22 @@ func gatewayStatuses(reason string) translator.GatewayAPIStatuses {
 	cond := func(t, status string) metav1.Condition {
 		return metav1.Condition{Type: t, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: metav1.Now()}
 	}
+	// accepted is a route's status, new each time: a test changes one
+	// route's without touching the others'.
+	accepted := func() gwv1.RouteStatus {
+		return gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: translator.DefaultControllerName,
+			Conditions: []metav1.Condition{cond("Accepted", "True")}}}}
+	}
 	return translator.GatewayAPIStatuses{
 		GatewayClasses: map[string]gwv1.GatewayClassStatus{"tlsplane": {Conditions: []metav1.Condition{cond("Accepted", "True")}}},
 		Gateways: map[types.NamespacedName]gwv1.GatewayStatus{web: {
 			Conditions: []metav1.Condition{cond("Accepted", "True"), cond("Programmed", "True")},
 			Listeners:  []gwv1.ListenerStatus{{Name: "https", Conditions: []metav1.Condition{cond("Conflicted", "False")}}},
 		}},
-		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{{Namespace: "edge", Name: "shop"}: {RouteStatus: gwv1.RouteStatus{
-			Parents: []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: translator.DefaultControllerName,
-				Conditions: []metav1.Condition{cond("Accepted", "True")}}},
-		}}},
-		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{{Namespace: "edge", Name: "checkout"}: {RouteStatus: gwv1.RouteStatus{
-			Parents: []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: translator.DefaultControllerName,
-				Conditions: []metav1.Condition{cond("Accepted", "True")}}},
-		}}},
+		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{{Namespace: "edge", Name: "shop"}: {RouteStatus: accepted()}},
+		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{{Namespace: "edge", Name: "checkout"}: {RouteStatus: accepted()}},
+		TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{{Namespace: "edge", Name: "vault"}: {RouteStatus: accepted()}},
+		TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{{Namespace: "edge", Name: "db"}: {RouteStatus: accepted()}},
 	}
 }
 
@@ -97,8 +99,8 @@ func TestStatusStoreShowsAndLogsGatewayAPIStatuses(t *testing.T) {
 	var logs bytes.Buffer
 	store := NewStatusStore(slog.New(slog.NewTextHandler(&logs, nil)), "")
 	store.ReportGatewayAPI(gatewayStatuses("Accepted"))
-	if n := strings.Count(logs.String(), `msg="status changed"`); n != 4 {
-		t.Fatalf("first report: %d lines, want 4 (class, gateway, HTTP and gRPC route):\n%s", n, &logs)
+	if n := strings.Count(logs.String(), `msg="status changed"`); n != 6 {
+		t.Fatalf("first report: %d lines, want 6 (class, gateway, HTTP, gRPC, TLS and TCP route):\n%s", n, &logs)
 	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("all well (Conflicted=False), yet a warning:\n%s", &logs)
@@ -141,6 +143,25 @@ func TestStatusStoreShowsAndLogsGatewayAPIStatuses(t *testing.T) {
 		t.Errorf("%d lines, want 1 (only the GRPCRoute changed):\n%s", n, line)
 	}
 
+	logs.Reset()
+	vault, db := types.NamespacedName{Namespace: "edge", Name: "vault"}, types.NamespacedName{Namespace: "edge", Name: "db"}
+	grpcst := changed.GRPCRoutes[checkout]
+	changed = gatewayStatuses("Accepted")
+	changed.Gateways[web], changed.GRPCRoutes[checkout] = gwst, grpcst
+	changed.TLSRoutes[vault].Parents[0].Conditions[0] = metav1.Condition{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NotAllowedByListeners"}
+	changed.TCPRoutes[db].Parents[0].Conditions[0] = metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionFalse, Reason: "BackendNotFound"}
+	store.ReportGatewayAPI(changed)
+	line = logs.String()
+	for _, want := range []string{"kind=TLSRoute", "name=edge/vault", `"parent web Accepted.reason"=NotAllowedByListeners`,
+		"kind=TCPRoute", "name=edge/db", `"parent web ResolvedRefs.reason"=BackendNotFound`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log lacks %q:\n%s", want, line)
+		}
+	}
+	if n := strings.Count(line, "status changed"); n != 2 {
+		t.Errorf("%d lines, want 2 (only the TLSRoute and the TCPRoute changed):\n%s", n, line)
+	}
+
 	raw, err := store.DebugJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -151,13 +172,17 @@ func TestStatusStoreShowsAndLogsGatewayAPIStatuses(t *testing.T) {
 		Gateways       []debugGateway                     `json:"gateways"`
 		HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus] `json:"httpRoutes"`
 		GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus] `json:"grpcRoutes"`
+		TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]  `json:"tlsRoutes"`
+		TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]  `json:"tcpRoutes"`
 	}
 	if err := json.Unmarshal(raw, &shown); err != nil {
 		t.Fatal(err)
 	}
 	if len(shown.GatewayClasses) != 1 || len(shown.Gateways) != 1 || len(shown.HTTPRoutes) != 1 || len(shown.GRPCRoutes) != 1 ||
 		shown.Gateways[0].Name != "web" || shown.Gateways[0].Status.Conditions[1].Reason != "AddressNotAssigned" ||
-		shown.GRPCRoutes[0].Name != "checkout" || shown.GRPCRoutes[0].Status.Parents[0].Conditions[0].Reason != "NoMatchingParent" {
+		shown.GRPCRoutes[0].Name != "checkout" || shown.GRPCRoutes[0].Status.Parents[0].Conditions[0].Reason != "NoMatchingParent" ||
+		len(shown.TLSRoutes) != 1 || shown.TLSRoutes[0].Name != "vault" || shown.TLSRoutes[0].Status.Parents[0].Conditions[0].Reason != "NotAllowedByListeners" ||
+		len(shown.TCPRoutes) != 1 || shown.TCPRoutes[0].Name != "db" || shown.TCPRoutes[0].Status.Parents[0].Conditions[0].Reason != "BackendNotFound" {
 		t.Fatalf("/debug/status = %s", raw)
 	}
 }

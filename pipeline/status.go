@@ -17,8 +17,9 @@ type StatusSink interface {
 }
 
 // GatewayAPISink is a StatusSink that also takes the GatewayClass, Gateway,
-// HTTPRoute and GRPCRoute statuses. The pipeline calls it right after Report, with
-// the same translation's statuses, when its Sink implements it.
+// HTTPRoute, GRPCRoute, TLSRoute and TCPRoute statuses. The pipeline calls
+// it right after Report, with the same translation's statuses, when its
+// Sink implements it.
 type GatewayAPISink interface {
 	StatusSink
 	// ReportGatewayAPI must not block for long either; statuses is

@@ -17,8 +17,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, HTTPRoute and GRPCRoute whose
-// conditions changed.
+// logs each GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute and
+// TCPRoute whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -43,6 +43,8 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	}
 	logRoutes(s, "HTTPRoute", old.HTTPRoutes, statuses.HTTPRoutes, func(st gwv1.HTTPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	logRoutes(s, "TLSRoute", old.TLSRoutes, statuses.TLSRoutes, func(st gwv1.TLSRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	logRoutes(s, "TCPRoute", old.TCPRoutes, statuses.TCPRoutes, func(st gwv1.TCPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 }
 
 // logRoutes logs each route of kind whose parents of ours changed from
@@ -128,6 +130,8 @@ type debugGatewayAPI struct {
 	Gateways       []debugGateway                     `json:"gateways"`
 	HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus] `json:"httpRoutes"`
 	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus] `json:"grpcRoutes"`
+	TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]  `json:"tlsRoutes"`
+	TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]  `json:"tcpRoutes"`
 }
 
 type debugGatewayClass struct {
@@ -149,7 +153,11 @@ type debugRoute[S any] struct {
 }
 
 func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
-	out := debugGatewayAPI{GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{}, HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes)}
+	out := debugGatewayAPI{
+		GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{},
+		HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes),
+		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes),
+	}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
 		out.GatewayClasses = append(out.GatewayClasses, debugGatewayClass{name, st.GatewayClasses[name]})
 	}

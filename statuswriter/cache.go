@@ -14,4 +14,6 @@ type Cache interface {
 	Gateway(types.NamespacedName) (*gwv1.Gateway, bool)
 	HTTPRoute(types.NamespacedName) (*gwv1.HTTPRoute, bool)
 	GRPCRoute(types.NamespacedName) (*gwv1.GRPCRoute, bool)
+	TLSRoute(types.NamespacedName) (*gwv1.TLSRoute, bool)
+	TCPRoute(types.NamespacedName) (*gwv1.TCPRoute, bool)
 }

@@ -7,21 +7,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1client "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/typed/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// ReportGatewayAPI records the desired GatewayClass, Gateway, HTTPRoute and
-// GRPCRoute statuses and queues those that differ from the cached live
-// objects. A route that carried parents of ours and is no longer in the
-// statuses (its parentRefs left our Gateways) is queued to have them
-// removed.
+// ReportGatewayAPI records the desired GatewayClass, Gateway, HTTPRoute,
+// GRPCRoute, TLSRoute and TCPRoute statuses and queues those that differ
+// from the cached live objects. A route that carried parents of ours and
+// is no longer in the statuses (its parentRefs left our Gateways) is
+// queued to have them removed.
 func (w *Writer) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	noteClearedRoutes(w.clearedRoutes, KindHTTPRoute, w.gatewayAPI.HTTPRoutes, statuses.HTTPRoutes)
-	noteClearedRoutes(w.clearedRoutes, KindGRPCRoute, w.gatewayAPI.GRPCRoutes, statuses.GRPCRoutes)
-	w.gatewayAPI = statuses
+	routes := routeStatuses(statuses)
+	for o := range w.routes {
+		if _, still := routes[o]; !still {
+			w.clearedRoutes[o] = true
+		}
+	}
+	for o := range routes {
+		delete(w.clearedRoutes, o)
+	}
+	w.gatewayAPI, w.routes = statuses, routes
 	if w.queue == nil {
 		return // not the leader: the desired statuses wait for a term
 	}
@@ -42,11 +50,8 @@ func (w *Writer) gatewayAPIObjects() []Object {
 	for nn := range w.gatewayAPI.Gateways {
 		out = append(out, Object{KindGateway, nn})
 	}
-	for nn := range w.gatewayAPI.HTTPRoutes {
-		out = append(out, Object{KindHTTPRoute, nn})
-	}
-	for nn := range w.gatewayAPI.GRPCRoutes {
-		out = append(out, Object{KindGRPCRoute, nn})
+	for o := range w.routes {
+		out = append(out, o)
 	}
 	for o := range w.clearedRoutes {
 		out = append(out, o)
@@ -54,17 +59,21 @@ func (w *Writer) gatewayAPIObjects() []Object {
 	return out
 }
 
-// noteClearedRoutes marks the routes of kind that had a desired status
-// before and have none after, so our parents are removed from them, and
-// unmarks those that have one again.
-func noteClearedRoutes[S any](cleared map[Object]bool, kind Kind, before, after map[types.NamespacedName]S) {
-	for nn := range before {
-		if _, still := after[nn]; !still {
-			cleared[Object{kind, nn}] = true
-		}
-	}
-	for nn := range after {
-		delete(cleared, Object{kind, nn})
+// routeStatuses is the route statuses of every kind, by kind and name.
+func routeStatuses(st translator.GatewayAPIStatuses) map[Object]gwv1.RouteStatus {
+	out := make(map[Object]gwv1.RouteStatus, len(st.HTTPRoutes)+len(st.GRPCRoutes)+len(st.TLSRoutes)+len(st.TCPRoutes))
+	addRoutes(out, KindHTTPRoute, st.HTTPRoutes, func(s gwv1.HTTPRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
+	addRoutes(out, KindGRPCRoute, st.GRPCRoutes, func(s gwv1.GRPCRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
+	addRoutes(out, KindTLSRoute, st.TLSRoutes, func(s gwv1.TLSRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
+	addRoutes(out, KindTCPRoute, st.TCPRoutes, func(s gwv1.TCPRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
+	return out
+}
+
+// addRoutes adds the routes of kind to out; route is where a kind's
+// status keeps its RouteStatus.
+func addRoutes[S any](out map[Object]gwv1.RouteStatus, kind Kind, statuses map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) {
+	for nn, st := range statuses {
+		out[Object{kind, nn}] = route(st)
 	}
 }
 
@@ -81,41 +90,19 @@ func (w *Writer) cachedDiffers(o Object) bool {
 	case KindGateway:
 		live, ok := w.opts.Cache.Gateway(o.NamespacedName)
 		return !ok || gatewayNeedsWrite(live.Status, w.gatewayAPI.Gateways[o.NamespacedName])
-	case KindHTTPRoute:
-		live, ok := w.opts.Cache.HTTPRoute(o.NamespacedName)
-		return !ok || w.routeDiffers(o, live.Status.RouteStatus)
-	case KindGRPCRoute:
-		live, ok := w.opts.Cache.GRPCRoute(o.NamespacedName)
-		return !ok || w.routeDiffers(o, live.Status.RouteStatus)
+	}
+	if rk, ok := routeKinds[o.Kind]; ok {
+		live, ok := rk.cached(w.opts.Cache, o.NamespacedName)
+		desired, _ := w.desiredRoute(o)
+		return !ok || routeNeedsWrite(live, desired, w.opts.Controller)
 	}
 	return true
-}
-
-// routeDiffers reports whether route o's live status lacks its desired
-// parents of ours; w.mu is held.
-func (w *Writer) routeDiffers(o Object, live gwv1.RouteStatus) bool {
-	desired, _ := w.desiredRoute(o)
-	return routeNeedsWrite(live, desired, w.opts.Controller)
-}
-
-// translatedRoute is the translator's status of route o, if it gave one;
-// w.mu is held.
-func (w *Writer) translatedRoute(o Object) (gwv1.RouteStatus, bool) {
-	switch o.Kind {
-	case KindHTTPRoute:
-		st, ok := w.gatewayAPI.HTTPRoutes[o.NamespacedName]
-		return st.RouteStatus, ok
-	case KindGRPCRoute:
-		st, ok := w.gatewayAPI.GRPCRoutes[o.NamespacedName]
-		return st.RouteStatus, ok
-	}
-	return gwv1.RouteStatus{}, false
 }
 
 // desiredRoute is a route's desired status: the translator's, or none of
 // ours for a cleared route; ok is false when neither applies. w.mu is held.
 func (w *Writer) desiredRoute(o Object) (gwv1.RouteStatus, bool) {
-	if st, ok := w.translatedRoute(o); ok {
+	if st, ok := w.routes[o]; ok {
 		return st, true
 	}
 	return gwv1.RouteStatus{}, w.clearedRoutes[o]
@@ -196,6 +183,47 @@ func (w *Writer) writeGateway(ctx context.Context, o Object) error {
 	})
 }
 
+// routeKind is how the writer reaches the live routes of one kind.
+type routeKind struct {
+	// cached is a route's live status in a Cache.
+	cached func(Cache, types.NamespacedName) (gwv1.RouteStatus, bool)
+	// write is writeRoute for the kind.
+	write func(context.Context, *Writer, Object) error
+}
+
+// routeKinds are the route kinds whose parents of ours the writer writes.
+var routeKinds = map[Kind]routeKind{
+	KindHTTPRoute: routeKindOf(Cache.HTTPRoute, gwv1client.GatewayV1Interface.HTTPRoutes, func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
+	KindGRPCRoute: routeKindOf(Cache.GRPCRoute, gwv1client.GatewayV1Interface.GRPCRoutes, func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
+	KindTLSRoute:  routeKindOf(Cache.TLSRoute, gwv1client.GatewayV1Interface.TLSRoutes, func(r *gwv1.TLSRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
+	KindTCPRoute:  routeKindOf(Cache.TCPRoute, gwv1client.GatewayV1Interface.TCPRoutes, func(r *gwv1.TCPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
+}
+
+// routeKindOf is the routeKind of T: cached is its lookup in a Cache,
+// client its typed client in a namespace, status where a T keeps its
+// RouteStatus.
+func routeKindOf[T routeObject[T], C routeClient[T]](cached func(Cache, types.NamespacedName) (T, bool),
+	client func(gwv1client.GatewayV1Interface, string) C, status func(T) *gwv1.RouteStatus) routeKind {
+	return routeKind{
+		cached: func(c Cache, nn types.NamespacedName) (gwv1.RouteStatus, bool) {
+			r, ok := cached(c, nn)
+			if !ok {
+				return gwv1.RouteStatus{}, false
+			}
+			return *status(r), true
+		},
+		write: func(ctx context.Context, w *Writer, o Object) error {
+			return writeRoute(ctx, w, o, client(w.opts.Gateway.GatewayV1(), o.Namespace), cached, status)
+		},
+	}
+}
+
+// routeObject is a route kind's object type.
+type routeObject[T any] interface {
+	comparable
+	DeepCopy() T
+}
+
 // routeClient is what writeRoute needs of a route kind's typed client.
 type routeClient[T any] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
@@ -205,10 +233,7 @@ type routeClient[T any] interface {
 // writeRoute replaces the route's parents of our controller, keeping
 // every other controller's. cached is its kind's lookup in a Cache; status
 // is where a T keeps its RouteStatus.
-func writeRoute[T interface {
-	comparable
-	DeepCopy() T
-}](ctx context.Context, w *Writer, o Object, client routeClient[T], cached func(Cache, types.NamespacedName) (T, bool), status func(T) *gwv1.RouteStatus) error {
+func writeRoute[T routeObject[T]](ctx context.Context, w *Writer, o Object, client routeClient[T], cached func(Cache, types.NamespacedName) (T, bool), status func(T) *gwv1.RouteStatus) error {
 	w.mu.Lock()
 	desired, ok := w.desiredRoute(o)
 	w.mu.Unlock()
@@ -241,7 +266,7 @@ func writeRoute[T interface {
 	})
 	if err == nil {
 		w.mu.Lock()
-		if _, desiredAgain := w.translatedRoute(o); !desiredAgain {
+		if _, desiredAgain := w.routes[o]; !desiredAgain {
 			delete(w.clearedRoutes, o) // cleared (or gone): nothing left of ours
 		}
 		w.mu.Unlock()

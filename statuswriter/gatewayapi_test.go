@@ -2,6 +2,7 @@ package statuswriter
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -39,6 +40,14 @@ func (a apiCache) GRPCRoute(nn types.NamespacedName) (*gwv1.GRPCRoute, bool) {
 	o, err := a.c.GatewayV1().GRPCRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
+func (a apiCache) TLSRoute(nn types.NamespacedName) (*gwv1.TLSRoute, bool) {
+	o, err := a.c.GatewayV1().TLSRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
+func (a apiCache) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
+	o, err := a.c.GatewayV1().TCPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
 
 var (
 	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}
@@ -55,8 +64,8 @@ func parent(controller gwv1.GatewayController, gateway, reason string) gwv1.Rout
 	return gwv1.RouteParentStatus{ParentRef: gwv1.ParentReference{Name: gwv1.ObjectName(gateway)}, ControllerName: controller, Conditions: accepted(reason)}
 }
 
-// desiredStatuses has an HTTPRoute and a GRPCRoute of one name, edge/shop:
-// a route kind's status is its own.
+// desiredStatuses has an HTTPRoute, a GRPCRoute, a TLSRoute and a TCPRoute
+// of one name, edge/shop: a route kind's status is its own.
 func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
 	addr := gwv1.IPAddressType
 	return translator.GatewayAPIStatuses{
@@ -77,6 +86,14 @@ func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
 			parent(otherCn, "theirs", "Stale"),
 			parent(me, "web", "gRPC"+routeReason),
 		}}}},
+		TLSRoutes: map[types.NamespacedName]gwv1.TLSRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+			parent(otherCn, "theirs", "Stale"),
+			parent(me, "web", "TLS"+routeReason),
+		}}}},
+		TCPRoutes: map[types.NamespacedName]gwv1.TCPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+			parent(otherCn, "theirs", "Stale"),
+			parent(me, "web", "TCP"+routeReason),
+		}}}},
 	}
 }
 
@@ -93,14 +110,14 @@ func gatewayAPIFixture(t *testing.T) *gwfake.Clientset {
 	if _, err := c.GatewayV1().Gateways("edge").Create(ctx, &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
-	route.Status.Parents = []gwv1.RouteParentStatus{parent(otherCn, "theirs", "Live")}
-	if _, err := c.GatewayV1().HTTPRoutes("edge").Create(ctx, route, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	grpcRoute := &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "shop"}}
-	grpcRoute.Status.Parents = []gwv1.RouteParentStatus{parent(otherCn, "theirs", "Live")}
-	if _, err := c.GatewayV1().GRPCRoutes("edge").Create(ctx, grpcRoute, metav1.CreateOptions{}); err != nil {
+	// Each route kind's edge/shop, with the other controller's live entry.
+	shop := metav1.ObjectMeta{Namespace: "edge", Name: "shop"}
+	live := gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{parent(otherCn, "theirs", "Live")}}
+	_, errHTTP := c.GatewayV1().HTTPRoutes("edge").Create(ctx, &gwv1.HTTPRoute{ObjectMeta: shop, Status: gwv1.HTTPRouteStatus{RouteStatus: live}}, metav1.CreateOptions{})
+	_, errGRPC := c.GatewayV1().GRPCRoutes("edge").Create(ctx, &gwv1.GRPCRoute{ObjectMeta: shop, Status: gwv1.GRPCRouteStatus{RouteStatus: live}}, metav1.CreateOptions{})
+	_, errTLS := c.GatewayV1().TLSRoutes("edge").Create(ctx, &gwv1.TLSRoute{ObjectMeta: shop, Status: gwv1.TLSRouteStatus{RouteStatus: live}}, metav1.CreateOptions{})
+	_, errTCP := c.GatewayV1().TCPRoutes("edge").Create(ctx, &gwv1.TCPRoute{ObjectMeta: shop, Status: gwv1.TCPRouteStatus{RouteStatus: live}}, metav1.CreateOptions{})
+	if err := errors.Join(errHTTP, errGRPC, errTLS, errTCP); err != nil {
 		t.Fatal(err)
 	}
 	c.ClearActions()
@@ -138,7 +155,6 @@ func eventually(t *testing.T, what string, ok func() bool) {
 }
 
 func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
-	ctx := context.Background()
 	c := gatewayAPIFixture(t)
 	w, err := New(Options{Gateway: c, Controller: me, Cache: apiCache{c}})
 	if err != nil {
@@ -149,9 +165,10 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	w.ReportGatewayAPI(want)
 	runWriter(t, w)
 
-	eventually(t, "all four statuses written", func() bool {
+	eventually(t, "all six statuses written", func() bool {
 		n := statusUpdates(c)
-		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["httproutes"] == 1 && n["grpcroutes"] == 1
+		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["httproutes"] == 1 && n["grpcroutes"] == 1 &&
+			n["tlsroutes"] == 1 && n["tcproutes"] == 1
 	})
 	class, _ := apiCache{c}.GatewayClass("tlsplane")
 	if !equality.Semantic.DeepEqual(class.Status, want.GatewayClasses["tlsplane"]) {
@@ -161,13 +178,20 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	if !equality.Semantic.DeepEqual(gw.Status, want.Gateways[webGW]) {
 		t.Errorf("Gateway status = %+v", gw.Status)
 	}
+	// Each route kind's parents on edge/shop, and the prefix of our reason
+	// there.
 	httpParents := func() []string { r, _ := apiCache{c}.HTTPRoute(shopRT); return names2(r.Status.RouteStatus) }
 	grpcParents := func() []string { r, _ := apiCache{c}.GRPCRoute(shopRT); return names2(r.Status.RouteStatus) }
-	if got := httpParents(); !slices.Equal(got, []string{"example.com/other/theirs/Live", "tlsplane.io/controller/web/Accepted"}) {
-		t.Errorf("route parents = %v, want the other controller's live entry, then ours", got)
-	}
-	if got := grpcParents(); !slices.Equal(got, []string{"example.com/other/theirs/Live", "tlsplane.io/controller/web/gRPCAccepted"}) {
-		t.Errorf("GRPCRoute parents = %v, want the other controller's live entry, then ours", got)
+	tlsParents := func() []string { r, _ := apiCache{c}.TLSRoute(shopRT); return names2(r.Status.RouteStatus) }
+	tcpParents := func() []string { r, _ := apiCache{c}.TCPRoute(shopRT); return names2(r.Status.RouteStatus) }
+	routes := []struct {
+		kind, prefix string
+		parents      func() []string
+	}{{"HTTPRoute", "", httpParents}, {"GRPCRoute", "gRPC", grpcParents}, {"TLSRoute", "TLS", tlsParents}, {"TCPRoute", "TCP", tcpParents}}
+	for _, r := range routes {
+		if got := r.parents(); !slices.Equal(got, []string{"example.com/other/theirs/Live", "tlsplane.io/controller/web/" + r.prefix + "Accepted"}) {
+			t.Errorf("%s parents = %v, want the other controller's live entry, then ours", r.kind, got)
+		}
 	}
 
 	// The same statuses again: the compare finds nothing to write.
@@ -179,36 +203,57 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	}
 
 	// Another controller rewrites its entry meanwhile; ours changes.
-	route, _ := apiCache{c}.HTTPRoute(shopRT)
-	route.Status.Parents[0] = parent(otherCn, "theirs", "Newer")
-	if _, err := c.GatewayV1().HTTPRoutes("edge").UpdateStatus(ctx, route, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	grpcRoute, _ := apiCache{c}.GRPCRoute(shopRT)
-	grpcRoute.Status.Parents[0] = parent(otherCn, "theirs", "Newer")
-	if _, err := c.GatewayV1().GRPCRoutes("edge").UpdateStatus(ctx, grpcRoute, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	theirsNewer(t, c.GatewayV1().HTTPRoutes("edge"), func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
+	theirsNewer(t, c.GatewayV1().GRPCRoutes("edge"), func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
+	theirsNewer(t, c.GatewayV1().TLSRoutes("edge"), func(r *gwv1.TLSRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
+	theirsNewer(t, c.GatewayV1().TCPRoutes("edge"), func(r *gwv1.TCPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
 	w.ReportGatewayAPI(desiredStatuses("NotAllowedByListeners"))
-	eventuallyParents(t, "route parent updated", httpParents, "example.com/other/theirs/Newer", "tlsplane.io/controller/web/NotAllowedByListeners")
-	eventuallyParents(t, "GRPCRoute parent updated", grpcParents, "example.com/other/theirs/Newer", "tlsplane.io/controller/web/gRPCNotAllowedByListeners")
+	for _, r := range routes {
+		eventuallyParents(t, r.kind+" parent updated", r.parents, "example.com/other/theirs/Newer", "tlsplane.io/controller/web/"+r.prefix+"NotAllowedByListeners")
+	}
 
-	// The GRPCRoute leaves our Gateways: our parent goes, theirs stays,
-	// and the HTTPRoute of the same name keeps ours.
+	// The GRPCRoute and the TLSRoute leave our Gateways: our parent goes,
+	// theirs stays, and the HTTPRoute and TCPRoute of the same name keep
+	// ours.
 	gone := desiredStatuses("NotAllowedByListeners")
 	delete(gone.GRPCRoutes, shopRT)
+	delete(gone.TLSRoutes, shopRT)
 	w.ReportGatewayAPI(gone)
 	eventuallyParents(t, "our parent removed from a GRPCRoute that left our Gateways", grpcParents, "example.com/other/theirs/Newer")
+	eventuallyParents(t, "our parent removed from a TLSRoute that left our Gateways", tlsParents, "example.com/other/theirs/Newer")
 	if got := httpParents(); len(got) != 2 {
-		t.Errorf("HTTPRoute parents = %v after the GRPCRoute of its name left, want ours kept", got)
+		t.Errorf("HTTPRoute parents = %v after the GRPCRoute and TLSRoute of its name left, want ours kept", got)
+	}
+	if got := tcpParents(); len(got) != 2 {
+		t.Errorf("TCPRoute parents = %v after the GRPCRoute and TLSRoute of its name left, want ours kept", got)
 	}
 
-	// Then the HTTPRoute leaves too (new maps: the writer keeps the last).
+	// Then the HTTPRoute and the TCPRoute leave too (new maps: the writer
+	// keeps the last).
 	gone = desiredStatuses("NotAllowedByListeners")
 	delete(gone.GRPCRoutes, shopRT)
+	delete(gone.TLSRoutes, shopRT)
 	delete(gone.HTTPRoutes, shopRT)
+	delete(gone.TCPRoutes, shopRT)
 	w.ReportGatewayAPI(gone)
 	eventuallyParents(t, "our parent removed from a route that left our Gateways", httpParents, "example.com/other/theirs/Newer")
+	eventuallyParents(t, "our parent removed from a TCPRoute that left our Gateways", tcpParents, "example.com/other/theirs/Newer")
+}
+
+// theirsNewer has the other controller rewrite its entry, the first
+// parent, on the route edge/shop of client's kind; status is where a T
+// keeps its RouteStatus.
+func theirsNewer[T any](t *testing.T, client routeClient[T], status func(T) *gwv1.RouteStatus) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := client.Get(ctx, shopRT.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status(r).Parents[0] = parent(otherCn, "theirs", "Newer")
+	if _, err := client.UpdateStatus(ctx, r, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // eventuallyParents waits until parents are want (controller/gateway/reason).

@@ -11,6 +11,8 @@ const (
 	KindGateway          Kind = "Gateway"
 	KindHTTPRoute        Kind = "HTTPRoute"
 	KindGRPCRoute        Kind = "GRPCRoute"
+	KindTLSRoute         Kind = "TLSRoute"
+	KindTCPRoute         Kind = "TCPRoute"
 )
 
 // Object is one queued status write: a kind and its namespace/name

@@ -66,10 +66,12 @@ type Writer struct {
 
 	mu      sync.Mutex
 	desired map[types.NamespacedName]gwv1.PolicyStatus
-	// gatewayAPI is the latest Gateway API statuses; clearedRoutes are
-	// routes (HTTPRoutes, GRPCRoutes) we wrote parents on that no longer
-	// name a Gateway of ours, whose entries of ours are to be removed.
+	// gatewayAPI is the latest Gateway API statuses, and routes their
+	// route statuses (of every kind in routeKinds) by kind and name;
+	// clearedRoutes are routes we wrote parents on that no longer name a
+	// Gateway of ours, whose entries of ours are to be removed.
 	gatewayAPI    translator.GatewayAPIStatuses
+	routes        map[Object]gwv1.RouteStatus
 	clearedRoutes map[Object]bool
 	// queue exists only during a term of leadership; nil otherwise.
 	queue workqueue.TypedRateLimitingInterface[Object]
@@ -217,12 +219,9 @@ func (w *Writer) write(ctx context.Context, o Object) error {
 		return w.writeGatewayClass(ctx, o)
 	case KindGateway:
 		return w.writeGateway(ctx, o)
-	case KindHTTPRoute:
-		return writeRoute(ctx, w, o, w.opts.Gateway.GatewayV1().HTTPRoutes(o.Namespace), Cache.HTTPRoute,
-			func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
-	case KindGRPCRoute:
-		return writeRoute(ctx, w, o, w.opts.Gateway.GatewayV1().GRPCRoutes(o.Namespace), Cache.GRPCRoute,
-			func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus })
+	}
+	if rk, ok := routeKinds[o.Kind]; ok {
+		return rk.write(ctx, w, o)
 	}
 	return fmt.Errorf("status writer: unknown kind of %s", o)
 }

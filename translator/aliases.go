@@ -34,6 +34,8 @@ const (
 	KindGateway          = input.KindGateway
 	KindHTTPRoute        = input.KindHTTPRoute
 	KindGRPCRoute        = input.KindGRPCRoute
+	KindTLSRoute         = input.KindTLSRoute
+	KindTCPRoute         = input.KindTCPRoute
 	KindReferenceGrant   = input.KindReferenceGrant
 	KindNamespace        = input.KindNamespace
 )

@@ -118,6 +118,9 @@ type GatewayAPIStatuses struct {
 	HTTPRoutes map[types.NamespacedName]gwv1.HTTPRouteStatus
 	// GRPCRoutes with a parentRef to one of those Gateways.
 	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
+	// TLSRoutes and TCPRoutes with a parentRef to one of those Gateways.
+	TLSRoutes map[types.NamespacedName]gwv1.TLSRouteStatus
+	TCPRoutes map[types.NamespacedName]gwv1.TCPRouteStatus
 }
 
 // ResourceChanges say which resources of an Output differ from those of

@@ -52,6 +52,8 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 			Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
 			HTTPRoutes:     res.Routes,
 			GRPCRoutes:     res.GRPCRoutes,
+			TLSRoutes:      res.TLSRoutes,
+			TCPRoutes:      res.TCPRoutes,
 		},
 		tables: map[types.NamespacedName][]*tableState{},
 	}
@@ -101,6 +103,11 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 		fleet.Listeners = append(fleet.Listeners, l)
 		fleet.Routes = append(fleet.Routes, routes...)
 		for _, c := range p.Plan.Chains {
+			for _, name := range c.CertSecrets {
+				secrets[name] = true
+			}
+		}
+		for _, c := range p.Plan.Streams {
 			for _, name := range c.CertSecrets {
 				secrets[name] = true
 			}

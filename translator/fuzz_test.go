@@ -435,6 +435,8 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.Gateways = fuzzShuffle(r, in.Gateways)
 	out.HTTPRoutes = fuzzShuffle(r, in.HTTPRoutes)
 	out.GRPCRoutes = fuzzShuffle(r, in.GRPCRoutes)
+	out.TLSRoutes = fuzzShuffle(r, in.TLSRoutes)
+	out.TCPRoutes = fuzzShuffle(r, in.TCPRoutes)
 	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
 	return out
@@ -478,6 +480,8 @@ func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
 		"Gateways":       reflect.DeepEqual(a.Gateways, b.Gateways),
 		"HTTPRoutes":     reflect.DeepEqual(a.HTTPRoutes, b.HTTPRoutes),
 		"GRPCRoutes":     reflect.DeepEqual(a.GRPCRoutes, b.GRPCRoutes),
+		"TLSRoutes":      reflect.DeepEqual(a.TLSRoutes, b.TLSRoutes),
+		"TCPRoutes":      reflect.DeepEqual(a.TCPRoutes, b.TCPRoutes),
 	} {
 		if !equal {
 			kinds = append(kinds, kind)

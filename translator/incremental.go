@@ -140,6 +140,10 @@ func (w *world) apply(c Change, u *update) bool {
 		return store(w.gateway.routes, nn, c.Object, deleted)
 	case KindGRPCRoute:
 		return w.applyGRPCRoute(c, nn, deleted, u)
+	case KindTLSRoute:
+		return applyStreamRoute(w, w.gateway.tlsRoutes, c, nn, deleted, u, input.TLSRouteBackends)
+	case KindTCPRoute:
+		return applyStreamRoute(w, w.gateway.tcpRoutes, c, nn, deleted, u, input.TCPRouteBackends)
 	case KindReferenceGrant:
 		u.gateways = true
 		return store(w.gateway.grants, nn, c.Object, deleted)

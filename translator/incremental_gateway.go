@@ -2,6 +2,7 @@ package translator
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -15,6 +16,8 @@ type gatewayObjects struct {
 	gateways   map[types.NamespacedName]*gwv1.Gateway
 	routes     map[types.NamespacedName]*gwv1.HTTPRoute
 	grpcRoutes map[types.NamespacedName]*gwv1.GRPCRoute
+	tlsRoutes  map[types.NamespacedName]*gwv1.TLSRoute
+	tcpRoutes  map[types.NamespacedName]*gwv1.TCPRoute
 	grants     map[types.NamespacedName]*gwv1.ReferenceGrant
 	namespaces map[types.NamespacedName]*corev1.Namespace
 }
@@ -25,6 +28,8 @@ func newGatewayObjects(in Inputs) gatewayObjects {
 		gateways:   input.ByKey(in.Gateways, func(o *gwv1.Gateway) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		routes:     input.ByKey(in.HTTPRoutes, func(o *gwv1.HTTPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		grpcRoutes: input.ByKey(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		tlsRoutes:  input.ByKey(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		tcpRoutes:  input.ByKey(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		grants:     input.ByKey(in.ReferenceGrants, func(o *gwv1.ReferenceGrant) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		namespaces: input.ByKey(in.Namespaces, func(o *corev1.Namespace) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 	}
@@ -37,6 +42,8 @@ func (g gatewayObjects) inputs() Inputs {
 		Gateways:        input.ValuesOf(g.gateways),
 		HTTPRoutes:      input.ValuesOf(g.routes),
 		GRPCRoutes:      input.ValuesOf(g.grpcRoutes),
+		TLSRoutes:       input.ValuesOf(g.tlsRoutes),
+		TCPRoutes:       input.ValuesOf(g.tcpRoutes),
 		ReferenceGrants: input.ValuesOf(g.grants),
 		Namespaces:      input.ValuesOf(g.namespaces),
 	}
@@ -57,14 +64,41 @@ func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, 
 	u.grpcRoutes[nn] = true
 	var flipped []input.ServicePort
 	if old := w.gateway.grpcRoutes[nn]; old != nil {
-		flipped = append(flipped, w.ix.GRPCBackends.AddRoute(old, -1)...)
+		flipped = append(flipped, w.ix.GRPCBackends.Add(input.GRPCRouteBackends(old), -1)...)
 	}
 	if r != nil {
-		flipped = append(flipped, w.ix.GRPCBackends.AddRoute(r, 1)...)
+		flipped = append(flipped, w.ix.GRPCBackends.Add(input.GRPCRouteBackends(r), 1)...)
 	}
 	for _, sp := range flipped {
 		u.services[sp.Service] = true
 	}
 	setOrDelete(w.gateway.grpcRoutes, nn, r, deleted)
+	return true
+}
+
+// applyStreamRoute stores a TLSRoute or TCPRoute change: the Gateway rules
+// run whole (stream routes have no route table to patch), and the
+// Services whose ports it starts or stops naming are translated again:
+// they gain or lose their raw cluster.
+func applyStreamRoute[R interface {
+	*gwv1.TLSRoute | *gwv1.TCPRoute
+	metav1.Object
+}](w *world, routes map[types.NamespacedName]R, c Change, nn types.NamespacedName, deleted bool, u *update, backends func(R) []input.ServicePort) bool {
+	r, ok := typed[R](c.Object, deleted)
+	if !ok {
+		return false
+	}
+	u.gateways = true
+	var flipped []input.ServicePort
+	if old, found := routes[nn]; found {
+		flipped = append(flipped, w.ix.StreamBackends.Add(backends(old), -1)...)
+	}
+	if !deleted {
+		flipped = append(flipped, w.ix.StreamBackends.Add(backends(r), 1)...)
+	}
+	for _, sp := range flipped {
+		u.services[sp.Service] = true
+	}
+	setOrDelete(routes, nn, r, deleted)
 	return true
 }

@@ -122,6 +122,12 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.GRPCRoutes {
 		fn(translator.KindGRPCRoute, o)
 	}
+	for _, o := range in.TLSRoutes {
+		fn(translator.KindTLSRoute, o)
+	}
+	for _, o := range in.TCPRoutes {
+		fn(translator.KindTCPRoute, o)
+	}
 	for _, o := range in.ReferenceGrants {
 		fn(translator.KindReferenceGrant, o)
 	}

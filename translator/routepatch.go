@@ -78,7 +78,8 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	}
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
-		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m, GRPCRoutes: grpcStatuses.m}
+		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m, GRPCRoutes: grpcStatuses.m,
+		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

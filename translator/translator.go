@@ -242,7 +242,7 @@ type serviceEntry struct {
 	svc       *corev1.Service
 	slices    []*discoveryv1.EndpointSlice
 	governors []*backendtls.Verdict // per port, in spec order
-	grpc      []int32               // its ports GRPCRoutes name
+	variants  []int32               // its ports GRPCRoutes (then stream routes) name
 	ports     []portOutput
 }
 
@@ -262,12 +262,12 @@ func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.
 // the governor of every current verdict, by policy.
 func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
 	slices := ix.SlicesByService[nn]
-	grpc := grpcPorts(svc, nn, ix.GRPCBackends)
-	if e, ok := t.services.get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.grpc, grpc) {
+	variants := variantPorts(svc, nn, ix)
+	if e, ok := t.services.get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.variants, variants) {
 		return e.ports
 	}
 	var ports []portOutput
-	for _, cp := range upstream.Ports(svc, nn, governors, ix.GRPCBackends) {
+	for _, cp := range upstream.Ports(svc, nn, governors, ix.GRPCBackends, ix.StreamBackends) {
 		var g *governor
 		if cp.Governor != nil {
 			g = t.governorOf(cp.Governor, emitted)
@@ -275,7 +275,7 @@ func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, 
 		ports = append(ports, t.translatePort(svc, nn, cp, g, slices))
 	}
 	if !t.forget {
-		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), grpc: grpc, ports: ports})
+		t.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), variants: variants, ports: ports})
 	}
 	return ports
 }
@@ -370,16 +370,23 @@ func (t *Translator) Forget() {
 	t.world, t.whole = nil, nil
 }
 
-// grpcPorts are the ports of svc that GRPCRoutes name, in spec order; nil
-// for none (the common case costs no allocation).
-func grpcPorts(svc *corev1.Service, nn types.NamespacedName, grpc input.GRPCBackends) []int32 {
-	if len(grpc) == 0 {
+// variantPorts are the ports of svc that GRPCRoutes name, then -1, then
+// those TLSRoutes or TCPRoutes name, in spec order: what decides its
+// clusters beside the ports' own. nil for none (the common case costs no
+// allocation).
+func variantPorts(svc *corev1.Service, nn types.NamespacedName, ix *input.Index) []int32 {
+	if len(ix.GRPCBackends) == 0 && len(ix.StreamBackends) == 0 {
 		return nil
 	}
 	var out []int32
-	for _, p := range svc.Spec.Ports {
-		if grpc[input.ServicePort{Service: nn, Port: p.Port}] > 0 {
-			out = append(out, p.Port)
+	for i, routes := range []input.RouteBackends{ix.GRPCBackends, ix.StreamBackends} {
+		if i > 0 {
+			out = append(out, -1)
+		}
+		for _, p := range svc.Spec.Ports {
+			if routes[input.ServicePort{Service: nn, Port: p.Port}] > 0 {
+				out = append(out, p.Port)
+			}
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 // Command tlsplane is an Envoy xDS control plane for Gateway API
-// BackendTLSPolicy, Gateways, HTTPRoutes and GRPCRoutes. This file only
-// dispatches subcommands; each lives in its own file and owns its flags.
+// BackendTLSPolicy, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes and
+// TCPRoutes. This file only dispatches subcommands; each lives in its own
+// file and owns its flags.
 package main
 
 import (
@@ -9,7 +10,7 @@ import (
 )
 
 const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy,
-Gateways, HTTPRoutes and GRPCRoutes
+Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes and TCPRoutes
 
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)

@@ -49,6 +49,8 @@ var RequiredCRDs = []string{
 	"gateways.gateway.networking.k8s.io",
 	"httproutes.gateway.networking.k8s.io",
 	"grpcroutes.gateway.networking.k8s.io",
+	"tlsroutes.gateway.networking.k8s.io",
+	"tcproutes.gateway.networking.k8s.io",
 	"referencegrants.gateway.networking.k8s.io",
 }
 

@@ -40,6 +40,7 @@ type gwListener struct {
 	name, protocol, hostname string
 	port                     int
 	certNS, certName         string
+	passthrough              bool // a TLS listener in Passthrough mode
 }
 
 func (l gwListener) object() object {
@@ -53,6 +54,9 @@ func (l gwListener) object() object {
 			ref["namespace"] = l.certNS
 		}
 		o["tls"] = object{"mode": "Terminate", "certificateRefs": []object{ref}}
+	}
+	if l.passthrough {
+		o["tls"] = object{"mode": "Passthrough"}
 	}
 	return o
 }

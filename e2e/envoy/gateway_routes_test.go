@@ -14,12 +14,14 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// gatewayListeners: Envoy holds exactly the Gateway's two ports, named
+// gatewayListeners: Envoy holds exactly the Gateway's four ports, named
 // <ns>/<gateway>/<port>, active and bound where --listener-address says.
 func gatewayListeners(t *testing.T, e *gwEnv, s *summary) {
 	want := map[string]int{
 		fmt.Sprintf("%s/%d", gwFleet, e.ports.http):  e.ports.http,
 		fmt.Sprintf("%s/%d", gwFleet, e.ports.https): e.ports.https,
+		fmt.Sprintf("%s/%d", gwFleet, e.ports.tls):   e.ports.tls,
+		fmt.Sprintf("%s/%d", gwFleet, e.ports.tcp):   e.ports.tcp,
 	}
 	var last map[string]harness.ListenerState
 	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {

@@ -69,6 +69,10 @@ func gatewayMode(t *testing.T, apiType string) {
 		}},
 		{"grpc-h2c-plaintext-backend", func(t *testing.T) { grpcPlaintextH2C(t, e, b, s) }},
 		{"http-and-grpc-routes-one-service", func(t *testing.T) { grpcAndHTTPOneService(t, e, b, s) }},
+		{"tlsroute-passthrough", func(t *testing.T) { tlsPassthrough(t, e, b, s) }},
+		{"tlsroute-terminate-reencrypts", func(t *testing.T) { tlsTerminate(t, e, b, s) }},
+		{"tcproute-weights", func(t *testing.T) { tcpProxy(t, e, b, s) }},
+		{"tls-unmatched-sni-refused", func(t *testing.T) { streamUnmatchedSNI(t, e, s) }},
 		{"gateway-client-certificate", func(t *testing.T) { gatewayClientCertificate(t, e, b, s) }},
 		{"policy-client-certificate-wins-over-gateway", func(t *testing.T) { policyClientCertificateWins(t, e, b, s) }},
 		{"gateway-client-certificate-rotation", func(t *testing.T) { gatewayClientRotation(t, e, b, s) }},
@@ -97,7 +101,7 @@ func gatewayMode(t *testing.T, apiType string) {
 
 	e.pki = newGatewayPKI(t, e.pkiDir)
 	b = startGatewayBackends(t, e.env, e.pki)
-	e.ports = gatewayPorts{http: harness.FreePort(t), https: harness.FreePort(t)}
+	e.ports = gatewayPorts{http: harness.FreePort(t), https: harness.FreePort(t), tls: harness.FreePort(t), tcp: harness.FreePort(t)}
 	writeGatewayWorld(t, e.manifestDir, e.pki, b, e.ports)
 
 	e.startTLSPlane(t)

@@ -28,6 +28,7 @@ type gatewayPKI struct {
 	ca, otherCA, gwCA           *harness.Authority
 	backend, sentinel           *harness.Leaf
 	abcCert, otherCert, xnsCert *harness.Leaf
+	termCert                    *harness.Leaf // the TLS listener that terminates
 	// clientCA signs the client certificates the mtls backend accepts:
 	// the Gateway's, a policy's own, and the test's probe.
 	clientCA                           *harness.Authority
@@ -46,6 +47,7 @@ func newGatewayPKI(t *testing.T, dir string) *gatewayPKI {
 		return p.gwCA.Issue(t, harness.LeafSpec{CommonName: host, Organization: "tlsplane e2e listener " + host, DNSNames: []string{host}})
 	}
 	p.abcCert, p.otherCert, p.xnsCert = listenerLeaf(hostAbcGW), listenerLeaf(hostOtherGW), listenerLeaf(hostCrossGW)
+	p.termCert = listenerLeaf(hostTermGW)
 	p.clientCA = harness.NewAuthority(t, "tlsplane e2e client CA")
 	client := func(cn string) *harness.Leaf {
 		return p.clientCA.Issue(t, harness.LeafSpec{CommonName: cn, Client: true})
@@ -82,7 +84,7 @@ func startGatewayBackends(t *testing.T, e *env, p *gatewayPKI) *gatewayBackends 
 }
 
 // gatewayPorts are the Gateway's listener ports, free ports of this run.
-type gatewayPorts struct{ http, https int }
+type gatewayPorts struct{ http, https, tls, tcp int }
 
 // The files of the world; the ReferenceGrant files come and go.
 const (
@@ -108,7 +110,11 @@ func writeGatewayWorld(t *testing.T, dir string, p *gatewayPKI, b *gatewayBacken
 			gwListener{name: "https-abc", protocol: "HTTPS", port: ports.https, hostname: hostAbcGW, certName: "abc-cert"},
 			gwListener{name: "https-other", protocol: "HTTPS", port: ports.https, hostname: hostOtherGW, certName: "other-cert"},
 			gwListener{name: "https-cross", protocol: "HTTPS", port: ports.https, hostname: hostCrossGW, certNS: certsNS, certName: "cross-cert"},
+			gwListener{name: "tls-pass", protocol: "TLS", port: ports.tls, hostname: hostPassGW, passthrough: true},
+			gwListener{name: "tls-term", protocol: "TLS", port: ports.tls, hostname: hostTermGW, certName: "term-cert"},
+			gwListener{name: "tcp", protocol: "TCP", port: ports.tcp},
 		), gatewayClientName),
+		tlsSecret(gwNS, "term-cert", p.termCert),
 		tlsSecret(gwNS, "abc-cert", p.abcCert),
 		tlsSecret(gwNS, "other-cert", p.otherCert),
 	)
@@ -116,6 +122,7 @@ func writeGatewayWorld(t *testing.T, dir string, p *gatewayPKI, b *gatewayBacken
 	writeManifests(t, dir, fileGatewayClient, tlsSecret(gwNS, gatewayClientName, p.gatewayClient))
 	writeManifests(t, dir, fileMTLS, mtlsObjects(p, b.mtls)...)
 	writeManifests(t, dir, fileGRPC, grpcObjects(p, b)...)
+	writeManifests(t, dir, fileStreams, streamObjects(b)...)
 	writeManifests(t, dir, fileShop, inNamespace(shopNS, serviceWithEndpoints("shop",
 		svcPort{name: "http", port: plainPort, backendPort: b.shop.port})...)...)
 

@@ -27,9 +27,9 @@ const (
 // policies (the input policies, sorted, with their computed status). With
 // Gateway API inputs it adds fleets (each Gateway fleet's listeners, routes
 // and certificates, private keys redacted), gatewayclasses, gateways,
-// httproutes and grpcroutes (ours, with their computed status; each key
-// only when it has some). It is pure; keys are sorted, so equal inputs give
-// equal bytes.
+// httproutes, grpcroutes, tlsroutes and tcproutes (ours, with their
+// computed status; each key only when it has some). It is pure; keys are
+// sorted, so equal inputs give equal bytes.
 func Render(in translator.Inputs, out translator.Output, format string) ([]byte, error) {
 	policies := in.Policies
 	doc := map[string][]any{

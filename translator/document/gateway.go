@@ -1,6 +1,7 @@
 package document
 
 import (
+	"cmp"
 	"fmt"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -63,36 +64,26 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 			return fmt.Errorf("GatewayClass %s: %w", c.Name, err)
 		}
 	}
-	err := renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(g *gwv1.Gateway, s gwv1.GatewayStatus) *gwv1.Gateway {
-		o := g.DeepCopy()
-		o.Status = s
-		return o
-	})
-	if err != nil {
-		return err
-	}
-	err = renderWithStatus(doc, "httproutes", "HTTPRoute", in.HTTPRoutes, st.HTTPRoutes, func(r *gwv1.HTTPRoute, s gwv1.HTTPRouteStatus) *gwv1.HTTPRoute {
-		o := r.DeepCopy()
-		o.Status = s
-		return o
-	})
-	if err != nil {
-		return err
-	}
-	return renderWithStatus(doc, "grpcroutes", "GRPCRoute", in.GRPCRoutes, st.GRPCRoutes, func(r *gwv1.GRPCRoute, s gwv1.GRPCRouteStatus) *gwv1.GRPCRoute {
-		o := r.DeepCopy()
-		o.Status = s
-		return o
-	})
+	// Each key is rendered even after an error: they are pure, and the
+	// first error is the one returned.
+	return cmp.Or(
+		renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(o *gwv1.Gateway) *gwv1.GatewayStatus { return &o.Status }),
+		renderWithStatus(doc, "httproutes", "HTTPRoute", in.HTTPRoutes, st.HTTPRoutes, func(o *gwv1.HTTPRoute) *gwv1.HTTPRouteStatus { return &o.Status }),
+		renderWithStatus(doc, "grpcroutes", "GRPCRoute", in.GRPCRoutes, st.GRPCRoutes, func(o *gwv1.GRPCRoute) *gwv1.GRPCRouteStatus { return &o.Status }),
+		renderWithStatus(doc, "tlsroutes", "TLSRoute", in.TLSRoutes, st.TLSRoutes, func(o *gwv1.TLSRoute) *gwv1.TLSRouteStatus { return &o.Status }),
+		renderWithStatus(doc, "tcproutes", "TCPRoute", in.TCPRoutes, st.TCPRoutes, func(o *gwv1.TCPRoute) *gwv1.TCPRouteStatus { return &o.Status }),
+	)
 }
 
-// renderWithStatus adds under key, sorted, each object of kind that has a
-// computed status, as withStatus copies it; only when there are some, so
-// documents without that kind keep their shape.
+// renderWithStatus adds under key, sorted, a copy of each object of kind
+// that has a computed status, with that status where status says a T
+// keeps it; only when there are some, so documents without that kind keep
+// their shape.
 func renderWithStatus[T interface {
 	metav1.Object
 	runtime.Object
-}, S any](doc map[string][]any, key, kind string, objects []T, statuses map[types.NamespacedName]S, withStatus func(T, S) T) error {
+	DeepCopy() T
+}, S any](doc map[string][]any, key, kind string, objects []T, statuses map[types.NamespacedName]S, status func(T) *S) error {
 	if len(statuses) == 0 {
 		return nil
 	}
@@ -102,7 +93,8 @@ func renderWithStatus[T interface {
 	}
 	doc[key] = []any{}
 	for _, nn := range input.SortedKeys(statuses) {
-		o := withStatus(byName[nn], statuses[nn])
+		o := byName[nn].DeepCopy()
+		*status(o) = statuses[nn]
 		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(gwv1.GroupVersion.String(), kind))
 		o.SetNamespace(nn.Namespace)
 		if err := appendJSON(doc, key, o); err != nil {

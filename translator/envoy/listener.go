@@ -42,14 +42,23 @@ func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
 		l.FilterChains = []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{hcm}}}
 		return l, l.ValidateAll()
 	}
-	inspector, err := anypb.New(&tlsinspectorv3.TlsInspector{})
-	if err != nil {
-		return nil, err
+	if p.SNI() {
+		inspector, err := anypb.New(&tlsinspectorv3.TlsInspector{})
+		if err != nil {
+			return nil, err
+		}
+		l.ListenerFilters = []*listenerv3.ListenerFilter{{
+			Name:       tlsInspectorFilterName,
+			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
+		}}
 	}
-	l.ListenerFilters = []*listenerv3.ListenerFilter{{
-		Name:       tlsInspectorFilterName,
-		ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
-	}}
+	for _, s := range p.Streams {
+		chain, err := streamChain(p.Name, s)
+		if err != nil {
+			return nil, err
+		}
+		l.FilterChains = append(l.FilterChains, chain)
+	}
 	for _, c := range p.Chains {
 		hcm, err := connectionManager(p.Name+"/"+c.Listener, c.Routes.Name)
 		if err != nil {

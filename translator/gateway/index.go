@@ -18,6 +18,8 @@ type gatewayIndex struct {
 	gateways   []*gwv1.Gateway // sorted by namespace/name, unique
 	routes     []*gwv1.HTTPRoute
 	grpcRoutes []*gwv1.GRPCRoute
+	tlsRoutes  []*gwv1.TLSRoute
+	tcpRoutes  []*gwv1.TCPRoute
 	namespaces map[string]*corev1.Namespace
 	// grants are the ReferenceGrants by the namespace they grant into.
 	grants map[string][]*gwv1.ReferenceGrant
@@ -45,6 +47,8 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 	g.gateways = input.UniqueSorted(in.Gateways, func(o *gwv1.Gateway) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.routes = input.UniqueSorted(in.HTTPRoutes, func(o *gwv1.HTTPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.grpcRoutes = input.UniqueSorted(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
+	g.tlsRoutes = input.UniqueSorted(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
+	g.tcpRoutes = input.UniqueSorted(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	if len(g.gateways) > 0 {
 		for _, nn := range input.SortedKeys(ix.Services) {
 			svc := ix.Services[nn]

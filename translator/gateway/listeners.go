@@ -17,10 +17,13 @@ import (
 // listenerState is one Gateway listener as judged: whether it is served,
 // the conditions it reports and the routes attached to it.
 type listenerState struct {
-	spec      *gwv1.Listener
-	hostname  string // "" for any
-	https     bool
-	supported []gwv1.RouteGroupKind
+	spec     *gwv1.Listener
+	hostname string // "" for any
+	https    bool
+	// stream: a TLS or TCP listener, whose routes' backends get the
+	// connection as it is (passthrough, TCP) or after TLS (terminate).
+	stream, passthrough bool
+	supported           []gwv1.RouteGroupKind
 	// accepted is false for a protocol or mode tlsplane does not serve;
 	// resolved is false for a certificate that cannot be used.
 	accepted, resolved          bool
@@ -69,16 +72,22 @@ func judgeListener(gw *gwv1.Gateway, l *gwv1.Listener, ix *input.Index, g *gatew
 	case gwv1.HTTPProtocolType:
 	case gwv1.HTTPSProtocolType:
 		s.https = true
+	case gwv1.TLSProtocolType:
+		s.stream = true
+		s.passthrough = l.TLS != nil && l.TLS.Mode != nil && *l.TLS.Mode == gwv1.TLSModePassthrough
+	case gwv1.TCPProtocolType:
+		s.stream = true
 	default:
 		s.accepted = false
 		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedProtocol)
-		s.acceptedMsg = fmt.Sprintf("listener %s: protocol %q is not supported; tlsplane serves HTTP and HTTPS", l.Name, l.Protocol)
+		s.acceptedMsg = fmt.Sprintf("listener %s: protocol %q is not supported; tlsplane serves HTTP, HTTPS, TLS and TCP", l.Name, l.Protocol)
 	}
 	s.supported, s.resolvedReason, s.resolvedMsg = routeKinds(l)
 	if s.resolvedReason != "" {
 		s.resolved = false
 	}
-	if s.https && s.accepted {
+	terminates := s.https || l.Protocol == gwv1.TLSProtocolType && !s.passthrough
+	if terminates && s.accepted {
 		judgeCertificates(gw, l, s, ix, g, secrets)
 	}
 	return s
@@ -89,8 +98,13 @@ func judgeListener(gw *gwv1.Gateway, l *gwv1.Listener, ix *input.Index, g *gatew
 // names some; a kind the listener does not serve is InvalidRouteKinds.
 func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 	var served []routeKind
-	if l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType {
+	switch l.Protocol {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		served = []routeKind{kindHTTPRoute, kindGRPCRoute}
+	case gwv1.TLSProtocolType:
+		served = []routeKind{kindTLSRoute}
+	case gwv1.TCPProtocolType:
+		served = []routeKind{kindTCPRoute}
 	}
 	kindOf := func(k routeKind) gwv1.RouteGroupKind {
 		return gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: gwv1.Kind(k)}
@@ -160,10 +174,10 @@ func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix 
 		}
 	}
 	if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
-		fail(gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: an HTTPS listener needs a certificate")
+		fail(gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: a listener that terminates TLS needs a certificate")
 		return
 	}
-	if l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate {
+	if s.https && l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate {
 		s.accepted = false
 		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedValue)
 		s.acceptedMsg = fmt.Sprintf("listener %s: tls.mode %q: an HTTPS listener terminates TLS", l.Name, *l.TLS.Mode)
@@ -238,12 +252,12 @@ func markConflicts(ls []*listenerState) {
 		if protocols[l.spec.Port] == nil {
 			protocols[l.spec.Port] = map[gwv1.ProtocolType]bool{}
 		}
-		protocols[l.spec.Port][l.spec.Protocol] = true
+		protocols[l.spec.Port][protocolClass(l.spec.Protocol)] = true
 	}
 	hostnames := map[string]int{}
 	for _, l := range ls {
 		if l.accepted {
-			hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, l.spec.Protocol, l.hostname)]++
+			hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, protocolClass(l.spec.Protocol), l.hostname)]++
 		}
 	}
 	for _, l := range ls {
@@ -254,11 +268,20 @@ func markConflicts(ls []*listenerState) {
 		case len(protocols[l.spec.Port]) > 1:
 			l.conflictReason = string(gwv1.ListenerReasonProtocolConflict)
 			l.conflictMsg = fmt.Sprintf("listener %s: port %d is used by listeners of another protocol", l.spec.Name, l.spec.Port)
-		case hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, l.spec.Protocol, l.hostname)] > 1:
+		case hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, protocolClass(l.spec.Protocol), l.hostname)] > 1:
 			l.conflictReason = string(gwv1.ListenerReasonHostnameConflict)
 			l.conflictMsg = fmt.Sprintf("listener %s: another %s listener on port %d has hostname %q", l.spec.Name, l.spec.Protocol, l.spec.Port, l.hostname)
 		}
 	}
+}
+
+// protocolClass is what listeners sharing a port must have in common:
+// HTTPS and TLS listeners are told apart by SNI, so they may share one.
+func protocolClass(p gwv1.ProtocolType) gwv1.ProtocolType {
+	if p == gwv1.TLSProtocolType {
+		return gwv1.HTTPSProtocolType
+	}
+	return p
 }
 
 // allows reports whether the listener's allowedRoutes admits a route of the

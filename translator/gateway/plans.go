@@ -47,11 +47,18 @@ func (gs *Gateway) Ports(address string) []Port {
 		ls := byPort[port]
 		p := &plan.Listener{Name: fmt.Sprintf("%s/%d", prefix, port), Address: address, Port: uint32(port)}
 		var tables []*Table
-		if !ls[0].https {
+		defaulted := false  // some chain takes connections whatever their SNI
+		hasStreams := false // a TLS or TCP listener is on the port
+		if !ls[0].https && !ls[0].stream {
 			t := routeTable(p.Name, p.Port, ls)
 			p.HTTP, tables = t.Plan, []*Table{t}
 		} else {
 			for _, l := range ls {
+				if l.stream {
+					p.Streams, hasStreams = append(p.Streams, streamChains(l)...), true
+					continue
+				}
+				defaulted = defaulted || l.hostname == ""
 				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.spec.Name), p.Port, []*listenerState{l})
 				c := plan.TLSChain{Listener: string(l.spec.Name), CertSecrets: l.certSecrets, Routes: t.Plan}
 				if l.hostname != "" {
@@ -60,6 +67,11 @@ func (gs *Gateway) Ports(address string) []Port {
 				p.Chains = append(p.Chains, c)
 				tables = append(tables, t)
 			}
+		}
+		if hasStreams && !defaulted && !slices.ContainsFunc(p.Streams, func(c plan.StreamChain) bool { return len(c.ServerNames) == 0 }) {
+			// Connections no chain takes (another SNI, or a listener with
+			// no route yet) are refused, by a chain of their own.
+			p.Streams = append(p.Streams, plan.StreamChain{Name: "unmatched"})
 		}
 		out = append(out, Port{Plan: p, Tables: tables})
 	}

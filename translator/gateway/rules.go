@@ -23,6 +23,8 @@ type routeKind string
 const (
 	kindHTTPRoute routeKind = "HTTPRoute"
 	kindGRPCRoute routeKind = "GRPCRoute"
+	kindTLSRoute  routeKind = "TLSRoute"
+	kindTCPRoute  routeKind = "TCPRoute"
 )
 
 // routeKey names a route: kinds have names of their own.
@@ -43,6 +45,8 @@ type routeState struct {
 	parentRefs  []gwv1.ParentReference
 	prevParents []gwv1.RouteParentStatus // the object's status.parents
 	plans       []rankedRoute
+	// stream are a TLSRoute's or TCPRoute's backends.
+	stream []plan.WeightedBackend
 	// resolvedReason is "" when every backendRef resolved; resolvedMsg
 	// names each that did not.
 	resolvedReason, resolvedMsg string

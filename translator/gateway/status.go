@@ -43,6 +43,10 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"HTTPRouteResponseHeaderModification",
 	"HTTPRouteSchemeRedirect",
 	"ReferenceGrant",
+	"TCPRoute",
+	"TLSRoute",
+	"TLSRouteModeMixed",
+	"TLSRouteModeTerminate",
 }
 
 // gatewayClassStatus accepts a class of ours unless it names parameters,

@@ -28,8 +28,11 @@ type Config struct {
 type Result struct {
 	Classes map[string]gwv1.GatewayClassStatus
 	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
-	// GRPCRoutes are the GRPCRoutes' statuses, as Routes the HTTPRoutes'.
+	// GRPCRoutes, TLSRoutes and TCPRoutes are those routes' statuses, as
+	// Routes the HTTPRoutes'.
 	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
+	TLSRoutes  map[types.NamespacedName]gwv1.TLSRouteStatus
+	TCPRoutes  map[types.NamespacedName]gwv1.TCPRouteStatus
 	// Gateways are the Gateways of our accepted classes, sorted by
 	// namespace/name.
 	Gateways []*Gateway
@@ -50,6 +53,8 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		Classes:    map[string]gwv1.GatewayClassStatus{},
 		Routes:     map[types.NamespacedName]gwv1.HTTPRouteStatus{},
 		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{},
+		TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{},
+		TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{},
 		Reach:      map[input.ServicePort][]types.NamespacedName{},
 		cfg:        cfg,
 	}
@@ -89,6 +94,12 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 	}
 	for _, r := range g.grpcRoutes {
 		judged = append(judged, judgeGRPCRoute(r, ix, g))
+	}
+	for _, r := range g.tlsRoutes {
+		judged = append(judged, judgeTLSRoute(r, ix, g))
+	}
+	for _, r := range g.tcpRoutes {
+		judged = append(judged, judgeTCPRoute(r, ix, g))
 	}
 	var entries []routeEntry
 	for _, rs := range judged {
@@ -133,6 +144,10 @@ func (r *Result) setStatus(rs *routeState, st gwv1.RouteStatus) {
 	switch rs.kind {
 	case kindGRPCRoute:
 		r.GRPCRoutes[rs.nn] = gwv1.GRPCRouteStatus{RouteStatus: st}
+	case kindTLSRoute:
+		r.TLSRoutes[rs.nn] = gwv1.TLSRouteStatus{RouteStatus: st}
+	case kindTCPRoute:
+		r.TCPRoutes[rs.nn] = gwv1.TCPRouteStatus{RouteStatus: st}
 	default:
 		r.Routes[rs.nn] = gwv1.HTTPRouteStatus{RouteStatus: st}
 	}

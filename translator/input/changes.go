@@ -19,6 +19,8 @@ const (
 	KindGateway          Kind = "Gateway"
 	KindHTTPRoute        Kind = "HTTPRoute"
 	KindGRPCRoute        Kind = "GRPCRoute"
+	KindTLSRoute         Kind = "TLSRoute"
+	KindTCPRoute         Kind = "TCPRoute"
 	KindReferenceGrant   Kind = "ReferenceGrant"
 	KindNamespace        Kind = "Namespace"
 )

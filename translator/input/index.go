@@ -17,8 +17,10 @@ type Index struct {
 	// SlicesByService groups EndpointSlices by the Service named in their
 	// kubernetes.io/service-name label.
 	SlicesByService map[types.NamespacedName][]*discoveryv1.EndpointSlice
-	// GRPCBackends are the Service ports GRPCRoutes name as backends.
-	GRPCBackends GRPCBackends
+	// GRPCBackends are the Service ports GRPCRoutes name as backends;
+	// StreamBackends those TLSRoutes and TCPRoutes name.
+	GRPCBackends   RouteBackends
+	StreamBackends RouteBackends
 }
 
 // NewIndex indexes the namespaced objects of in.
@@ -28,11 +30,18 @@ func NewIndex(in Inputs) *Index {
 		ConfigMaps:      make(map[types.NamespacedName]*corev1.ConfigMap, len(in.ConfigMaps)),
 		Secrets:         make(map[types.NamespacedName]*corev1.Secret, len(in.Secrets)),
 		SlicesByService: make(map[types.NamespacedName][]*discoveryv1.EndpointSlice),
-		GRPCBackends:    GRPCBackends{},
+		GRPCBackends:    RouteBackends{},
+		StreamBackends:  RouteBackends{},
+	}
+	for _, r := range ByKey(in.TLSRoutes, func(r *gwv1.TLSRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
+		ix.StreamBackends.Add(TLSRouteBackends(r), 1)
+	}
+	for _, r := range ByKey(in.TCPRoutes, func(r *gwv1.TCPRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
+		ix.StreamBackends.Add(TCPRouteBackends(r), 1)
 	}
 	// The last object of a key wins, as everywhere.
 	for _, r := range ByKey(in.GRPCRoutes, func(r *gwv1.GRPCRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
-		ix.GRPCBackends.AddRoute(r, 1)
+		ix.GRPCBackends.Add(GRPCRouteBackends(r), 1)
 	}
 	for _, s := range in.Services {
 		ix.Services[NameOf(s.Namespace, s.Name)] = s

@@ -24,6 +24,8 @@ type Inputs struct {
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
 	GRPCRoutes      []*gwv1.GRPCRoute
+	TLSRoutes       []*gwv1.TLSRoute
+	TCPRoutes       []*gwv1.TCPRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 }
@@ -50,6 +52,10 @@ func (in *Inputs) Add(obj metav1.Object) bool {
 		in.HTTPRoutes = append(in.HTTPRoutes, o)
 	case *gwv1.GRPCRoute:
 		in.GRPCRoutes = append(in.GRPCRoutes, o)
+	case *gwv1.TLSRoute:
+		in.TLSRoutes = append(in.TLSRoutes, o)
+	case *gwv1.TCPRoute:
+		in.TCPRoutes = append(in.TCPRoutes, o)
 	case *gwv1.ReferenceGrant:
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
 	case *corev1.Namespace:

@@ -19,6 +19,17 @@ func GRPCClusterName(namespace, service string, port int32) string {
 	return ClusterName(namespace, service, port) + "/grpc"
 }
 
+// RawClusterName is the cluster TLSRoutes in Passthrough and TCPRoutes
+// send a Service port's connections to: beside ClusterName's, reading the
+// same endpoints, with no TLS of its own (a BackendTLSPolicy applies to
+// TLS that the Gateway terminates, never to a client's passed through).
+func RawClusterName(namespace, service string, port int32) string {
+	return RawOf(ClusterName(namespace, service, port))
+}
+
+// RawOf is the raw cluster beside the port's cluster named cluster.
+func RawOf(cluster string) string { return cluster + "/tcp" }
+
 // GatewayFleet is the fleet (the Envoy node's cluster) that serves a
 // Gateway: `<namespace>/<gateway>`.
 func GatewayFleet(namespace, gateway string) string {

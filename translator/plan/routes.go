@@ -17,6 +17,32 @@ type Listener struct {
 	// Chains are an HTTPS port's filter chains, one per listener, chosen by
 	// SNI.
 	Chains []TLSChain `json:"chains,omitempty"`
+	// Streams are the filter chains of TLS and TCP listeners: TCP proxied
+	// to backends, chosen by SNI (TLS) or the only one (TCP).
+	Streams []StreamChain `json:"streams,omitempty"`
+}
+
+// StreamChain is one TLS listener's hostname, or a TCP listener: the
+// connection goes to a backend as it is (Passthrough, TCP), or after TLS
+// is terminated with CertSecrets (Terminate).
+type StreamChain struct {
+	Name        string            `json:"name,omitempty"`        // <listener>[/<hostname>]
+	ServerNames []string          `json:"serverNames,omitempty"` // empty: any SNI (and none)
+	CertSecrets []string          `json:"certSecrets,omitempty"` // set: TLS is terminated here
+	Backends    []WeightedBackend `json:"backends,omitempty"`    // an invalid one (no cluster) refuses its share
+}
+
+// SNI reports whether chains are chosen by the client's SNI.
+func (l *Listener) SNI() bool {
+	if len(l.Chains) > 0 {
+		return true
+	}
+	for _, s := range l.Streams {
+		if len(s.ServerNames) > 0 || len(s.CertSecrets) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Tables are the listener's route configurations.

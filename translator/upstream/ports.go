@@ -18,10 +18,24 @@ type Port struct {
 	Governor *backendtls.Verdict // nil: no policy
 	// Warning is set when other ports of the same number were folded in.
 	Warning string
-	// GRPC: this is the port's cluster for GRPCRoutes (HTTP/2), listed
-	// right after the port's own when a GRPCRoute names the port.
-	GRPC bool
+	// Variant is which of the port's clusters this is: its own, or one
+	// beside it for routes that need another protocol, listed right after
+	// the port's own when such routes name the port.
+	Variant Variant
 }
+
+// Variant is one of a Service port's clusters.
+type Variant int
+
+const (
+	// Own is the port's cluster: ClusterName.
+	Own Variant = iota
+	// GRPC speaks HTTP/2 for GRPCRoutes: GRPCClusterName.
+	GRPC
+	// Raw has no TLS of its own, for TLSRoutes in Passthrough and
+	// TCPRoutes: RawClusterName.
+	Raw
+)
 
 // Ports lists the TCP ports of svc that get a cluster, in spec
 // order. Clusters are named by port number, so TCP ports sharing a number
@@ -29,9 +43,10 @@ type Port struct {
 // cluster: the first port's, governed by the first policy among them, so
 // a targeted port is never served by a plaintext twin.
 //
-// A port some GRPCRoute names (grpc) gets a second entry, for its HTTP/2
+// A port some GRPCRoute names (grpc) gets an entry for its HTTP/2
+// cluster, one some TLSRoute or TCPRoute names (stream) one for its raw
 // cluster.
-func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, grpc input.GRPCBackends) []Port {
+func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, grpc, stream input.RouteBackends) []Port {
 	out := make([]Port, 0, len(svc.Spec.Ports))
 	byNumber := make(map[int32]int, len(svc.Spec.Ports))
 	for i, port := range svc.Spec.Ports {
@@ -50,19 +65,25 @@ func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls
 		}
 		first.Warning = fmt.Sprintf("Service %s: ports %q and %q share number %d; one cluster serves both", nn, first.Name, port.Name, port.Port)
 	}
-	if len(grpc) == 0 {
+	if len(grpc) == 0 && len(stream) == 0 {
 		return out
 	}
-	withGRPC := make([]Port, 0, len(out)+1)
+	withVariants := make([]Port, 0, len(out)+1)
 	for _, p := range out {
-		withGRPC = append(withGRPC, p)
-		if grpc[input.ServicePort{Service: nn, Port: p.Port}] > 0 {
-			g := p
-			g.GRPC, g.Warning = true, ""
-			withGRPC = append(withGRPC, g)
+		withVariants = append(withVariants, p)
+		sp := input.ServicePort{Service: nn, Port: p.Port}
+		for _, v := range []struct {
+			variant Variant
+			routes  input.RouteBackends
+		}{{GRPC, grpc}, {Raw, stream}} {
+			if v.routes[sp] > 0 {
+				variant := p
+				variant.Variant, variant.Warning = v.variant, ""
+				withVariants = append(withVariants, variant)
+			}
 		}
 	}
-	return withGRPC
+	return withVariants
 }
 
 // TLS is which TLS a port's cluster gets; the engine has the emitted one.
@@ -91,8 +112,11 @@ const appProtocolH2C = "kubernetes.io/h2c"
 // (unserved, for the warning and the status of its policy).
 func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Cluster, tls TLS, unserved string) {
 	c = plan.Cluster{Name: plan.ClusterName(nn.Namespace, nn.Name, p.Port)}
-	if p.GRPC {
+	switch p.Variant {
+	case GRPC:
 		c.Name, c.EDSName = plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), c.Name
+	case Raw:
+		c.Name, c.EDSName = plan.RawClusterName(nn.Namespace, nn.Name, p.Port), c.Name
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		if svc.Spec.ExternalName == "" {
@@ -104,9 +128,11 @@ func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Clus
 		c.ExternalName, c.Port, c.EDSName = svc.Spec.ExternalName, uint32(p.Port), ""
 	}
 	switch {
-	case p.GRPC && p.Governor == nil:
+	case p.Variant == Raw:
+		tls = Plaintext // the client's own TLS, or TCP, goes through as it is
+	case p.Variant == GRPC && p.Governor == nil:
 		tls = H2C // gRPC in clear is HTTP/2 with prior knowledge
-	case p.GRPC && p.Governor.Accepted():
+	case p.Variant == GRPC && p.Governor.Accepted():
 		tls = GovernedGRPC
 	case p.Governor == nil && p.AppProtocol != nil && *p.AppProtocol == appProtocolH2C:
 		// Without a policy the port is cleartext; its appProtocol says
