@@ -43,22 +43,8 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 			u.statuses[policy] = true
 		}
 	}
-	routeStatuses := copyOnWrite[types.NamespacedName, gwv1.HTTPRouteStatus]{m: gw.statuses.HTTPRoutes}
-	for nn, st := range patch.Statuses {
-		if st == nil {
-			routeStatuses.delete(nn)
-		} else {
-			routeStatuses.set(nn, *st, semanticallyEqual)
-		}
-	}
-	grpcStatuses := copyOnWrite[types.NamespacedName, gwv1.GRPCRouteStatus]{m: gw.statuses.GRPCRoutes}
-	for nn, st := range patch.GRPCStatuses {
-		if st == nil {
-			grpcStatuses.delete(nn)
-		} else {
-			grpcStatuses.set(nn, *st, semanticallyEqual)
-		}
-	}
+	routeStatuses := patchedStatuses(gw.statuses.HTTPRoutes, patch.Statuses)
+	grpcStatuses := patchedStatuses(gw.statuses.GRPCRoutes, patch.GRPCStatuses)
 	fleets := copyOnWrite[string, *FleetResources]{m: gw.fleets}
 	gatewayStatuses := copyOnWrite[types.NamespacedName, gwv1.GatewayStatus]{m: gw.statuses.Gateways}
 	changed := map[string]bool{}
@@ -78,7 +64,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	}
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
-		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses.m, GRPCRoutes: grpcStatuses.m,
+		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
 		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
@@ -168,4 +154,18 @@ func (ts *tableState) patch(hosts []string) (*routev3.RouteConfiguration, bool) 
 		vhosts = nil // as envoy.RouteConfig emits an empty table
 	}
 	return envoy.RouteConfigOf(ts.table.Plan, vhosts), true
+}
+
+// patchedStatuses is statuses with the patch's applied (nil: deleted),
+// copied once if anything differs.
+func patchedStatuses[S any](statuses map[types.NamespacedName]S, patch map[types.NamespacedName]*S) map[types.NamespacedName]S {
+	c := copyOnWrite[types.NamespacedName, S]{m: statuses}
+	for nn, st := range patch {
+		if st == nil {
+			c.delete(nn)
+		} else {
+			c.set(nn, *st, semanticallyEqual)
+		}
+	}
+	return c.m
 }
