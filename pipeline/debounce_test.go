@@ -61,31 +61,3 @@ func TestHoldoffPacing(t *testing.T) {
 		t.Fatalf("due %v after a 1ms pass, want MaxDelay", at.Sub(t0))
 	}
 }
-
-// TestHoldoffLeadingEdge: a change that comes alone is handled at once;
-// one that follows another within the burst gap starts a burst, which
-// waits for the quiet period as before.
-func TestHoldoffLeadingEdge(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
-	if !h.leading(ms(1000)) {
-		t.Fatal("a lone change is not handled at once")
-	}
-	if !h.leading(ms(1060)) {
-		t.Fatal("an edit 60ms after the last, with nothing pending, is not handled at once")
-	}
-	if h.leading(ms(1065)) {
-		t.Fatal("a change 5ms after the last is handled at once: a burst would take a pass per change")
-	}
-	h.changed(ms(1065))
-	for _, c := range []int{1070, 1100, 1130} {
-		if h.leading(ms(c)) {
-			t.Fatalf("a change at +%dms while a burst is pending is handled at once", c)
-		}
-		h.changed(ms(c))
-	}
-	if at, _ := h.due(); !at.Equal(ms(1230)) {
-		t.Fatalf("the burst is due at %v, want +1230ms (quiet after its last change)", at.Sub(t0))
-	}
-}

@@ -10,12 +10,7 @@ import (
 
 // sync is one pass: translate the source's current view, publish it, and
 // only then report statuses, so a status never claims more than is served.
-func (p *Pipeline) sync() { p.pass(true) }
-
-// pass translates and publishes; it reports the statuses when report is
-// set, else keeps them for report (a leading pass: the burst it starts
-// may not be whole yet, and a status must not flap).
-func (p *Pipeline) pass(report bool) {
+func (p *Pipeline) sync() {
 	start := time.Now()
 	out, previous, err := p.translateChanges()
 	p.metrics.translationDuration.Observe(time.Since(start).Seconds())
@@ -49,20 +44,10 @@ func (p *Pipeline) pass(report bool) {
 	if !sameMap(out.CANotAfter, p.caNotAfter) {
 		p.metrics.setCANotAfter(out.CANotAfter)
 	}
-	p.computed, p.caNotAfter, p.gatewayAPI = statuses, out.CANotAfter, out.GatewayAPI
-	if !report {
-		p.unreported = true
-		return
-	}
-	p.report()
-}
-
-// report hands the last pass's statuses to the sink.
-func (p *Pipeline) report() {
-	p.unreported = false
-	p.opts.Sink.Report(p.computed)
+	p.computed, p.caNotAfter = statuses, out.CANotAfter
+	p.opts.Sink.Report(statuses)
 	if g, ok := p.opts.Sink.(GatewayAPISink); ok {
-		g.ReportGatewayAPI(p.gatewayAPI)
+		g.ReportGatewayAPI(out.GatewayAPI)
 	}
 }
 
