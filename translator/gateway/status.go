@@ -192,6 +192,12 @@ func gatewayAddresses(gs *Gateway, g *gatewayIndex) ([]gwv1.GatewayStatusAddress
 		return out, ""
 	}
 	for _, svc := range g.fronting[gs.nn] {
+		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			// Its address is the load balancer's, not yet assigned: a
+			// cluster IP reached without a kube-proxy leads nowhere, or
+			// worse, out of the cluster.
+			continue
+		}
 		for _, cip := range svc.Spec.ClusterIPs {
 			if cip != "" && cip != corev1.ClusterIPNone {
 				out = append(out, gwv1.GatewayStatusAddress{Type: &ip, Value: cip})
