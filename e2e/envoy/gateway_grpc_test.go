@@ -31,6 +31,7 @@ const (
 	hostGRPCSAN     = "grpc-san.gw.example"
 	hostGRPCCA      = "grpc-ca.gw.example"
 	hostGRPCPlain   = "grpc-plain.gw.example"
+	hostGRPCMissing = "grpc-missing.gw.example" // its backend Service does not exist
 	hostGRPCAsHTTP  = "grpc-as-http.gw.example" // an HTTPRoute to the same Service port
 	healthService   = "grpc.health.v1.Health"
 	grpcCallTimeout = 5 * time.Second
@@ -102,6 +103,7 @@ func grpcObjects(p *gatewayPKI, b *gatewayBackends) []object {
 		route("grpc-san-mismatch", hostGRPCSAN, svcGRPCSAN, [2]string{healthService, ""}),
 		route("grpc-wrong-ca", hostGRPCCA, svcGRPCCA, [2]string{healthService, ""}),
 		route("grpc-plain", hostGRPCPlain, svcGRPCPlain, [2]string{healthService, "Check"}),
+		route("grpc-missing", hostGRPCMissing, "no-such-grpc-service", [2]string{healthService, ""}),
 		httpRoute{namespace: gwNS, name: "grpc-as-http", gateway: gwName, section: "http", hostnames: []string{hostGRPCAsHTTP},
 			rules: []routeRule{{backends: []backendRef{{name: svcGRPC, port: securePort}}}}}.object(),
 	)
@@ -277,4 +279,20 @@ func grpcAndHTTPOneService(t *testing.T, e *gwEnv, b *gatewayBackends, s *summar
 		t.Errorf("the gRPC route after the HTTP one: %v", err)
 	}
 	s.note("http-and-grpc-routes-one-service", "HTTPRoute: %s; GRPCRoute: %s", r, c)
+}
+
+// grpcInvalidBackendUnavailable: a GRPCRoute whose backend does not exist
+// answers UNAVAILABLE, as the GRPCRoute spec asks (not UNKNOWN, which an
+// HTTP 500 would read as).
+func grpcInvalidBackendUnavailable(t *testing.T, e *gwEnv, s *summary) {
+	c := awaitGRPC(t, hostGRPCMissing, func() grpcCall { return e.check(t, hostGRPCMissing) }, func(c grpcCall) error {
+		if c.code == codes.OK {
+			t.Fatalf("%s: answered OK by %v: its backend does not exist", hostGRPCMissing, c.header.Get("x-backend"))
+		}
+		if c.code != codes.Unavailable {
+			return fmt.Errorf("gRPC %s, want Unavailable", c.code)
+		}
+		return nil
+	})
+	s.note("grpc-invalid-backend-unavailable", "%s", c)
 }

@@ -68,6 +68,7 @@ func gatewayMode(t *testing.T, apiType string) {
 			grpcFailsClosed(t, e, b, s, "grpc-wrong-ca-fails-closed", svcGRPCCA, hostGRPCCA, failChain)
 		}},
 		{"grpc-h2c-plaintext-backend", func(t *testing.T) { grpcPlaintextH2C(t, e, b, s) }},
+		{"grpc-invalid-backend-unavailable", func(t *testing.T) { grpcInvalidBackendUnavailable(t, e, s) }},
 		{"http-and-grpc-routes-one-service", func(t *testing.T) { grpcAndHTTPOneService(t, e, b, s) }},
 		{"tlsroute-passthrough", func(t *testing.T) { tlsPassthrough(t, e, b, s) }},
 		{"tlsroute-terminate-reencrypts", func(t *testing.T) { tlsTerminate(t, e, b, s) }},

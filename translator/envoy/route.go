@@ -52,9 +52,21 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 	case r.Redirect != nil:
 		out.Action = &routev3.Route_Redirect{Redirect: redirectAction(r.Redirect, t.Port)}
 	case r.Direct500:
-		out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
+		status := uint32(500)
+		if r.Match.GRPC {
+			// gRPC clients read 503 as UNAVAILABLE, what the GRPCRoute
+			// spec asks for a rule that cannot be served (500 reads as
+			// UNKNOWN).
+			status = 503
+		}
+		out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: status}}
 	default:
 		a := routeAction(r.Backends)
+		if r.Match.GRPC {
+			// A share sent to an invalid backend: UNAVAILABLE to the
+			// gRPC client (the GRPCRoute spec), not UNKNOWN.
+			a.ClusterNotFoundResponseCode = routev3.RouteAction_SERVICE_UNAVAILABLE
+		}
 		if r.Rewrite != nil {
 			rewriteAction(a, r.Rewrite, r.Match)
 		}
