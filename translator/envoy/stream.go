@@ -66,4 +66,3 @@ func streamTLSContext(secrets []string) *tlsv3.DownstreamTlsContext {
 	ctx.CommonTlsContext.AlpnProtocols = nil
 	return ctx
 }
-
