@@ -150,7 +150,7 @@ func TestChangesOfABrokenFileAreNone(t *testing.T) {
 	select {
 	case <-r.changes:
 		t.Fatal("a broken file signalled a change")
-	case <-time.After(3 * settle):
+	case <-time.After(3 * defaultSettle):
 	}
 	r.checkChanges(t)
 	r.waitNames(t, "a", "b")

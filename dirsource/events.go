@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tlsplane/tlsplane/manifests"
 )
 
 // note records the path a watch event names, relative to the root, in
@@ -27,6 +29,24 @@ func (s *Source) note(ev fsnotify.Event, named map[string]bool) (whole bool) {
 	}
 	named[rel] = true
 	return false
+}
+
+// renamedIntoPlace reports the manifest path ev created when ev is the
+// second half of a rename within one directory, last (the event before)
+// its first: what atomic writers, editors and ConfigMap volumes do, a file
+// complete the moment it appears, read without waiting for settle. The
+// kernel queues a rename's two halves together. A file created any other
+// way (or moved in from an unwatched directory, which looks the same) may
+// still be being written, and waits for settle.
+func (s *Source) renamedIntoPlace(last, ev fsnotify.Event) (string, bool) {
+	if !ev.Has(fsnotify.Create) || !last.Has(fsnotify.Rename) || filepath.Dir(last.Name) != filepath.Dir(ev.Name) {
+		return "", false
+	}
+	rel, ok := s.relative(ev.Name)
+	if !ok || rel == "." || hiddenPath(rel) || !manifests.IsManifest(filepath.Base(rel)) {
+		return "", false
+	}
+	return rel, true
 }
 
 // unwatched forgets the watches of dir and the directories under it, which

@@ -306,7 +306,7 @@ func TestSourceWithdrawsAnEmptiedManifestAfterItsRereads(t *testing.T) {
 	start := time.Now()
 	write(t, path, "")
 	r.waitNames(t, "b") // needs the re-reads to be scheduled: no event follows
-	if took := time.Since(start); took < suspectRereads*settle {
-		t.Errorf("emptied file withdrawn after %v, before its %d re-reads %v apart", took, suspectRereads, settle)
+	if took := time.Since(start); took < suspectRereads*defaultSettle {
+		t.Errorf("emptied file withdrawn after %v, before its %d re-reads %v apart", took, suspectRereads, defaultSettle)
 	}
 }

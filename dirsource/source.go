@@ -38,9 +38,10 @@ const (
 	// DefaultResync bounds how stale the view can get if the kernel drops
 	// watch events (inotify queue overflow, unwatchable file systems).
 	DefaultResync = time.Minute
-	// settle coalesces the burst of events one save or one ConfigMap
-	// swap produces into one re-read, and lets a writer finish the file.
-	settle = 50 * time.Millisecond
+	// defaultSettle coalesces the burst of events one in-place save
+	// produces into one re-read, and lets a writer finish the file. A file
+	// renamed into place is complete already and read at once.
+	defaultSettle = 50 * time.Millisecond
 )
 
 // Source reads and watches a directory. Use New; Run once.
@@ -61,6 +62,7 @@ type Source struct {
 	watched      map[string]bool        // directories added to the watcher
 	root         string                 // opts.Dir through its symlinks, at the last walk
 	suspect      []string               // paths to read again after settle
+	settle       time.Duration          // defaultSettle; tests lengthen it
 }
 
 var _ pipeline.ChangeSource = (*Source)(nil)
@@ -89,6 +91,7 @@ func New(opts Options) (*Source, error) {
 		files:   map[string]*fileState{},
 		holders: map[objectKey][]string{},
 		watched: map[string]bool{},
+		settle:  defaultSettle,
 	}
 	return s, nil
 }
@@ -130,19 +133,22 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 
 	resync := time.NewTicker(s.opts.Resync)
 	defer resync.Stop()
-	pending := time.NewTimer(settle)
+	pending := time.NewTimer(s.settle)
 	pending.Stop()
 	armed := false
 	arm := func() {
 		if !armed {
-			pending.Reset(settle)
+			pending.Reset(s.settle)
 			armed = true
 		}
 	}
 	// named are the paths the events since the last read named; whole is
-	// set when only a walk of the whole directory can tell what changed.
-	named := map[string]bool{}
+	// set when only a walk of the whole directory can tell what changed;
+	// placed are the paths a rename just put in place, complete files
+	// read at once. last is the event before, to recognise a rename.
+	named, placed := map[string]bool{}, map[string]bool{}
 	whole := false
+	var last fsnotify.Event
 	if again {
 		arm()
 	}
@@ -154,8 +160,24 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			if !ok {
 				return fmt.Errorf("directory source %s: watcher closed", s.opts.Dir)
 			}
-			if s.note(ev, named) {
-				whole = true
+			// Take the events already waiting too: one read for them all.
+			for more := true; more; {
+				if s.note(ev, named) {
+					whole = true
+				}
+				if rel, ok := s.renamedIntoPlace(last, ev); ok {
+					placed[rel] = true
+				}
+				last = ev
+				select {
+				case ev, more = <-watcher.Events:
+				default:
+					more = false
+				}
+			}
+			if len(placed) > 0 && !whole {
+				whole = s.read(watcher, false, slices.Collect(maps.Keys(placed)), changed) != nil
+				clear(placed)
 			}
 			arm()
 		case werr, ok := <-watcher.Errors:
@@ -171,36 +193,42 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			arm()
 		case <-pending.C:
 			armed = false
-			start := time.Now()
 			for _, rel := range s.suspect {
 				named[rel] = true // read again before believing it
 			}
-			var did, again bool
-			var err error
-			if whole {
-				did, again, err = s.rescan(watcher)
-			} else {
-				did, again, err = s.reread(watcher, slices.Collect(maps.Keys(named)))
-			}
-			took := time.Since(start)
-			s.metrics.reads.Observe(took.Seconds())
-			s.log.Debug("directory read", "whole", whole, "paths", len(named), "changed", did, "duration", took)
+			err := s.read(watcher, whole, slices.Collect(maps.Keys(named)), changed)
 			clear(named)
-			if err != nil {
-				// The directory itself is unreadable: keep serving what we have.
-				s.log.Error("directory unreadable; keeping the last good objects", "error", err)
-				s.metrics.fileErrors.Inc()
-				whole = true
-				continue
-			}
-			whole = false
-			if again {
+			whole = err != nil
+			if len(s.suspect) > 0 {
 				arm() // a suspect path: read it again before believing it
-			}
-			if did {
-				s.metrics.reloads.Inc()
-				changed()
 			}
 		}
 	}
+}
+
+// read reads the whole directory, or the paths named, and calls changed
+// when what is served changed. An error means the directory itself is
+// unreadable: what is served stays, and the next read must be whole.
+func (s *Source) read(watcher *fsnotify.Watcher, whole bool, named []string, changed func()) error {
+	start := time.Now()
+	var did bool
+	var err error
+	if whole {
+		did, _, err = s.rescan(watcher)
+	} else {
+		did, _, err = s.reread(watcher, named)
+	}
+	took := time.Since(start)
+	s.metrics.reads.Observe(took.Seconds())
+	s.log.Debug("directory read", "whole", whole, "paths", len(named), "changed", did, "duration", took)
+	if err != nil {
+		s.log.Error("directory unreadable; keeping the last good objects", "error", err)
+		s.metrics.fileErrors.Inc()
+		return err
+	}
+	if did {
+		s.metrics.reloads.Inc()
+		changed()
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +48,10 @@ type fileState struct {
 	// no event naming it (its target, or a ConfigMap volume's ..data,
 	// changed), so every read after an event reads it again.
 	link bool
+	// stamp is the file's metadata when its content was read, valid when
+	// stamped: the periodic walk skips a file whose stamp holds.
+	stamp   stamp
+	stamped bool
 }
 
 // pass is what one read of the directory, whole or in part, did.
@@ -78,6 +83,10 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 	var p pass
 	present := make(map[string]bool, len(list.files))
 	for _, rel := range list.files {
+		if st := s.files[rel]; st != nil && st.unchanged(filepath.Join(root, rel), list.links[rel]) {
+			present[rel] = true
+			continue
+		}
 		if gone := s.readPath(&p, root, rel, list.links[rel]); gone {
 			continue // treated as deleted
 		}
@@ -173,6 +182,10 @@ func (s *Source) finish(p pass) bool {
 // is left at rel: a deletion.
 func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 	shown := filepath.Join(s.opts.Dir, rel)
+	// Stamped before the read: a write between the two leaves the file a
+	// newer stamp than the content read, which costs one more read later,
+	// where the other order would hide the write from the periodic walk.
+	stamped, stampOK := stampOf(filepath.Join(root, rel), time.Now())
 	data, err := manifests.ReadFile(filepath.Join(root, rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		info, lerr := os.Lstat(filepath.Join(root, rel))
@@ -188,6 +201,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 	}
 	st := s.state(rel)
 	st.link = link
+	st.stamped = false
 	if st.replaced {
 		st.replaced = false
 		p.touched = append(p.touched, st.keys()...) // its objects move back to their place in path order
@@ -198,6 +212,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 		return false
 	}
 	sum := sha256.Sum256(data)
+	st.stamp, st.stamped = stamped, stampOK
 	if sum == st.sum {
 		st.suspect = 0
 		return false // unchanged: good, or broken and reported already
@@ -236,6 +251,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 func (s *Source) unusable(p *pass, rel string, link bool, err error) {
 	st := s.state(rel)
 	st.link = link
+	st.stamped = false
 	st.sum = [sha256.Size]byte{}
 	if st.replaced {
 		st.replaced = false

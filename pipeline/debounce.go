@@ -19,16 +19,35 @@ const (
 
 // holdoff decides when a burst of changes is due. It is a pure state
 // machine over the times it is given, so tests need no clock.
+//
+// A change that comes alone (nothing pending, and no change for a quiet
+// period before it) is due at once, the leading edge: a pass costs what
+// changed, so an edit need not wait for the quiet period to reach Envoy.
+// A change that follows another within the quiet period belongs to a
+// burst (the reads of one save, one kubectl apply, one informer resync,
+// a rolling deployment's EndpointSlices), handled after the quiet period
+// as before, however many changes it gathers. Statuses wait for the quiet
+// period whatever the pass (the pipeline's report), so a burst half
+// applied never shows.
 type holdoff struct {
 	quiet, maxDelay time.Duration
 	pending         bool
 	first, last     time.Time
 	// lastPass is how long the last pass took.
 	lastPass time.Duration
+	// seen is when the last change came, pending or handled at once.
+	seen time.Time
 }
 
 // passed records how long a pass took.
 func (h *holdoff) passed(d time.Duration) { h.lastPass = d }
+
+// leading reports whether a change at now comes alone, and notes it.
+func (h *holdoff) leading(now time.Time) bool {
+	alone := !h.pending && now.Sub(h.seen) >= h.quiet
+	h.seen = now
+	return alone
+}
 
 // changed records a change at now.
 func (h *holdoff) changed(now time.Time) {
@@ -36,7 +55,7 @@ func (h *holdoff) changed(now time.Time) {
 		h.pending = true
 		h.first = now
 	}
-	h.last = now
+	h.last, h.seen = now, now
 }
 
 // due returns the time the pending burst should be handled; ok is false

@@ -61,3 +61,35 @@ func TestHoldoffPacing(t *testing.T) {
 		t.Fatalf("due %v after a 1ms pass, want MaxDelay", at.Sub(t0))
 	}
 }
+
+// TestHoldoffLeadingEdge: a change that comes alone is handled at once;
+// one that follows another within the quiet period belongs to a burst,
+// which waits for the quiet period as before.
+func TestHoldoffLeadingEdge(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
+	if !h.leading(ms(1000)) {
+		t.Fatal("a lone change is not handled at once")
+	}
+	if !h.leading(ms(1100)) {
+		t.Fatal("an edit a quiet period after the last, with nothing pending, is not handled at once")
+	}
+	// A directory source's reads of one burst come 50 ms apart (its settle).
+	if h.leading(ms(1150)) {
+		t.Fatal("a change 50ms after the last is handled at once: a burst would take a pass per change")
+	}
+	h.changed(ms(1150))
+	for _, c := range []int{1160, 1200, 1230} {
+		if h.leading(ms(c)) {
+			t.Fatalf("a change at +%dms while a burst is pending is handled at once", c)
+		}
+		h.changed(ms(c))
+	}
+	if at, _ := h.due(); !at.Equal(ms(1330)) {
+		t.Fatalf("the burst is due at %v, want +1330ms (quiet after its last change)", at.Sub(t0))
+	}
+	if !h.take(ms(1330)) {
+		t.Fatal("the burst is not taken when due")
+	}
+}

@@ -63,6 +63,10 @@ type Pipeline struct {
 	rejections rejectionLog
 	// whole asks the next pass to translate the source's whole view.
 	whole bool
+	// gatewayAPI is the last pass's Gateway API statuses; unreported says
+	// the last pass's statuses wait for the quiet period to be reported.
+	gatewayAPI translator.GatewayAPIStatuses
+	unreported bool
 }
 
 // New checks opts and returns a pipeline; nothing runs until Run.
@@ -148,6 +152,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.sync()
 
 	h := holdoff{quiet: p.opts.Quiet, maxDelay: p.opts.MaxDelay}
+	var unreportedSince time.Time // the first leading pass whose statuses wait
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -165,16 +170,36 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		case err := <-sourceDone:
 			return sourceStopped(err)
 		case <-p.kick:
+			if now := time.Now(); h.leading(now) {
+				// A change that comes alone goes to Envoy at once; its
+				// statuses wait for the quiet period, or the max delay
+				// when lone changes keep coming.
+				p.pass(false)
+				h.passed(time.Since(now))
+				if unreportedSince.IsZero() {
+					unreportedSince = now
+				}
+				timer.Reset(min(p.opts.Quiet, time.Until(unreportedSince.Add(p.opts.MaxDelay))))
+				continue
+			}
 			h.changed(time.Now())
 			at, _ := h.due()
 			timer.Reset(time.Until(at))
 		case <-timer.C:
-			if h.take(time.Now()) {
+			switch now := time.Now(); {
+			case h.take(now):
 				start := time.Now()
-				p.sync()
+				p.pass(true)
 				h.passed(time.Since(start))
-			} else if at, ok := h.due(); ok {
+				unreportedSince = time.Time{}
+			case h.pending:
+				at, _ := h.due()
 				timer.Reset(time.Until(at))
+			case p.unreported && (now.Sub(h.seen) >= p.opts.Quiet || now.Sub(unreportedSince) >= p.opts.MaxDelay):
+				p.report()
+				unreportedSince = time.Time{}
+			case p.unreported:
+				timer.Reset(min(h.seen.Add(p.opts.Quiet).Sub(now), unreportedSince.Add(p.opts.MaxDelay).Sub(now)))
 			}
 		}
 	}

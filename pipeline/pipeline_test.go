@@ -180,6 +180,10 @@ func TestPipelineFirstSyncPublishesThenReports(t *testing.T) {
 	}
 }
 
+// TestPipelineCoalescesABurst: the first change of a burst is published at
+// once (the leading pass, its statuses held), the other nine together
+// after the quiet period, with one report for the whole burst: two passes,
+// never a status of the half-applied burst.
 func TestPipelineCoalescesABurst(t *testing.T) {
 	src, rec := newFakeSource(), &recorder{}
 	// A quiet period far above the gaps of the burst, so a loaded machine
@@ -192,10 +196,44 @@ func TestPipelineCoalescesABurst(t *testing.T) {
 		changed()
 		time.Sleep(5 * time.Millisecond)
 	}
-	waitEvents(t, rec, 6)
-	time.Sleep(3 * quiet) // several quiet periods: no late second pass
-	if got := rec.snapshot(); len(got) != 6 {
-		t.Fatalf("a burst of 10 changes gave events %v, want one more translate/publish/report", got)
+	waitEvents(t, rec, 8)
+	time.Sleep(3 * quiet) // several quiet periods: no late third pass
+	got := rec.snapshot()[3:]
+	want := []string{"translate", "publish", "translate", "publish", "report"}
+	if len(got) != len(want) {
+		t.Fatalf("a burst of 10 changes gave events %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("a burst of 10 changes gave events %v, want %v", got, want)
+		}
+	}
+}
+
+// TestPipelinePublishesALoneChangeAtOnce: a change after a quiet spell is
+// published without waiting for the quiet period; its statuses are
+// reported once the quiet period passed with no other change.
+func TestPipelinePublishesALoneChangeAtOnce(t *testing.T) {
+	src, rec := newFakeSource(), &recorder{}
+	const quiet = 300 * time.Millisecond
+	changed, _ := startPipelineTimed(t, src, rec, quiet, 10*quiet)
+	waitEvents(t, rec, 3)
+	time.Sleep(quiet + 50*time.Millisecond) // a quiet spell after the first sync
+	start := time.Now()
+	changed()
+	waitEvents(t, rec, 5)
+	if took := time.Since(start); took >= quiet {
+		t.Fatalf("a lone change was published after %v, want well under the quiet period %v", took, quiet)
+	}
+	if got := rec.snapshot(); len(got) != 5 {
+		t.Fatalf("events right after the publish = %v: statuses must wait for the quiet period", got)
+	}
+	got := waitEvents(t, rec, 6)
+	if got[5] != "report" {
+		t.Fatalf("events = %v, want the held report after the quiet period", got)
+	}
+	if took := time.Since(start); took < quiet {
+		t.Fatalf("the report came %v after the change, before the quiet period %v", took, quiet)
 	}
 }
 

@@ -10,9 +10,14 @@ import (
 
 // sync is one pass: translate the source's current view, publish it, and
 // only then report statuses, so a status never claims more than is served.
-func (p *Pipeline) sync() {
+func (p *Pipeline) sync() { p.pass(true) }
+
+// pass translates and publishes; it reports the statuses when report is
+// set, else keeps them for report (a leading pass: the burst it starts
+// may not be whole yet, and a status must not flap).
+func (p *Pipeline) pass(report bool) {
 	start := time.Now()
-	out, previous, err := p.translateChanges()
+	out, previous, whole, err := p.translateChanges()
 	p.metrics.translationDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		p.metrics.translationErrors.Inc()
@@ -44,17 +49,32 @@ func (p *Pipeline) sync() {
 	if !sameMap(out.CANotAfter, p.caNotAfter) {
 		p.metrics.setCANotAfter(out.CANotAfter)
 	}
-	p.computed, p.caNotAfter = statuses, out.CANotAfter
-	p.opts.Sink.Report(statuses)
+	p.computed, p.caNotAfter, p.gatewayAPI = statuses, out.CANotAfter, out.GatewayAPI
+	if report {
+		p.report()
+	} else {
+		p.unreported = true
+	}
+	if whole && p.translator != nil {
+		// Off the path of the next edit, which would otherwise build it.
+		p.translator.Prepare()
+	}
+}
+
+// report hands the last pass's statuses to the sink.
+func (p *Pipeline) report() {
+	p.unreported = false
+	p.opts.Sink.Report(p.computed)
 	if g, ok := p.opts.Sink.(GatewayAPISink); ok {
-		g.ReportGatewayAPI(out.GatewayAPI)
+		g.ReportGatewayAPI(p.gatewayAPI)
 	}
 }
 
 // translateChanges translates what changed when the source says what did
 // and the pipeline's own Translator remembers the last pass; else the
-// source's whole view. previous is what the statuses started from.
-func (p *Pipeline) translateChanges() (out translator.Output, previous translator.PreviousStatus, err error) {
+// source's whole view. previous is what the statuses started from; whole
+// says the source's whole view was translated.
+func (p *Pipeline) translateChanges() (out translator.Output, previous translator.PreviousStatus, whole bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			// One bad object must not take down the server of a whole
@@ -67,17 +87,17 @@ func (p *Pipeline) translateChanges() (out translator.Output, previous translato
 	}()
 	if cs, ok := p.opts.Source.(ChangeSource); ok && p.translator != nil {
 		changes := cs.Changes()
-		whole := p.whole || changes.Resync
+		resync := p.whole || changes.Resync
 		p.whole = false
-		if !whole {
+		if !resync {
 			if out, ok := p.translator.Update(changes.Objects, p.computed, p.opts.Now(), p.opts.Translator); ok {
-				return out, p.computed, nil
+				return out, p.computed, false, nil
 			}
 		}
 	}
 	in := p.opts.Source.Inputs()
 	previous = previousStatus(in, p.computed)
-	return p.opts.Translate(in, previous, p.opts.Now(), p.opts.Translator), previous, nil
+	return p.opts.Translate(in, previous, p.opts.Now(), p.opts.Translator), previous, true, nil
 }
 
 // sameMap reports whether a and b are one map (not merely equal ones).

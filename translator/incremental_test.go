@@ -148,6 +148,9 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 	}
 	tr := translator.New()
 	last := tr.Translate(inputsOf(state), nil, clock(0), opts)
+	if r.IntN(2) == 0 {
+		tr.Prepare() // the pipeline's way; the first Update builds it otherwise
+	}
 	// A publisher patched with every Update, against one publishing each
 	// whole translation afresh: their feeds must hold the same.
 	patched := newFeeds(t)

@@ -370,6 +370,17 @@ func (t *Translator) Forget() {
 	t.world, t.whole = nil, nil
 }
 
+// Prepare builds now what the first Update after a whole translation
+// would build (70-120 ms at 10,000 Services), so that Update is not the
+// one an edit waits for. It does nothing when there is nothing to build.
+func (t *Translator) Prepare() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.world == nil && t.whole != nil && !t.forget {
+		t.world, t.whole = t.buildWorld(t.whole), nil
+	}
+}
+
 // variantPorts are the ports of svc that GRPCRoutes name, then -1, then
 // those TLSRoutes or TCPRoutes name, in spec order: what decides its
 // clusters beside the ports' own. nil for none (the common case costs no
