@@ -13,6 +13,7 @@ import (
 // metrics of the pipeline; snapshot and xDS metrics live with those stages.
 type metrics struct {
 	translationDuration prometheus.Histogram
+	changeWait          prometheus.Histogram
 	translationErrors   prometheus.Counter
 	publishErrors       prometheus.Counter
 	policies            *prometheus.GaugeVec
@@ -26,6 +27,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time to translate the source's objects into Envoy resources and statuses.",
 			// 100µs to ~6.5s: from a quickstart to tens of thousands of policies.
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 17),
+		}),
+		changeWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tlsplane_change_wait_seconds",
+			Help: "Time from the first change a pass takes in to the pass starting: the debounce's wait, near zero for a change that comes alone.",
+			// 10µs to ~1.3s: a lone change to a burst held for its cap.
+			Buckets: prometheus.ExponentialBuckets(0.00001, 2, 18),
 		}),
 		translationErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tlsplane_translation_errors_total",
@@ -46,7 +53,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"source"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.translationDuration, m.translationErrors, m.publishErrors, m.policies, m.caNotAfter)
+		reg.MustRegister(m.translationDuration, m.changeWait, m.translationErrors, m.publishErrors, m.policies, m.caNotAfter)
 	}
 	return m
 }

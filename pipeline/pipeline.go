@@ -174,6 +174,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				// A change that comes alone goes to Envoy at once; its
 				// statuses wait for the quiet period, or the max delay
 				// when lone changes keep coming.
+				p.metrics.changeWait.Observe(time.Since(now).Seconds())
 				p.pass(false)
 				h.passed(time.Since(now))
 				if unreportedSince.IsZero() {
@@ -189,6 +190,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			switch now := time.Now(); {
 			case h.take(now):
 				start := time.Now()
+				p.metrics.changeWait.Observe(start.Sub(h.first).Seconds())
 				p.pass(true)
 				h.passed(time.Since(start))
 				unreportedSince = time.Time{}

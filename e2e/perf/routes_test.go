@@ -49,7 +49,7 @@ func TestRoutePropagation(t *testing.T) {
 	ca := string(harness.NewAuthority(t, "perf-routes-ca").PEM)
 	gen := make([]int, n)
 	for i := range n {
-		writeService(t, manifests, i, ca, 0)
+		writeService(t, manifests, i, ca, 0, 0)
 		writeRoute(t, manifests, i, 0)
 	}
 	port := freePort(t)
@@ -68,13 +68,19 @@ func TestRoutePropagation(t *testing.T) {
 	}
 	initial := time.Since(start)
 
+	metricsURL := "http://127.0.0.1:" + strconv.Itoa(served.tlsplaneAdmin) + "/metrics"
+	atStart, err := promMetrics(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var latencies []float64
 	var stalled string
 	var probes int
 	var mainThread []float64 // edit → RDS applied on Envoy's main thread
 	for e := range *editCount {
-		i := (e * 7919) % n
+		i := editedService(e, n)
 		gen[i]++
+		time.Sleep(*idle)
 		// The probe must see the edit missing first, or it measures nothing.
 		if err := probe.redirected(i, gen[i]); err == nil {
 			t.Fatalf("edit %d: /v%d of svc-%d is redirected before the edit", e, gen[i], i)
@@ -110,17 +116,18 @@ func TestRoutePropagation(t *testing.T) {
 		TLSPlaneRSS: rssMiB(served.tp.cmd.Process.Pid), EnvoyRSS: rssMiB(served.envoy.cmd.Process.Pid),
 		LoadAverage: loadAverage(), StatsRead: "route probe",
 	}
-	if m, err := promMetrics("http://127.0.0.1:" + strconv.Itoa(served.tlsplaneAdmin) + "/metrics"); err == nil {
-		r.TranslateMs = mean(m, "tlsplane_translation_duration_seconds") * 1000
-		r.PublishMs = mean(m, "tlsplane_snapshot_publish_duration_seconds") * 1000
-		r.SourceReadMs = mean(m, "tlsplane_source_read_duration_seconds") * 1000
+	if m, err := promMetrics(metricsURL); err == nil {
+		r.TranslateMs = meanSince(atStart, m, "tlsplane_translation_duration_seconds") * 1000
+		r.PublishMs = meanSince(atStart, m, "tlsplane_snapshot_publish_duration_seconds") * 1000
+		r.SourceReadMs = meanSince(atStart, m, "tlsplane_source_read_duration_seconds") * 1000
+		r.WaitMs = meanSince(atStart, m, "tlsplane_change_wait_seconds") * 1000
 	}
 	slices.Sort(mainThread)
 	r.MainThreadP50, r.MainThreadP99 = percentile(mainThread, 50), percentile(mainThread, 99)
 	t.Logf("edit → RDS applied on Envoy's main thread (config_reload_time_ms): p50=%.0fms p99=%.0fms over %d edits",
 		r.MainThreadP50, r.MainThreadP99, len(mainThread))
-	t.Logf("routes=%d edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB translate_mean=%.1fms publish_mean=%.1fms probes=%d load=%s stalled=%q",
-		n, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.TranslateMs, r.PublishMs, probes, r.LoadAverage, r.Stalled)
+	t.Logf("routes=%d edits=%d p50=%.1fms p99=%.1fms max=%.1fms initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB wait_mean=%.3fms source_read_mean=%.2fms translate_mean=%.2fms publish_mean=%.2fms probes=%d load=%s stalled=%q",
+		n, r.Edits, r.P50, r.P99, r.Max, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.WaitMs, r.SourceReadMs, r.TranslateMs, r.PublishMs, probes, r.LoadAverage, r.Stalled)
 	if *routesOut != "" {
 		b, err := json.MarshalIndent([]Result{r}, "", "  ")
 		if err != nil {

@@ -22,9 +22,10 @@ type servedDir struct {
 // warming, and has applied every CA secret: at 10,000 clusters Envoy is
 // still subscribing to secrets long after its clusters are active, and a
 // change measured meanwhile would measure that backlog.
-func serveDir(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int) servedDir {
+// Envoy keeps the load-assignment stats of the clusters named in watched.
+func serveDir(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, watched ...string) servedDir {
 	t.Helper()
-	return serveFleet(t, dir, manifests, tlsplaneBin, envoyBin, apiType, n, plainFleet)
+	return serveFleet(t, dir, manifests, tlsplaneBin, envoyBin, apiType, n, plainFleet, watched...)
 }
 
 // plainFleet is the fleet of a measurement's Envoy that is no Gateway's.
@@ -32,7 +33,7 @@ const plainFleet = "perf"
 
 // serveFleet is serveDir with an Envoy of fleet (a Gateway's <ns>/<name>
 // takes that Gateway's listeners too, on loopback).
-func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, fleet string) servedDir {
+func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, fleet string, watched ...string) servedDir {
 	t.Helper()
 	s := servedDir{xdsPort: freePort(t), tlsplaneAdmin: freePort(t)}
 	envoyAdmin := freePort(t)
@@ -40,7 +41,7 @@ func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType str
 		"--xds-address", "127.0.0.1:"+strconv.Itoa(s.xdsPort),
 		"--admin-address", "127.0.0.1:"+strconv.Itoa(s.tlsplaneAdmin), "--listener-address", "127.0.0.1", "--log-level", "warn")
 	bootstrapPath := filepath.Join(dir, "envoy.json")
-	writeJSON(t, bootstrapPath, bootstrap(fleet, apiType, s.xdsPort, envoyAdmin))
+	writeJSON(t, bootstrapPath, bootstrap(fleet, apiType, s.xdsPort, envoyAdmin, watched...))
 	s.envoy = startProcess(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
 		"--concurrency", "1", "-l", "warn")
 	s.admin = adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}

@@ -59,7 +59,7 @@ func TestStatsReadCost(t *testing.T) {
 			}
 			ca := string(harness.NewAuthority(t, "perf-ca-one").PEM)
 			for i := range n {
-				writeService(t, manifests, i, ca, 0)
+				writeService(t, manifests, i, ca, 0, 0)
 			}
 			served := serveDir(t, dir, manifests, tlsplaneBin, envoyBin, *apiType, n)
 			time.Sleep(2 * time.Second) // let the last updates' work settle
