@@ -33,21 +33,32 @@ func (s *Source) note(ev fsnotify.Event, named map[string]bool) (whole bool) {
 
 // renamedIntoPlace reports the manifest path ev created when ev is the
 // second half of a rename within one directory, last (the event before)
-// its first: what atomic writers, editors and ConfigMap volumes do, a file
-// complete the moment it appears, read without waiting for settle. The
-// kernel queues a rename's two halves together. A file created any other
-// way (or moved in from an unwatched directory, which looks the same) may
-// still be being written, and waits for settle.
-func (s *Source) renamedIntoPlace(last, ev fsnotify.Event) (string, bool) {
+// its first: what atomic writers and editors do, a file complete the
+// moment it appears, read without waiting for settle. The kernel queues a
+// rename's two halves together. A ConfigMap volume's ..data swap is such a
+// rename too (rel is empty then): it changes what every symlinked manifest
+// reads, and the read after any event reads those. A file created any
+// other way (or moved in from an unwatched directory, which looks the
+// same) may still be being written, and waits for settle.
+func (s *Source) renamedIntoPlace(last, ev fsnotify.Event) (rel string, ok bool) {
 	if !ev.Has(fsnotify.Create) || !last.Has(fsnotify.Rename) || filepath.Dir(last.Name) != filepath.Dir(ev.Name) {
 		return "", false
 	}
-	rel, ok := s.relative(ev.Name)
-	if !ok || rel == "." || hiddenPath(rel) || !manifests.IsManifest(filepath.Base(rel)) {
+	rel, ok = s.relative(ev.Name)
+	switch {
+	case !ok || rel == ".":
+		return "", false
+	case rel == configMapData:
+		return "", true
+	case hiddenPath(rel) || !manifests.IsManifest(filepath.Base(rel)):
 		return "", false
 	}
 	return rel, true
 }
+
+// configMapData is the symlink a ConfigMap volume swaps atomically; the
+// volume's files are symlinks through it.
+const configMapData = "..data"
 
 // unwatched forgets the watches of dir and the directories under it, which
 // the kernel dropped as it went: a directory re-created before the next

@@ -109,3 +109,15 @@ func TestResyncReadsOnlyFilesWhoseStampChanged(t *testing.T) {
 		t.Fatalf("b, whose size, time and inode held, was read again by the walk (v=%q)", got)
 	}
 }
+
+// TestSourceReadsAConfigMapVolumeSwapAtOnce: the kubelet's rename of ..data
+// makes a mounted ConfigMap's new content complete at once; its files are
+// read without waiting for settle.
+func TestSourceReadsAConfigMapVolumeSwapAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	swapConfigMapVolume(t, dir, "1", map[string]string{"a.yaml": configMap("a1"), "b.yaml": configMap("b1")})
+	r := startSettling(t, dir)
+	r.waitNames(t, "a1", "b1")
+	swapConfigMapVolume(t, dir, "2", map[string]string{"a.yaml": configMap("a2"), "b.yaml": configMap("b1")})
+	r.waitNames(t, "a2", "b1")
+}

@@ -145,9 +145,10 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 	// named are the paths the events since the last read named; whole is
 	// set when only a walk of the whole directory can tell what changed;
 	// placed are the paths a rename just put in place, complete files
-	// read at once. last is the event before, to recognise a rename.
+	// read at once (with the symlinked ones, as every read does) when
+	// readNow. last is the event before, to recognise a rename.
 	named, placed := map[string]bool{}, map[string]bool{}
-	whole := false
+	whole, readNow := false, false
 	var last fsnotify.Event
 	if again {
 		arm()
@@ -166,7 +167,10 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 					whole = true
 				}
 				if rel, ok := s.renamedIntoPlace(last, ev); ok {
-					placed[rel] = true
+					readNow = true
+					if rel != "" {
+						placed[rel] = true
+					}
 				}
 				last = ev
 				select {
@@ -175,10 +179,11 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 					more = false
 				}
 			}
-			if len(placed) > 0 && !whole {
+			if readNow && !whole {
 				whole = s.read(watcher, false, slices.Collect(maps.Keys(placed)), changed) != nil
-				clear(placed)
 			}
+			clear(placed)
+			readNow = false
 			arm()
 		case werr, ok := <-watcher.Errors:
 			if !ok {

@@ -7,10 +7,16 @@ const (
 	// one informer resync arrives as a burst of events.
 	Quiet = 100 * time.Millisecond
 	// MaxDelay caps the wait since the first change of a burst, so a
-	// steady trickle of changes (EndpointSlices of a rolling deployment)
-	// cannot starve Envoy of updates. A pass costs what changed, so a
-	// short cap costs little; passes that take long stretch it (pacing).
-	MaxDelay = 200 * time.Millisecond
+	// steady trickle of changes (EndpointSlices of a rolling deployment,
+	// endpoint churn) reaches Envoy at least this often. A pass costs what
+	// changed, so a short cap costs little (200 updates a second at 10,000
+	// Services: 20 passes of about a millisecond); passes that take long
+	// stretch it (pacing).
+	MaxDelay = 50 * time.Millisecond
+	// StatusMaxDelay caps how long statuses wait for a quiet period while
+	// changes keep coming: they are reported after Quiet without a change,
+	// or this long after the first pass they wait for.
+	StatusMaxDelay = time.Second
 	// pacing stretches the cap to this many times the last pass's
 	// duration, so a steady trickle keeps the pipeline busy at most a
 	// fifth of the time, however large the world.
@@ -26,9 +32,9 @@ const (
 // A change that follows another within the quiet period belongs to a
 // burst (the reads of one save, one kubectl apply, one informer resync,
 // a rolling deployment's EndpointSlices), handled after the quiet period
-// as before, however many changes it gathers. Statuses wait for the quiet
-// period whatever the pass (the pipeline's report), so a burst half
-// applied never shows.
+// or at the cap, however many changes it gathers. Statuses wait for the
+// quiet period whatever the pass (the pipeline's statusDue), so a burst
+// half applied never shows.
 type holdoff struct {
 	quiet, maxDelay time.Duration
 	pending         bool

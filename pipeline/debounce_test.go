@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// testQuiet and testMaxDelay: a cap above the quiet period, so the state
+// machine's two bounds can both be seen (the default cap is below it).
+const testQuiet, testMaxDelay = 100 * time.Millisecond, 200 * time.Millisecond
+
 func TestHoldoff(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
@@ -20,7 +24,7 @@ func TestHoldoff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
+			h := holdoff{quiet: testQuiet, maxDelay: testMaxDelay}
 			if _, ok := h.due(); ok {
 				t.Fatal("due before any change")
 			}
@@ -48,7 +52,7 @@ func TestHoldoff(t *testing.T) {
 // so the pipeline is not kept busy translating.
 func TestHoldoffPacing(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
+	h := holdoff{quiet: testQuiet, maxDelay: testMaxDelay}
 	h.passed(150 * time.Millisecond)
 	for ms := 0; ms <= 900; ms += 50 {
 		h.changed(t0.Add(time.Duration(ms) * time.Millisecond))
@@ -57,7 +61,7 @@ func TestHoldoffPacing(t *testing.T) {
 		t.Fatalf("due %v after a 150ms pass, want 600ms (4 passes' time)", at.Sub(t0))
 	}
 	h.passed(time.Millisecond)
-	if at, _ := h.due(); !at.Equal(t0.Add(MaxDelay)) {
+	if at, _ := h.due(); !at.Equal(t0.Add(testMaxDelay)) {
 		t.Fatalf("due %v after a 1ms pass, want MaxDelay", at.Sub(t0))
 	}
 }
@@ -68,7 +72,7 @@ func TestHoldoffPacing(t *testing.T) {
 func TestHoldoffLeadingEdge(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
+	h := holdoff{quiet: testQuiet, maxDelay: testMaxDelay}
 	if !h.leading(ms(1000)) {
 		t.Fatal("a lone change is not handled at once")
 	}
@@ -91,5 +95,23 @@ func TestHoldoffLeadingEdge(t *testing.T) {
 	}
 	if !h.take(ms(1330)) {
 		t.Fatal("the burst is not taken when due")
+	}
+}
+
+// TestHoldoffDefaultsCapATrickle: with the defaults, a steady trickle of
+// changes 5 ms apart (200 a second) is handled every MaxDelay, so each
+// reaches Envoy within about MaxDelay, not a quiet period that never comes.
+func TestHoldoffDefaultsCapATrickle(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	h := holdoff{quiet: Quiet, maxDelay: MaxDelay}
+	h.passed(time.Millisecond)
+	for ms := 5; ms <= 60; ms += 5 {
+		h.changed(t0.Add(time.Duration(ms) * time.Millisecond))
+	}
+	if at, _ := h.due(); !at.Equal(t0.Add(5*time.Millisecond + MaxDelay)) {
+		t.Fatalf("due %v, want the first change's time plus MaxDelay %v", at.Sub(t0), MaxDelay)
+	}
+	if MaxDelay > Quiet/2 {
+		t.Fatalf("MaxDelay %v: a trickle of endpoint updates would wait most of a quiet period", MaxDelay)
 	}
 }

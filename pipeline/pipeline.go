@@ -64,9 +64,10 @@ type Pipeline struct {
 	// whole asks the next pass to translate the source's whole view.
 	whole bool
 	// gatewayAPI is the last pass's Gateway API statuses; unreported says
-	// the last pass's statuses wait for the quiet period to be reported.
-	gatewayAPI translator.GatewayAPIStatuses
-	unreported bool
+	// the last pass's statuses wait to be reported, since unreportedSince.
+	gatewayAPI      translator.GatewayAPIStatuses
+	unreported      bool
+	unreportedSince time.Time
 }
 
 // New checks opts and returns a pipeline; nothing runs until Run.
@@ -152,7 +153,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.sync()
 
 	h := holdoff{quiet: p.opts.Quiet, maxDelay: p.opts.MaxDelay}
-	var unreportedSince time.Time // the first leading pass whose statuses wait
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -171,40 +171,46 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return sourceStopped(err)
 		case <-p.kick:
 			if now := time.Now(); h.leading(now) {
-				// A change that comes alone goes to Envoy at once; its
-				// statuses wait for the quiet period, or the max delay
-				// when lone changes keep coming.
+				// A change that comes alone goes to Envoy at once.
 				p.metrics.changeWait.Observe(time.Since(now).Seconds())
-				p.pass(false)
+				p.pass()
 				h.passed(time.Since(now))
-				if unreportedSince.IsZero() {
-					unreportedSince = now
-				}
-				timer.Reset(min(p.opts.Quiet, time.Until(unreportedSince.Add(p.opts.MaxDelay))))
-				continue
+			} else {
+				h.changed(now)
 			}
-			h.changed(time.Now())
-			at, _ := h.due()
-			timer.Reset(time.Until(at))
 		case <-timer.C:
-			switch now := time.Now(); {
-			case h.take(now):
-				start := time.Now()
-				p.metrics.changeWait.Observe(start.Sub(h.first).Seconds())
-				p.pass(true)
-				h.passed(time.Since(start))
-				unreportedSince = time.Time{}
-			case h.pending:
-				at, _ := h.due()
-				timer.Reset(time.Until(at))
-			case p.unreported && (now.Sub(h.seen) >= p.opts.Quiet || now.Sub(unreportedSince) >= p.opts.MaxDelay):
+			now := time.Now()
+			if h.take(now) {
+				p.metrics.changeWait.Observe(now.Sub(h.first).Seconds())
+				p.pass()
+				h.passed(time.Since(now))
+			}
+			if p.unreported && !now.Before(p.statusDue(&h)) {
 				p.report()
-				unreportedSince = time.Time{}
-			case p.unreported:
-				timer.Reset(min(h.seen.Add(p.opts.Quiet).Sub(now), unreportedSince.Add(p.opts.MaxDelay).Sub(now)))
 			}
 		}
+		// Wake for whichever comes first: the pending burst, the statuses.
+		next, ok := h.due()
+		if p.unreported && (!ok || p.statusDue(&h).Before(next)) {
+			next, ok = p.statusDue(&h), true
+		}
+		timer.Stop()
+		if ok {
+			timer.Reset(time.Until(next))
+		}
 	}
+}
+
+// statusDue is when the statuses of the passes since the last report are
+// reported: a quiet period after the last change, so a burst half applied
+// never shows, or StatusMaxDelay after the first such pass, so a steady
+// trickle of changes cannot hold them back for ever.
+func (p *Pipeline) statusDue(h *holdoff) time.Time {
+	at := h.seen.Add(p.opts.Quiet)
+	if limit := p.unreportedSince.Add(StatusMaxDelay); limit.Before(at) {
+		return limit
+	}
+	return at
 }
 
 // sourceStopped turns a source's early return into an error: a control

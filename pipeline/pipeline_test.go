@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,6 +236,33 @@ func TestPipelinePublishesALoneChangeAtOnce(t *testing.T) {
 	}
 	if took := time.Since(start); took < quiet {
 		t.Fatalf("the report came %v after the change, before the quiet period %v", took, quiet)
+	}
+}
+
+// TestPipelineTrickle: changes 20 ms apart for 1.5 s never leave a quiet
+// period; they are published every MaxDelay, and their statuses reported
+// once StatusMaxDelay passed, not held for as long as the trickle lasts.
+func TestPipelineTrickle(t *testing.T) {
+	src, rec := newFakeSource(), &recorder{}
+	const quiet, maxDelay = 100 * time.Millisecond, 50 * time.Millisecond
+	changed, _ := startPipelineTimed(t, src, rec, quiet, maxDelay)
+	waitEvents(t, rec, 3)
+	time.Sleep(2 * quiet)
+	start := time.Now()
+	var reportedAt time.Duration
+	for time.Since(start) < 1500*time.Millisecond {
+		changed()
+		time.Sleep(20 * time.Millisecond)
+		if got := rec.snapshot(); reportedAt == 0 && slices.Contains(got[3:], "report") {
+			reportedAt = time.Since(start)
+		}
+	}
+	got := rec.snapshot()[3:]
+	if n := strings.Count(strings.Join(got, " "), "publish"); n < 10 {
+		t.Errorf("%d publishes in a 1.5 s trickle with a %v cap, want at least 10: %v", n, maxDelay, got)
+	}
+	if reportedAt == 0 || reportedAt < StatusMaxDelay || reportedAt > StatusMaxDelay+500*time.Millisecond {
+		t.Errorf("statuses first reported %v into the trickle, want about StatusMaxDelay (%v) after its first pass", reportedAt, StatusMaxDelay)
 	}
 }
 

@@ -8,14 +8,19 @@ import (
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// sync is one pass: translate the source's current view, publish it, and
-// only then report statuses, so a status never claims more than is served.
-func (p *Pipeline) sync() { p.pass(true) }
+// sync is one pass that reports its statuses at once (the first one).
+func (p *Pipeline) sync() {
+	p.pass()
+	if p.unreported {
+		p.report()
+	}
+}
 
-// pass translates and publishes; it reports the statuses when report is
-// set, else keeps them for report (a leading pass: the burst it starts
-// may not be whole yet, and a status must not flap).
-func (p *Pipeline) pass(report bool) {
+// pass translates the source's changes, publishes them, and keeps the
+// statuses for report: only after publishing, so a status never claims
+// more than is served, and only when the changes pause (the Run loop's
+// statusDue), so a burst half applied never shows on a status.
+func (p *Pipeline) pass() {
 	start := time.Now()
 	out, previous, whole, err := p.translateChanges()
 	p.metrics.translationDuration.Observe(time.Since(start).Seconds())
@@ -50,10 +55,8 @@ func (p *Pipeline) pass(report bool) {
 		p.metrics.setCANotAfter(out.CANotAfter)
 	}
 	p.computed, p.caNotAfter, p.gatewayAPI = statuses, out.CANotAfter, out.GatewayAPI
-	if report {
-		p.report()
-	} else {
-		p.unreported = true
+	if !p.unreported {
+		p.unreported, p.unreportedSince = true, time.Now()
 	}
 	if whole && p.translator != nil {
 		// Off the path of the next edit, which would otherwise build it.
