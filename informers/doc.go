@@ -13,6 +13,8 @@
 // (listener certificates) besides ca.crt; otherwise no private key is held.
 //
 // It only reads the API server; statuses are written by package
-// statuswriter. It holds no Gateway API semantics beyond which objects
+// statuswriter, which hears from NotifyStatusChanges of the updates that
+// changed nothing but a status of a kind it writes: those signal no
+// translation. It holds no Gateway API semantics beyond which objects
 // refer to which Secrets and ConfigMaps.
 package informers

@@ -2,6 +2,7 @@ package informers
 
 import (
 	"maps"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,16 @@ func (s *Source) event(kind string, old, obj any) {
 	if s.changed == nil {
 		return // before sync: the first translation reads everything anyway
 	}
+	if old != nil && obj != nil {
+		switch changeOf(old, obj, statusKinds[kind]) {
+		case changedBookkeeping:
+			s.metrics.events.WithLabelValues(kind, "ignored").Inc()
+			return
+		case changedStatus:
+			s.statusUpdate(kind, old, obj)
+			return
+		}
+	}
 	if kind == kindPolicy || kind == kindGateway {
 		// Any policy or Gateway event may add or drop references.
 		v := s.ready()
@@ -63,13 +74,15 @@ func (s *Source) event(kind string, old, obj any) {
 	}
 	s.metrics.events.WithLabelValues(kind, "translated").Inc()
 	s.recordEvent(kind, old, obj)
+	if obj != nil {
+		s.notifyStatus(kind, obj, false)
+	}
 	s.changed()
 }
 
+// relevant decides for an add, a delete, or an update that changed more
+// than bookkeeping and, for the kinds whose status is ours, the status.
 func (s *Source) relevant(kind string, old, obj any) bool {
-	if old != nil && obj != nil && sameContent(old, obj) {
-		return false
-	}
 	switch kind {
 	case kindConfigMap:
 		return s.refs.configMaps[nameOfAny(old)] || s.refs.configMaps[nameOfAny(obj)]
@@ -80,19 +93,30 @@ func (s *Source) relevant(kind string, old, obj any) bool {
 		return old == nil || obj == nil || !maps.Equal(labelsOfAny(old), labelsOfAny(obj))
 	default:
 		// Every policy, Service, EndpointSlice and Gateway API object is
-		// translated. A status counts too: if someone overwrites ours,
-		// translating again lets the status writer restore it.
+		// translated, and a Service's status (its load balancer) too.
 		return true
 	}
 }
 
-// sameContent reports whether an update changed nothing but bookkeeping
-// (resourceVersion, managedFields), e.g. a relist or a no-op apply.
-func sameContent(old, obj any) bool {
+// contentChange is what an update changed.
+type contentChange int
+
+const (
+	// changedBookkeeping: resourceVersion, managedFields, nothing else.
+	changedBookkeeping contentChange = iota
+	// changedStatus: the status, and maybe bookkeeping.
+	changedStatus
+	// changedMore: the spec, metadata such as labels, or anything else.
+	changedMore
+)
+
+// changeOf says what an update from old to obj changed; a status change
+// is told apart only when withStatus is set, else it is changedMore.
+func changeOf(old, obj any, withStatus bool) contentChange {
 	a, aok := old.(runtime.Object)
 	b, bok := obj.(runtime.Object)
 	if !aok || !bok {
-		return false
+		return changedMore
 	}
 	a, b = a.DeepCopyObject(), b.DeepCopyObject()
 	for _, o := range []runtime.Object{a, b} {
@@ -101,7 +125,34 @@ func sameContent(old, obj any) bool {
 			m.SetManagedFields(nil)
 		}
 	}
-	return equality.Semantic.DeepEqual(a, b)
+	if equality.Semantic.DeepEqual(a, b) {
+		return changedBookkeeping
+	}
+	if withStatus && clearStatus(a) && clearStatus(b) && equality.Semantic.DeepEqual(a, b) {
+		return changedStatus
+	}
+	return changedMore
+}
+
+// sameContent reports whether an update changed nothing but bookkeeping
+// (resourceVersion, managedFields), e.g. a relist or a no-op apply.
+func sameContent(old, obj any) bool {
+	return changeOf(old, obj, false) == changedBookkeeping
+}
+
+// clearStatus zeroes the Status field of a pointer to an API object;
+// false when it has none.
+func clearStatus(obj runtime.Object) bool {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return false
+	}
+	f := v.Elem().FieldByName("Status")
+	if !f.IsValid() || !f.CanSet() {
+		return false
+	}
+	f.SetZero()
+	return true
 }
 
 func labelsOfAny(obj any) map[string]string {

@@ -11,7 +11,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_kube_events_total",
-			Help: "Informer events, by kind and whether they caused a translation or were ignored (unreferenced or unchanged).",
+			Help: "Informer events, by kind and outcome: translated; ignored (unreferenced or unchanged); status (only the status of a kind whose status tlsplane writes changed: compared by the status writer, not translated).",
 		}, []string{"kind", "outcome"}),
 		watchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_kube_watch_errors_total",

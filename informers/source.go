@@ -59,6 +59,9 @@ type Source struct {
 	changed func() // nil until synced: the first translation follows Synced
 	// changeLog is what changed since the pipeline last asked.
 	changeLog changeLog
+	// statusChanged, when set, hears of changes to the objects whose status
+	// the status writer writes (NotifyStatusChanges).
+	statusChanged func(kind string, nn types.NamespacedName, statusOnly bool)
 }
 
 var _ pipeline.Source = (*Source)(nil)

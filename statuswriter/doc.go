@@ -2,9 +2,13 @@
 // (the status subresource): BackendTLSPolicy ancestors and HTTPRoute,
 // GRPCRoute, TLSRoute and TCPRoute parents of this controller, keeping every
 // other controller's entries as they are on the live object, and the whole
-// status of GatewayClasses and Gateways of this controller. It writes only what differs from the informers' copy,
-// retries conflicts, rate-limits per object, and, with leader election,
-// writes only while it holds the Lease.
+// status of GatewayClasses and Gateways of this controller. It writes only
+// what differs from the informers' copy, retries conflicts, rate-limits per
+// object, and, with leader election, writes only while it holds the Lease.
+//
+// A report costs what changed since the last one (plus one walk of a map
+// that changed); a status of ours that someone else overwrote is written
+// back when the informers tell of it (LiveChanges), with no translation.
 //
 // It computes no status: that is the translator's job.
 package statuswriter

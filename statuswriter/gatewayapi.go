@@ -13,30 +13,37 @@ import (
 )
 
 // ReportGatewayAPI records the desired GatewayClass, Gateway, HTTPRoute,
-// GRPCRoute, TLSRoute and TCPRoute statuses and queues those that differ
-// from the cached live objects. A route that carried parents of ours and
-// is no longer in the statuses (its parentRefs left our Gateways) is
-// queued to have them removed.
+// GRPCRoute, TLSRoute and TCPRoute statuses and queues those that changed
+// since the last report and differ from the cached live objects. A route
+// that carried parents of ours and is no longer in the statuses (its
+// parentRefs left our Gateways) is queued to have them removed.
 func (w *Writer) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	routes := routeStatuses(statuses)
-	for o := range w.routes {
-		if _, still := routes[o]; !still {
+	prev := w.gatewayAPI
+	w.gatewayAPI = statuses
+	queue := func(o Object) {
+		if w.queue != nil { // else the desired statuses wait for a term
+			w.queueIfDiffers(o)
+		}
+	}
+	diffStatuses(prev.GatewayClasses, statuses.GatewayClasses, func(name string) {
+		queue(Object{KindGatewayClass, types.NamespacedName{Name: name}})
+	}, nil)
+	diffStatuses(prev.Gateways, statuses.Gateways, func(nn types.NamespacedName) { queue(Object{KindGateway, nn}) }, nil)
+	for kind, rk := range routeKinds {
+		rk.diff(prev, statuses, func(nn types.NamespacedName) {
+			o := Object{kind, nn}
+			delete(w.clearedRoutes, o)
+			queue(o)
+		}, func(nn types.NamespacedName) {
+			o := Object{kind, nn}
 			w.clearedRoutes[o] = true
-		}
+			queue(o)
+		})
 	}
-	for o := range routes {
-		delete(w.clearedRoutes, o)
-	}
-	w.gatewayAPI, w.routes = statuses, routes
-	if w.queue == nil {
-		return // not the leader: the desired statuses wait for a term
-	}
-	for _, o := range w.gatewayAPIObjects() {
-		if w.cachedDiffers(o) {
-			w.queue.Add(o)
-		}
+	if w.queue != nil {
+		w.recheckReported(true)
 	}
 }
 
@@ -50,8 +57,8 @@ func (w *Writer) gatewayAPIObjects() []Object {
 	for nn := range w.gatewayAPI.Gateways {
 		out = append(out, Object{KindGateway, nn})
 	}
-	for o := range w.routes {
-		out = append(out, o)
+	for kind, rk := range routeKinds {
+		rk.each(w.gatewayAPI, func(nn types.NamespacedName) { out = append(out, Object{kind, nn}) })
 	}
 	for o := range w.clearedRoutes {
 		out = append(out, o)
@@ -59,50 +66,60 @@ func (w *Writer) gatewayAPIObjects() []Object {
 	return out
 }
 
-// routeStatuses is the route statuses of every kind, by kind and name.
-func routeStatuses(st translator.GatewayAPIStatuses) map[Object]gwv1.RouteStatus {
-	out := make(map[Object]gwv1.RouteStatus, len(st.HTTPRoutes)+len(st.GRPCRoutes)+len(st.TLSRoutes)+len(st.TCPRoutes))
-	addRoutes(out, KindHTTPRoute, st.HTTPRoutes, func(s gwv1.HTTPRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
-	addRoutes(out, KindGRPCRoute, st.GRPCRoutes, func(s gwv1.GRPCRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
-	addRoutes(out, KindTLSRoute, st.TLSRoutes, func(s gwv1.TLSRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
-	addRoutes(out, KindTCPRoute, st.TCPRoutes, func(s gwv1.TCPRouteStatus) gwv1.RouteStatus { return s.RouteStatus })
-	return out
-}
-
-// addRoutes adds the routes of kind to out; route is where a kind's
-// status keeps its RouteStatus.
-func addRoutes[S any](out map[Object]gwv1.RouteStatus, kind Kind, statuses map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) {
-	for nn, st := range statuses {
-		out[Object{kind, nn}] = route(st)
-	}
-}
-
-// cachedDiffers is the compare before queueing: true unless the cached
-// object is known to carry the desired status already; w.mu is held.
+// cachedDiffers is the compare before queueing: true when o has a desired
+// status and the cached object is not known to carry it already; w.mu is
+// held.
 func (w *Writer) cachedDiffers(o Object) bool {
 	if w.opts.Cache == nil {
 		return true
 	}
 	switch o.Kind {
+	case KindBackendTLSPolicy:
+		desired, ok := w.desired[o.NamespacedName]
+		if !ok {
+			return false
+		}
+		live, ok := w.opts.Cache.Policy(o.NamespacedName)
+		return !ok || needsWrite(live.Status, desired, w.opts.Controller)
 	case KindGatewayClass:
+		desired, ok := w.gatewayAPI.GatewayClasses[o.Name]
+		if !ok {
+			return false
+		}
 		live, ok := w.opts.Cache.GatewayClass(o.Name)
-		return !ok || classNeedsWrite(live.Status, w.gatewayAPI.GatewayClasses[o.Name])
+		return !ok || classNeedsWrite(live.Status, desired)
 	case KindGateway:
+		desired, ok := w.gatewayAPI.Gateways[o.NamespacedName]
+		if !ok {
+			return false
+		}
 		live, ok := w.opts.Cache.Gateway(o.NamespacedName)
-		return !ok || gatewayNeedsWrite(live.Status, w.gatewayAPI.Gateways[o.NamespacedName])
+		return !ok || gatewayNeedsWrite(live.Status, desired)
 	}
 	if rk, ok := routeKinds[o.Kind]; ok {
+		desired, ok := w.desiredRoute(o)
+		if !ok {
+			return false
+		}
 		live, ok := rk.cached(w.opts.Cache, o.NamespacedName)
-		desired, _ := w.desiredRoute(o)
 		return !ok || routeNeedsWrite(live, desired, w.opts.Controller)
 	}
-	return true
+	return false
 }
 
 // desiredRoute is a route's desired status: the translator's, or none of
 // ours for a cleared route; ok is false when neither applies. w.mu is held.
 func (w *Writer) desiredRoute(o Object) (gwv1.RouteStatus, bool) {
-	if st, ok := w.routes[o]; ok {
+	if rk, ok := routeKinds[o.Kind]; ok {
+		return w.desiredOfKind(o, rk.desired)
+	}
+	return gwv1.RouteStatus{}, false
+}
+
+// desiredOfKind is desiredRoute, given o's kind's lookup among the
+// translator's statuses; w.mu is held.
+func (w *Writer) desiredOfKind(o Object, desired func(translator.GatewayAPIStatuses, types.NamespacedName) (gwv1.RouteStatus, bool)) (gwv1.RouteStatus, bool) {
+	if st, ok := desired(w.gatewayAPI, o.NamespacedName); ok {
 		return st, true
 	}
 	return gwv1.RouteStatus{}, w.clearedRoutes[o]
@@ -183,28 +200,70 @@ func (w *Writer) writeGateway(ctx context.Context, o Object) error {
 	})
 }
 
-// routeKind is how the writer reaches the live routes of one kind.
+// routeKind is how the writer reaches the live and the desired routes of
+// one kind.
 type routeKind struct {
 	// cached is a route's live status in a Cache.
 	cached func(Cache, types.NamespacedName) (gwv1.RouteStatus, bool)
 	// write is writeRoute for the kind.
 	write func(context.Context, *Writer, Object) error
+	// desired is a route's status among the translator's.
+	desired func(translator.GatewayAPIStatuses, types.NamespacedName) (gwv1.RouteStatus, bool)
+	// each calls f with every route of the kind among the translator's.
+	each func(st translator.GatewayAPIStatuses, f func(types.NamespacedName))
+	// diff is diffStatuses of the kind's routes.
+	diff func(prev, next translator.GatewayAPIStatuses, changed, gone func(types.NamespacedName))
 }
 
 // routeKinds are the route kinds whose parents of ours the writer writes.
 var routeKinds = map[Kind]routeKind{
-	KindHTTPRoute: routeKindOf(Cache.HTTPRoute, gwv1client.GatewayV1Interface.HTTPRoutes, func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
-	KindGRPCRoute: routeKindOf(Cache.GRPCRoute, gwv1client.GatewayV1Interface.GRPCRoutes, func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
-	KindTLSRoute:  routeKindOf(Cache.TLSRoute, gwv1client.GatewayV1Interface.TLSRoutes, func(r *gwv1.TLSRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
-	KindTCPRoute:  routeKindOf(Cache.TCPRoute, gwv1client.GatewayV1Interface.TCPRoutes, func(r *gwv1.TCPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus }),
+	KindHTTPRoute: routeKindOf(Cache.HTTPRoute, gwv1client.GatewayV1Interface.HTTPRoutes,
+		func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
+		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.HTTPRouteStatus {
+			return st.HTTPRoutes
+		},
+		func(s gwv1.HTTPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
+	KindGRPCRoute: routeKindOf(Cache.GRPCRoute, gwv1client.GatewayV1Interface.GRPCRoutes,
+		func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
+		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.GRPCRouteStatus {
+			return st.GRPCRoutes
+		},
+		func(s gwv1.GRPCRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
+	KindTLSRoute: routeKindOf(Cache.TLSRoute, gwv1client.GatewayV1Interface.TLSRoutes,
+		func(r *gwv1.TLSRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
+		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.TLSRouteStatus {
+			return st.TLSRoutes
+		},
+		func(s gwv1.TLSRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
+	KindTCPRoute: routeKindOf(Cache.TCPRoute, gwv1client.GatewayV1Interface.TCPRoutes,
+		func(r *gwv1.TCPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
+		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.TCPRouteStatus {
+			return st.TCPRoutes
+		},
+		func(s gwv1.TCPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
 }
 
 // routeKindOf is the routeKind of T: cached is its lookup in a Cache,
 // client its typed client in a namespace, status where a T keeps its
-// RouteStatus.
-func routeKindOf[T routeObject[T], C routeClient[T]](cached func(Cache, types.NamespacedName) (T, bool),
-	client func(gwv1client.GatewayV1Interface, string) C, status func(T) *gwv1.RouteStatus) routeKind {
+// RouteStatus; statuses are the kind's among the translator's, and route
+// where one of them (an S) keeps its RouteStatus.
+func routeKindOf[T routeObject[T], C routeClient[T], S any](cached func(Cache, types.NamespacedName) (T, bool),
+	client func(gwv1client.GatewayV1Interface, string) C, status func(T) *gwv1.RouteStatus,
+	statuses func(translator.GatewayAPIStatuses) map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) routeKind {
+	desired := func(st translator.GatewayAPIStatuses, nn types.NamespacedName) (gwv1.RouteStatus, bool) {
+		s, ok := statuses(st)[nn]
+		return route(s), ok
+	}
 	return routeKind{
+		desired: desired,
+		each: func(st translator.GatewayAPIStatuses, f func(types.NamespacedName)) {
+			for nn := range statuses(st) {
+				f(nn)
+			}
+		},
+		diff: func(prev, next translator.GatewayAPIStatuses, changed, gone func(types.NamespacedName)) {
+			diffStatuses(statuses(prev), statuses(next), changed, gone)
+		},
 		cached: func(c Cache, nn types.NamespacedName) (gwv1.RouteStatus, bool) {
 			r, ok := cached(c, nn)
 			if !ok {
@@ -213,7 +272,7 @@ func routeKindOf[T routeObject[T], C routeClient[T]](cached func(Cache, types.Na
 			return *status(r), true
 		},
 		write: func(ctx context.Context, w *Writer, o Object) error {
-			return writeRoute(ctx, w, o, client(w.opts.Gateway.GatewayV1(), o.Namespace), cached, status)
+			return writeRoute(ctx, w, o, client(w.opts.Gateway.GatewayV1(), o.Namespace), cached, status, desired)
 		},
 	}
 }
@@ -232,10 +291,12 @@ type routeClient[T any] interface {
 
 // writeRoute replaces the route's parents of our controller, keeping
 // every other controller's. cached is its kind's lookup in a Cache; status
-// is where a T keeps its RouteStatus.
-func writeRoute[T routeObject[T]](ctx context.Context, w *Writer, o Object, client routeClient[T], cached func(Cache, types.NamespacedName) (T, bool), status func(T) *gwv1.RouteStatus) error {
+// is where a T keeps its RouteStatus; desiredOf its kind's lookup among the
+// translator's statuses.
+func writeRoute[T routeObject[T]](ctx context.Context, w *Writer, o Object, client routeClient[T], cached func(Cache, types.NamespacedName) (T, bool),
+	status func(T) *gwv1.RouteStatus, desiredOf func(translator.GatewayAPIStatuses, types.NamespacedName) (gwv1.RouteStatus, bool)) error {
 	w.mu.Lock()
-	desired, ok := w.desiredRoute(o)
+	desired, ok := w.desiredOfKind(o, desiredOf)
 	w.mu.Unlock()
 	if !ok {
 		return nil
@@ -266,7 +327,7 @@ func writeRoute[T routeObject[T]](ctx context.Context, w *Writer, o Object, clie
 	})
 	if err == nil {
 		w.mu.Lock()
-		if _, desiredAgain := w.routes[o]; !desiredAgain {
+		if _, desiredAgain := desiredOf(w.gatewayAPI, o.NamespacedName); !desiredAgain {
 			delete(w.clearedRoutes, o) // cleared (or gone): nothing left of ours
 		}
 		w.mu.Unlock()

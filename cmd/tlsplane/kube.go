@@ -53,8 +53,8 @@ func registerKubeFlags(fs *flag.FlagSet) *kubeFlags {
 	fs.DurationVar(&k.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease is valid without renewal; the longest handover after a leader dies")
 	fs.DurationVar(&k.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long a leader keeps retrying to renew before it stops writing")
 	fs.DurationVar(&k.retryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")
-	fs.Float64Var(&k.apiQPS, "kube-api-qps", 50, "client-side rate limit of requests to the API server (queries per second)")
-	fs.IntVar(&k.apiBurst, "kube-api-burst", 100, "burst of requests to the API server above --kube-api-qps")
+	fs.Float64Var(&k.apiQPS, "kube-api-qps", 200, "client-side rate limit of requests to the API server (queries per second), status writes above all; negative: none (the API server's priority and fairness alone)")
+	fs.IntVar(&k.apiBurst, "kube-api-burst", 400, "burst of requests to the API server above --kube-api-qps")
 	return k
 }
 
