@@ -479,6 +479,8 @@ func bootstrap(fleet, apiType string, xdsPort, adminPort int, watched ...string)
 		{"safe_regex": object{"regex": `^sds\..*\.update_(success|time)$`}},
 		// When RDS was last applied, on the main thread (a Gateway's).
 		{"safe_regex": object{"regex": `^http\..*\.rds\..*\.config_reload_time_ms$`}},
+		// How long RDS updates took to apply there (a histogram).
+		{"safe_regex": object{"regex": `^http\..*\.rds\..*\.update_duration$`}},
 	}
 	if len(watched) > 0 {
 		quoted := make([]string, len(watched))

@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +123,9 @@ func TestRoutePropagation(t *testing.T) {
 		r.PublishMs = meanSince(atStart, m, "tlsplane_snapshot_publish_duration_seconds") * 1000
 		r.SourceReadMs = meanSince(atStart, m, "tlsplane_source_read_duration_seconds") * 1000
 		r.WaitMs = meanSince(atStart, m, "tlsplane_change_wait_seconds") * 1000
+	}
+	if body, err := served.admin.get("/stats?filter=" + url.QueryEscape(`\.rds\..*\.update_duration$`)); err == nil {
+		t.Logf("Envoy's time to apply each RDS update on its main thread (ms): %s", strings.TrimSpace(body))
 	}
 	slices.Sort(mainThread)
 	r.MainThreadP50, r.MainThreadP99 = percentile(mainThread, 50), percentile(mainThread, 99)
