@@ -72,41 +72,23 @@ func (s *Source) recordEvent(kind string, old, obj any) {
 	s.changeLog.record(translator.Kind(kind), nameOfAny(old), nil)
 }
 
-// recordRefs notes the ConfigMaps and Secrets that became referred to
-// (as they are in the cache) or stopped being (as deleted).
-func (s *Source) recordRefs(before, after refs) {
-	v := s.ready()
-	if v == nil {
-		return
-	}
-	for _, k := range []struct {
-		kind          translator.Kind
-		before, after map[types.NamespacedName]bool
-		get           func(*scope, types.NamespacedName) (metav1.Object, error)
-	}{
-		{translator.KindConfigMap, before.configMaps, after.configMaps, func(sc *scope, nn types.NamespacedName) (metav1.Object, error) {
-			return sc.configMaps.ConfigMaps(nn.Namespace).Get(nn.Name)
-		}},
-		{translator.KindSecret, before.secrets, after.secrets, func(sc *scope, nn types.NamespacedName) (metav1.Object, error) {
-			return sc.secrets.Secrets(nn.Namespace).Get(nn.Name)
-		}},
-	} {
-		for nn := range k.after {
-			if k.before[nn] {
-				continue
+// recordRef records a ConfigMap or Secret that became referenced (its
+// object now, translated from then on) or stopped being so (a deletion:
+// no longer an input).
+func (s *Source) recordRef(kind translator.Kind, nn types.NamespacedName) {
+	var obj metav1.Object
+	if s.refs.referenced(kind, nn) {
+		if sc := s.scopeOf(nn.Namespace); sc != nil {
+			var err error
+			if kind == translator.KindConfigMap {
+				obj, err = sc.configMaps.ConfigMaps(nn.Namespace).Get(nn.Name)
+			} else {
+				obj, err = sc.secrets.Secrets(nn.Namespace).Get(nn.Name)
 			}
-			var obj metav1.Object
-			if sc := v.scopeOf(nn.Namespace); sc != nil {
-				if o, err := k.get(sc, nn); err == nil {
-					obj = o
-				}
-			}
-			s.changeLog.record(k.kind, nn, obj)
-		}
-		for nn := range k.before {
-			if !k.after[nn] {
-				s.changeLog.record(k.kind, nn, nil)
+			if err != nil {
+				obj = nil
 			}
 		}
 	}
+	s.changeLog.record(kind, nn, obj)
 }

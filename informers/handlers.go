@@ -63,10 +63,11 @@ func (s *Source) event(kind string, old, obj any) {
 	}
 	if kind == kindPolicy || kind == kindGateway {
 		// Any policy or Gateway event may add or drop references.
-		v := s.ready()
-		before := s.refs
-		s.refs = refsOf(v.policies(), v.gateways())
-		s.recordRefs(before, s.refs)
+		if m, ok := obj.(metav1.Object); ok {
+			s.refs.hold(kind, m, s.recordRef)
+		} else if m, ok := old.(metav1.Object); ok {
+			s.refs.release(kind, m, s.recordRef)
+		}
 	}
 	if !s.relevant(kind, old, obj) {
 		s.metrics.events.WithLabelValues(kind, "ignored").Inc()
@@ -85,9 +86,9 @@ func (s *Source) event(kind string, old, obj any) {
 func (s *Source) relevant(kind string, old, obj any) bool {
 	switch kind {
 	case kindConfigMap:
-		return s.refs.configMaps[nameOfAny(old)] || s.refs.configMaps[nameOfAny(obj)]
+		return s.refs.configMaps[nameOfAny(old)] > 0 || s.refs.configMaps[nameOfAny(obj)] > 0
 	case kindSecret:
-		return s.refs.secrets[nameOfAny(old)] || s.refs.secrets[nameOfAny(obj)]
+		return s.refs.secrets[nameOfAny(old)] > 0 || s.refs.secrets[nameOfAny(obj)] > 0
 	case kindNamespace:
 		// allowedRoutes selectors read labels only.
 		return old == nil || obj == nil || !maps.Equal(labelsOfAny(old), labelsOfAny(obj))

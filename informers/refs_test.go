@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 func TestRefsOf(t *testing.T) {
@@ -22,10 +24,10 @@ func TestRefsOf(t *testing.T) {
 	}
 	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil)
 	nn := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
-	if !r.configMaps[nn("ca")] || !r.secrets[nn("ca-secret")] || !r.secrets[nn("envoy-client")] {
+	if r.configMaps[nn("ca")] != 1 || r.secrets[nn("ca-secret")] != 1 || r.secrets[nn("envoy-client")] != 1 {
 		t.Errorf("refs = %+v, want ConfigMap shop/ca, Secrets shop/ca-secret and shop/envoy-client (the client certificate)", r)
 	}
-	if r.configMaps[nn("not-core")] || r.configMaps[types.NamespacedName{Namespace: "other", Name: "ca"}] {
+	if r.configMaps[nn("not-core")] > 0 || r.configMaps[types.NamespacedName{Namespace: "other", Name: "ca"}] > 0 {
 		t.Errorf("refs = %+v: a non-core kind or another namespace must not count", r)
 	}
 }
@@ -47,7 +49,7 @@ func TestRefsOfGatewayCertificates(t *testing.T) {
 	}
 	r := refsOf(nil, []*gwv1.Gateway{gw})
 	for _, want := range []types.NamespacedName{{Namespace: "edge", Name: "local"}, {Namespace: "certs", Name: "shared"}} {
-		if !r.secrets[want] {
+		if r.secrets[want] != 1 {
 			t.Errorf("refs.secrets = %v, want %s", r.secrets, want)
 		}
 	}
@@ -62,7 +64,7 @@ func TestRefsOfGatewayBackendClientCertificate(t *testing.T) {
 	other := gwv1.Namespace("certs")
 	gateway := func(ref gwv1.SecretObjectReference) *gwv1.Gateway {
 		return &gwv1.Gateway{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web-" + string(ref.Name)},
 			Spec:       gwv1.GatewaySpec{TLS: &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: &ref}}},
 		}
 	}
@@ -76,8 +78,40 @@ func TestRefsOfGatewayBackendClientCertificate(t *testing.T) {
 		t.Errorf("refs.secrets = %v, want %v", r.secrets, want)
 	}
 	for nn := range want {
-		if !r.secrets[nn] {
+		if r.secrets[nn] != 1 {
 			t.Errorf("refs.secrets = %v, want %s (a Gateway's backend client certificate)", r.secrets, nn)
 		}
+	}
+}
+
+// TestRefsCountFlips: an edit holds its object's references in place of
+// its old ones; only a ConfigMap that gains its first reference or loses
+// its last flips, one both hold never does, and an event seen twice (or
+// an object the first listing counted already) counts once.
+func TestRefsCountFlips(t *testing.T) {
+	pol := func(name string, cas ...string) *gwv1.BackendTLSPolicy {
+		p := &gwv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
+		for _, ca := range cas {
+			p.Spec.Validation.CACertificateRefs = append(p.Spec.Validation.CACertificateRefs, gwv1.LocalObjectReference{Kind: "ConfigMap", Name: gwv1.ObjectName(ca)})
+		}
+		return p
+	}
+	shop := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
+	r := refsOf([]*gwv1.BackendTLSPolicy{pol("a", "shared", "old"), pol("b", "shared")}, nil)
+	var flips []string
+	flipped := func(_ translator.Kind, nn types.NamespacedName) { flips = append(flips, nn.Name) }
+	r.hold(kindPolicy, pol("a", "shared", "new"), flipped)
+	r.hold(kindPolicy, pol("a", "shared", "new"), flipped) // the same event twice
+	r.hold(kindPolicy, pol("b", "shared"), flipped)        // listed, then its add event
+	if len(flips) != 2 || flips[0] != "new" || flips[1] != "old" {
+		t.Errorf("flips = %v, want [new old]", flips)
+	}
+	if r.configMaps[shop("shared")] != 2 || r.referenced(translator.KindConfigMap, shop("old")) {
+		t.Errorf("refs = %v", r.configMaps)
+	}
+	r.release(kindPolicy, pol("a"), nil)
+	r.release(kindPolicy, pol("b"), nil)
+	if len(r.configMaps) != 0 || len(r.held) != 0 {
+		t.Errorf("refs after deleting every policy = %v, %v", r.configMaps, r.held)
 	}
 }

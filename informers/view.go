@@ -233,7 +233,7 @@ func (v *view) endpointSlices() []*discoveryv1.EndpointSlice {
 
 // configMaps returns the wanted ConfigMaps that exist, by key lookup, so
 // the cost follows the number of references, not of ConfigMaps.
-func (v *view) configMaps(wanted map[types.NamespacedName]bool) []*corev1.ConfigMap {
+func (v *view) configMaps(wanted map[types.NamespacedName]int) []*corev1.ConfigMap {
 	var out []*corev1.ConfigMap
 	for _, nn := range sortedNames(wanted) {
 		if s := v.scopeOf(nn.Namespace); s != nil {
@@ -245,7 +245,7 @@ func (v *view) configMaps(wanted map[types.NamespacedName]bool) []*corev1.Config
 	return out
 }
 
-func (v *view) secrets(wanted map[types.NamespacedName]bool) []*corev1.Secret {
+func (v *view) secrets(wanted map[types.NamespacedName]int) []*corev1.Secret {
 	var out []*corev1.Secret
 	for _, nn := range sortedNames(wanted) {
 		if s := v.scopeOf(nn.Namespace); s != nil {
@@ -272,7 +272,7 @@ func nsForLog(ns string) string {
 	return ns
 }
 
-func sortedNames(set map[types.NamespacedName]bool) []types.NamespacedName {
+func sortedNames[V any](set map[types.NamespacedName]V) []types.NamespacedName {
 	out := make([]types.NamespacedName, 0, len(set))
 	for nn := range set {
 		out = append(out, nn)
