@@ -26,6 +26,11 @@ func elementOf(name, wire string) contentSum {
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
+	return sumElement(sum)
+}
+
+// sumElement is a SHA-256 as a term of a sum.
+func sumElement(sum [sha256.Size]byte) contentSum {
 	var e contentSum
 	for i := range e {
 		e[i] = binary.BigEndian.Uint64(sum[8*i:])
@@ -51,12 +56,18 @@ func (s *contentSum) add(e contentSum, sign int) {
 // version is the sum as a type version: 16 hex digits of a hash of it,
 // as long as every other version tlsplane sends.
 func (s contentSum) version() string {
+	b := s.bytes()
+	h := sha256.Sum256(b[:])
+	return hex.EncodeToString(h[:8])
+}
+
+// bytes is the sum, big-endian.
+func (s contentSum) bytes() [32]byte {
 	var b [32]byte
 	for i, w := range s {
 		binary.BigEndian.PutUint64(b[8*i:], w)
 	}
-	h := sha256.Sum256(b[:])
-	return hex.EncodeToString(h[:8])
+	return b
 }
 
 // sumOf is the content sum of digested resources.

@@ -12,17 +12,17 @@ import (
 )
 
 // digest is what publishing needs to know of one resource: its name, its
-// wire version (go-control-plane's hash of its deterministic bytes) and,
-// for a cluster, the SDS secrets it reads; for a listener, the routes and
-// secrets it reads (behind a pointer: a digest per cluster stays 64 bytes).
+// wire version (go-control-plane's hash of its deterministic bytes, but a
+// route configuration's: routeversion.go) and, for a cluster, the SDS
+// secrets it reads; for a listener, the routes and secrets it reads; for
+// a route configuration, its bytes to come (behind pointers: a digest per
+// cluster stays small).
 type digest struct {
 	name     string
 	wire     string
 	secrets  []string
 	listener *listenerRefs
-	// encoded is a route configuration's bytes, kept for its feed entries
-	// (see routewire.go); nil for other types.
-	encoded []byte
+	route    *routeWire
 }
 
 // digests memoises a digest per resource pointer. The translator hands back
@@ -34,12 +34,11 @@ type digest struct {
 type digests struct {
 	mu        sync.Mutex
 	cur, prev map[types.Resource]*digest
-	vhosts    vhostBytes // guarded by vhostsMu
-	vhostsMu  sync.Mutex
+	routes    *routeWires
 }
 
 func newDigests() *digests {
-	return &digests{cur: map[types.Resource]*digest{}}
+	return &digests{cur: map[types.Resource]*digest{}, routes: newRouteWires()}
 }
 
 // rotate starts a publish: what the previous one did not use is forgotten.
@@ -47,9 +46,7 @@ func (d *digests) rotate() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.prev, d.cur = d.cur, make(map[types.Resource]*digest, len(d.cur))
-	d.vhostsMu.Lock()
-	d.vhosts.rotate()
-	d.vhostsMu.Unlock()
+	d.routes.rotate()
 }
 
 // of returns r's digest, computing it only for a pointer not seen lately.
@@ -86,23 +83,18 @@ func (d *digests) forget(r types.Resource) {
 
 func (d *digests) digestOf(r types.Resource) (*digest, error) {
 	name := cache.GetResourceName(r)
-	var b []byte
-	var err error
-	rc, isRoutes := r.(*routev3.RouteConfiguration)
-	if isRoutes {
-		d.vhostsMu.Lock()
-		b, err = d.vhosts.marshalRouteConfig(rc)
-		d.vhostsMu.Unlock()
-	} else {
-		b, err = cache.MarshalResource(r)
+	if rc, ok := r.(*routev3.RouteConfiguration); ok {
+		version, wire, err := d.routes.version(rc)
+		if err != nil {
+			return nil, fmt.Errorf("resource %q: %w", name, err)
+		}
+		return &digest{name: name, wire: version, route: wire}, nil
 	}
+	b, err := cache.MarshalResource(r)
 	if err != nil {
 		return nil, fmt.Errorf("resource %q: %w", name, err)
 	}
 	dg := &digest{name: name, wire: cache.HashResource(b)}
-	if isRoutes {
-		dg.encoded = b
-	}
 	switch r := r.(type) {
 	case *clusterv3.Cluster:
 		if dg.secrets, err = referencedSecrets(r); err != nil {

@@ -63,9 +63,9 @@ type feedChange struct {
 type FeedEntry struct {
 	Name, Version string
 	Resource      types.Resource
-	// marshalled is Resource's deterministic bytes when the publisher has
-	// them already (a route configuration's); nil: marshal Resource.
-	marshalled []byte
+	// route puts a route configuration's bytes together from its virtual
+	// hosts' (routewire.go); nil: marshal Resource.
+	route *routeWire
 
 	once    sync.Once
 	encoded []byte
@@ -117,11 +117,15 @@ func (e *FeedEntry) EncodedAny() ([]byte, error) {
 	return e.encodedAny, e.anyErr
 }
 
-// asAny is the entry's resource in an Any, from its marshalled bytes when
-// they are known.
+// asAny is the entry's resource in an Any, a route configuration's from
+// its virtual hosts' bytes.
 func (e *FeedEntry) asAny() (*anypb.Any, error) {
-	if e.marshalled != nil {
-		return &anypb.Any{TypeUrl: anyTypePrefix + string(e.Resource.ProtoReflect().Descriptor().FullName()), Value: e.marshalled}, nil
+	if e.route != nil {
+		b, err := e.route.bytes()
+		if err != nil {
+			return nil, err
+		}
+		return &anypb.Any{TypeUrl: anyTypePrefix + string(e.Resource.ProtoReflect().Descriptor().FullName()), Value: b}, nil
 	}
 	value := &anypb.Any{}
 	err := anypb.MarshalFrom(value, e.Resource, proto.MarshalOptions{Deterministic: true})
@@ -205,7 +209,7 @@ func (t *feedTable) set(gen uint64, snap *servedSnapshot, typeURL, name string) 
 		}
 		e := &FeedEntry{Name: name, Version: version, Resource: r}
 		if typeURL == resource.RouteType {
-			e.marshalled = snap.routeBytes[name] // a listener may have the same name
+			e.route = snap.routeWires[name] // a listener may have the same name
 		}
 		t.entries[name] = e
 	}

@@ -230,9 +230,9 @@ func gatewaySnapshot(d *digests, base *servedSnapshot, own *translator.FleetReso
 	snap.VersionMap[resource.ListenerType] = wireVersions(part.listeners)
 	snap.setType(resource.RouteType, rds, asResources(own.Routes))
 	snap.VersionMap[resource.RouteType] = wireVersions(part.routes)
-	snap.routeBytes = make(map[string][]byte, len(part.routes))
+	snap.routeWires = make(map[string]*routeWire, len(part.routes))
 	for _, dg := range part.routes {
-		snap.routeBytes[dg.name] = dg.encoded
+		snap.routeWires[dg.name] = dg.route
 	}
 	switch {
 	case prev != nil && prev.GetVersion(resource.SecretType) == sds:

@@ -39,9 +39,9 @@ type servedSnapshot struct {
 	versions   map[string]string
 	byType     map[string]map[string]types.Resource
 	VersionMap map[string]map[string]string
-	// routeBytes are the route configurations' marshalled bytes by name,
-	// when the digests kept them (routewire.go).
-	routeBytes map[string][]byte
+	// routeWires are the route configurations' bytes to come, by name
+	// (routewire.go).
+	routeWires map[string]*routeWire
 	// fleet is a Gateway fleet's own resources as checked; nil otherwise.
 	fleet *fleetCheck
 }

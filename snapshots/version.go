@@ -18,11 +18,13 @@ import (
 // read it, because Envoy keeps an updated cluster warming until it is sent
 // its ClusterLoadAssignment again (xDS protocol, "Resource warming").
 //
-// Per-resource (delta) versions of clusters and secrets are
+// Per-resource (delta) versions of clusters, secrets and listeners are
 // go-control-plane's hash of their bytes; a load assignment's also covers
-// its readers. The delta server (package xds) puts these very versions on
-// the wire, so the initial_resource_versions of an Envoy reconnecting to
-// any replica match and nothing is sent again.
+// its readers; a route configuration's is a hash of its virtual hosts'
+// hashes (routeversion.go), so one route change does not hash them all.
+// The delta server (package xds) puts these very versions on the wire, so
+// the initial_resource_versions of an Envoy reconnecting to any replica
+// match and nothing is sent again.
 
 // encode digests items, sorted by name.
 func encode(d *digests, items []types.Resource) ([]*digest, error) {
