@@ -1,154 +1,140 @@
 package perf
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/tlsplane/tlsplane/snapshots"
-	"github.com/tlsplane/tlsplane/translator"
-	"github.com/tlsplane/tlsplane/xds"
 )
 
 var (
-	fanoutStreams  = flag.Int("fanout.streams", 100, "simulated Envoys (one connection and ADS stream each)")
-	fanoutClusters = flag.Int("fanout.clusters", 1000, "policy-targeted Services, so clusters, load assignments and secrets each")
-	fanoutPatience = flag.Duration("fanout.patience", 5*time.Minute, "bound on the initial sync and on each update")
+	fanoutStreams    = flag.Int("fanout.streams", 100, "simulated Envoys (one connection and ADS stream each) of BenchmarkFanout/delta and /sotw")
+	fanoutClusters   = flag.Int("fanout.clusters", 1000, "policy-targeted Services, so clusters, load assignments and secrets each")
+	fanoutPatience   = flag.Duration("fanout.patience", 5*time.Minute, "bound on each wait for the client process: for its next report of initial sync progress, for each update")
+	fanoutMixedDelta = flag.Int("fanout.mixed.delta", 5000, "delta streams of BenchmarkFanout/mixed (issue 23: 5,000)")
+	fanoutMixedSotw  = flag.Int("fanout.mixed.sotw", 5000, "state-of-the-world streams of BenchmarkFanout/mixed (issue 23: 5,000)")
+	fanoutProfile    = flag.String("fanout.cpuprofile", "", "write the server's CPU profile of the measured fan-outs (from the first Publish to the last stream's update; the translations between them labelled phase=translate) to this file")
 )
 
-// Environment of the client process.
-const (
-	envAddr    = "TLSPLANE_PERF_FANOUT_ADDR"
-	envStreams = "TLSPLANE_PERF_FANOUT_STREAMS"
-	envDelta   = "TLSPLANE_PERF_FANOUT_DELTA"
-)
+// fanoutSize is how many streams of each kind one server holds.
+type fanoutSize struct{ delta, sotw int }
 
-// BenchmarkFanout: -fanout.streams simulated Envoys (raw ADS streams over
-// real gRPC on loopback, in a separate process so the server's memory is
-// measured alone) subscribe to -fanout.clusters clusters with their load
-// assignments and secrets. An operation is one CA rotation published:
-// ns/op runs from Publish to the last stream receiving the new secret;
-// publish-ns/op is Publish alone, p50-ns the median stream. server-rss-MiB
-// is the server process's resident memory after the run, server-heap-MiB
-// its live heap then.
+func (n fanoutSize) streams() int { return n.delta + n.sotw }
+
+// BenchmarkFanout: simulated Envoys (raw ADS streams over real gRPC on
+// loopback, one connection each, in a child process so the server's memory
+// and CPU are measured alone) subscribe to -fanout.clusters clusters with
+// their load assignments and secrets. An operation is one CA rotation
+// published the way the pipeline does (the translator's Update with the
+// one ConfigMap, then Publish). The server and its streams are set up once per
+// sub-benchmark, not again for the measured run after testing's first.
+//
+// delta and sotw hold -fanout.streams streams of one kind: ns/op runs from
+// Publish to the last stream receiving the new secret, p50-ns to the
+// median stream. mixed holds -fanout.mixed.delta delta and
+// -fanout.mixed.sotw SotW streams against the same server (issue 23):
+// delta-last-ms and sotw-last-ms run to the last stream of each kind
+// (means over the operations), delta-p50-ms and sotw-p50-ms to the median
+// one, ns/op to the last of all.
+//
+// Every run also reports: publish-ns/op, Publish alone; server-rss-MiB,
+// the server's resident memory after the run, server-peak-rss-MiB its
+// peak since before the streams (VmHWM), server-heap-MiB its live heap;
+// server-cpu-ms/op, the server's CPU time (all threads) from Publish to
+// the last stream, publish-cpu-ms/op the part of it until Publish
+// returned; and, for sizing replicas, per stream: stream-cpu-us/op (the
+// rest, divided by the streams), stream-alloc-B/op (bytes allocated),
+// stream-KiB (resident memory with the streams minus without, both after
+// collecting and returning garbage), stream-sync-cpu-us (the server's CPU
+// for the initial sync, per stream), stream-sync-KiB (bytes the server
+// wrote for it, per stream). client-rss-MiB and client-cpu-ms/op are the
+// client process's, once synchronised and per update: it shares the
+// machine's cores with the server.
 func BenchmarkFanout(b *testing.B) {
 	for _, mode := range []string{"delta", "sotw"} {
-		b.Run(fmt.Sprintf("%s/streams=%d/clusters=%d", mode, *fanoutStreams, *fanoutClusters), func(b *testing.B) {
-			benchmarkFanout(b, mode == "delta", *fanoutStreams, *fanoutClusters)
-		})
+		size := fanoutSize{delta: *fanoutStreams}
+		if mode == "sotw" {
+			size = fanoutSize{sotw: *fanoutStreams}
+		}
+		runFanout(b, fmt.Sprintf("%s/streams=%d/clusters=%d", mode, *fanoutStreams, *fanoutClusters), size, *fanoutClusters)
 	}
+	size := fanoutSize{delta: *fanoutMixedDelta, sotw: *fanoutMixedSotw}
+	runFanout(b, fmt.Sprintf("mixed/delta=%d/sotw=%d/clusters=%d", size.delta, size.sotw, *fanoutClusters), size, *fanoutClusters)
 }
 
-func benchmarkFanout(b *testing.B, delta bool, streams, clusters int) {
-	in := Inputs(clusters)
-	tr := translator.New()
-	pub := snapshots.New(snapshots.Options{})
-	out := tr.Translate(in, nil, benchNow, translator.Options{})
-	if _, err := pub.Publish(out); err != nil {
-		b.Fatal(err)
-	}
-	srv := xds.NewServer(pub, xds.Options{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(lis)
+// runFanout runs one sub-benchmark on a rig built by its first run.
+func runFanout(b *testing.B, name string, size fanoutSize, clusters int) {
+	var rig *fanoutRig
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Stop(ctx)
-	}()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 4**fanoutPatience)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFanoutClients$", "-test.bench=^$", "-test.timeout=0")
-	cmd.Env = append(os.Environ(), envAddr+"="+lis.Addr().String(), envStreams+"="+strconv.Itoa(streams), envDelta+"="+strconv.FormatBool(delta))
-	cmd.Stderr = os.Stderr
-	toChild, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	fromChild, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		toChild.Close()
-		cancel() // a client still waiting would keep Wait waiting
-		cmd.Wait()
-	}()
-	lines := bufio.NewScanner(fromChild)
-	expect := func(prefix string) []string {
-		b.Helper()
-		got := make(chan []string, 1)
-		go func() {
-			for lines.Scan() {
-				if f := strings.Fields(lines.Text()); len(f) > 0 && f[0] == prefix {
-					got <- f
-					return
-				}
-			}
-			got <- nil
-		}()
-		select {
-		case f := <-got:
-			if f == nil {
-				b.Fatalf("client process ended before %q: %v", prefix, lines.Err())
-			}
-			return f
-		case <-time.After(*fanoutPatience):
-			b.Fatalf("no %q from the client process within %v", prefix, *fanoutPatience)
-			return nil
+		if rig != nil {
+			rig.Close()
 		}
-	}
-	syncStart := time.Now()
-	expect("ready")
-	initialSync := time.Since(syncStart)
+	}()
+	b.Run(name, func(b *testing.B) {
+		if rig == nil {
+			rig = newFanoutRig(b, size, clusters)
+		}
+		measureFanout(b, rig)
+	})
+}
 
-	var publishing, fanning time.Duration
-	var p50s []float64
-	rv := 1
+func measureFanout(b *testing.B, rig *fanoutRig) {
+	streams := rig.size.streams()
+	var publishing, publishingCPU, serving, clientCPU time.Duration
+	var allocated uint64
+	var last [2]time.Duration // to the last delta, SotW stream
+	var p50s [2][]float64
+	var lastAll time.Duration
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rv++
-		in = RotateCA(in, (i*7919)%clusters, rv)
-		out = tr.Translate(in, translator.PreviousStatus(out.Statuses), benchNow, translator.Options{})
-		fmt.Fprintf(toChild, "arm %d\n", i)
-		expect("armed")
+		pprof.Do(context.Background(), pprof.Labels("phase", "translate"), func(context.Context) {
+			rig.nextEdit(b)
+		})
+		rig.arm(b)
+		if i == 0 && *fanoutProfile != "" {
+			stopProfile = startCPUProfile(b, *fanoutProfile)
+		}
+		alloc0 := allocatedBytes()
+		cpu0 := cpuTime()
 		start := time.Now()
-		if changed, err := pub.Publish(out); err != nil || !changed {
+		if changed, err := rig.pub.Publish(rig.out); err != nil || !changed {
 			b.Fatalf("Publish: changed=%v, %v", changed, err)
 		}
 		publishing += time.Since(start)
-		f := expect("done")
-		last, _ := strconv.ParseInt(f[1], 10, 64)
-		p50, _ := strconv.ParseInt(f[2], 10, 64)
-		// Wall clocks of the two processes: the same machine's.
-		fanning += time.Unix(0, last).Sub(start)
-		p50s = append(p50s, float64(time.Unix(0, p50).Sub(start).Nanoseconds()))
+		// The streams start on Publish's last step, waking them: what
+		// overlaps is a few of them against a whole pass.
+		publishingCPU += cpuTime() - cpu0
+		a := rig.await(b)
+		serving += cpuTime() - cpu0
+		allocated += allocatedBytes() - alloc0
+		clientCPU += a.clientCPU
+		// The two processes' wall clocks are the same machine's.
+		var thisLast time.Duration
+		for k := range 2 {
+			if a.last[k].IsZero() {
+				continue
+			}
+			d := a.last[k].Sub(start)
+			last[k] += d
+			thisLast = max(thisLast, d)
+			p50s[k] = append(p50s[k], float64(a.p50[k].Sub(start).Nanoseconds()))
+		}
+		lastAll += thisLast
 	}
 	b.StopTimer()
+	stopProfile()
 	rss, _ := vmRSS()
+	peak, _ := vmHWM()
 	// The live heap, apart from what the runtime keeps of the initial
 	// sync's peak: RSS is the target, this says how much of it is garbage.
 	// Two collections: the first only moves pooled buffers to the victim
@@ -157,111 +143,76 @@ func benchmarkFanout(b *testing.B, delta bool, streams, clusters int) {
 	runtime.GC()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
+	heldRSS := settledRSS()
+
+	n := float64(b.N)
+	b.ReportMetric(float64(lastAll.Nanoseconds())/n, "ns/op")
+	if rig.size.delta > 0 && rig.size.sotw > 0 {
+		b.ReportMetric(ms(last[0])/n, "delta-last-ms")
+		b.ReportMetric(ms(last[1])/n, "sotw-last-ms")
+		b.ReportMetric(median(p50s[0])/1e6, "delta-p50-ms")
+		b.ReportMetric(median(p50s[1])/1e6, "sotw-p50-ms")
+	} else {
+		b.ReportMetric(median(slices.Concat(p50s[0], p50s[1])), "p50-ns")
+	}
+	b.ReportMetric(float64(publishing.Nanoseconds())/n, "publish-ns/op")
 	b.ReportMetric(float64(mem.HeapInuse)/(1<<20), "server-heap-MiB")
-	b.ReportMetric(float64(fanning.Nanoseconds())/float64(b.N), "ns/op")
-	b.ReportMetric(float64(publishing.Nanoseconds())/float64(b.N), "publish-ns/op")
-	slices.Sort(p50s)
-	b.ReportMetric(p50s[len(p50s)/2], "p50-ns")
 	b.ReportMetric(float64(rss)/(1<<20), "server-rss-MiB")
-	b.ReportMetric(ms(initialSync), "initial-sync-ms")
+	b.ReportMetric(float64(peak)/(1<<20), "server-peak-rss-MiB")
+	b.ReportMetric(ms(rig.initialSync), "initial-sync-ms")
+	b.ReportMetric(ms(serving)/n, "server-cpu-ms/op")
+	b.ReportMetric(ms(publishingCPU)/n, "publish-cpu-ms/op")
+	b.ReportMetric(float64((serving-publishingCPU).Microseconds())/n/float64(streams), "stream-cpu-us/op")
+	b.ReportMetric(float64(allocated)/n/float64(streams), "stream-alloc-B/op")
+	b.ReportMetric(float64(heldRSS-rig.baseRSS)/1024/float64(streams), "stream-KiB")
+	b.ReportMetric(float64(rig.syncCPU.Microseconds())/float64(streams), "stream-sync-cpu-us")
+	b.ReportMetric(float64(rig.syncBytes)/1024/float64(streams), "stream-sync-KiB")
+	b.ReportMetric(float64(rig.clientRSS)/(1<<20), "client-rss-MiB")
+	b.ReportMetric(ms(clientCPU)/n, "client-cpu-ms/op")
 }
 
-// TestFanoutClients is the client process of BenchmarkFanout, run only by
-// it: it opens the streams, says "ready" once each has every type, then
-// for each "arm N" line says "armed N" and, when every stream has received
-// a secret update, "done N <last> <median>" (UnixNano wall clock).
-func TestFanoutClients(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skip("run by BenchmarkFanout")
+// startCPUProfile profiles this process into path until the returned
+// function is called (once or more).
+func startCPUProfile(b *testing.B, path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
 	}
-	streams, _ := strconv.Atoi(os.Getenv(envStreams))
-	delta, _ := strconv.ParseBool(os.Getenv(envDelta))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}
+}
 
-	var (
-		mu       sync.Mutex
-		cond     = sync.NewCond(&mu)
-		synced   int
-		armed    = -1
-		received = map[int][]int64{} // per edit, each stream's arrival
-		failed   error
-	)
-	for i := range streams {
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(xds.MaxSendMsgSize)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		node := &corev3.Node{Id: fmt.Sprintf("envoy-%d", i), Cluster: "edge"}
-		c, err := dialADS(ctx, conn, delta, node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			seen := map[string]bool{}
-			counted := -1 // the last edit this stream's arrival was counted for
-			for {
-				s, err := c.recv()
-				mu.Lock()
-				if err != nil {
-					if failed == nil && ctx.Err() == nil {
-						failed = err
-					}
-					cond.Broadcast()
-					mu.Unlock()
-					return
-				}
-				if !seen[s.typeURL] {
-					seen[s.typeURL] = true
-					if len(seen) == len(servedTypes) {
-						synced++
-					}
-				} else if s.typeURL == resource.SecretType && armed > counted {
-					counted = armed
-					received[armed] = append(received[armed], time.Now().UnixNano())
-				}
-				cond.Broadcast()
-				mu.Unlock()
-			}
-		}()
-	}
-	mu.Lock()
-	for synced < streams && failed == nil {
-		cond.Wait()
-	}
-	mu.Unlock()
-	if failed != nil {
-		t.Fatal(failed)
-	}
-	fmt.Println("ready")
+// settledRSS is the resident memory once garbage is collected and
+// returned to the system: what the process holds, not what it last peaked
+// at.
+func settledRSS() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	rss, _ := vmRSS()
+	return rss
+}
 
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		f := strings.Fields(in.Text())
-		if len(f) != 2 || f[0] != "arm" {
-			continue
-		}
-		n, _ := strconv.Atoi(f[1])
-		mu.Lock()
-		armed = n
-		mu.Unlock()
-		fmt.Println("armed", n)
-		mu.Lock()
-		for len(received[n]) < streams && failed == nil {
-			cond.Wait()
-		}
-		times := slices.Clone(received[n])
-		mu.Unlock()
-		if failed != nil {
-			t.Fatal(failed)
-		}
-		slices.Sort(times)
-		fmt.Println("done", times[len(times)-1], times[len(times)/2])
+// allocatedBytes is the heap allocated since the process started, read
+// without stopping the world.
+func allocatedBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	if err := in.Err(); err != nil && err != io.EOF {
-		t.Fatal(err)
-	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
