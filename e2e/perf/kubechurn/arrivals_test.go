@@ -16,7 +16,15 @@ type arrivals struct {
 	// seen[i] is the highest generation served for Service i.
 	seen      map[int]int
 	latencies []time.Duration
-	changed   chan struct{} // a slot: something arrived
+	// applied are the updates that arrived, each once.
+	applied []appliedUpdate
+	changed chan struct{} // a slot: something arrived
+}
+
+// appliedUpdate is update (service, gen): written at sent, arrived at at.
+type appliedUpdate struct {
+	service, gen int
+	sent, at     time.Time
 }
 
 func newArrivals() *arrivals {
@@ -52,6 +60,7 @@ func (a *arrivals) served(i, g int, at time.Time) {
 	for pg, sentAt := range a.pending[i] {
 		if pg <= g {
 			a.latencies = append(a.latencies, at.Sub(sentAt))
+			a.applied = append(a.applied, appliedUpdate{service: i, gen: pg, sent: sentAt, at: at})
 			delete(a.pending[i], pg)
 		}
 	}
@@ -92,6 +101,13 @@ func (a *arrivals) sorted() []time.Duration {
 	out := slices.Clone(a.latencies)
 	slices.Sort(out)
 	return out
+}
+
+// appliedUpdates are the updates that arrived, in the order they did.
+func (a *arrivals) appliedUpdates() []appliedUpdate {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.applied)
 }
 
 // percentile is the nearest-rank percentile of sorted values; 0 for none.

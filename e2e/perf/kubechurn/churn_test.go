@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
-	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"github.com/tlsplane/tlsplane/e2e/harness"
@@ -41,6 +39,10 @@ var (
 // each process's user + system CPU over the window (first update to the
 // last arrival, or the patience), as a percentage of one core. At the end
 // the real Envoy must hold every Service's final endpoint (envoy-held).
+// delivered-p50-ms and delivered-p99-ms run from the API call to the API
+// server's watch event reaching a watcher of the benchmark's own (on a
+// connection of its own), after-p50-ms and after-p99-ms from that event to
+// the ADS client: the API server's part and tlsplane's.
 //
 // Needs TLSPLANE_BIN, ENVOY_BIN and the API server binaries (make
 // kube-apiserver); skips without them, fails under CI=true.
@@ -51,41 +53,12 @@ func BenchmarkEndpointChurn(b *testing.B) {
 }
 
 func benchmarkKubeChurn(b *testing.B, n, rate int, duration time.Duration) {
-	tlsplaneBin, envoyBin := binaries(b)
+	_, envoyBin := binaries(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	setupCtx, setupCancel := context.WithTimeout(ctx, *churnSetup)
-	defer setupCancel()
-	api, err := apiserver.Start(setupCtx)
-	if err != nil {
-		b.Fatalf("start API server: %v", err)
-	}
-	b.Cleanup(api.Stop)
-	cfg := *api.Config
-	cfg.QPS, cfg.Burst = 1000, 2000 // the load generator is not what is measured
-	w := &world{n: n, kube: kubernetes.NewForConfigOrDie(&cfg), gateway: gwclient.NewForConfigOrDie(&cfg),
-		caPEM: string(harness.NewAuthority(b, "kubechurn CA").PEM)}
-	began := time.Now()
-	if err := w.create(setupCtx, 16); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("created %d Services with policies, CA ConfigMaps and EndpointSlices in %s", n, time.Since(began).Round(time.Millisecond))
-
-	logDir := b.TempDir()
-	if dir := os.Getenv("KUBECHURN_LOG_DIR"); dir != "" {
-		logDir = dir // kept after the run
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-	}
-	began = time.Now()
-	tp := harness.StartTLSPlane(b, harness.TLSPlaneOptions{
-		Bin: tlsplaneBin, LogDir: logDir, Name: "tlsplane",
-		Args:         []string{"--kubeconfig", api.Kubeconfig, "--leader-election-namespace", "default"},
-		Env:          []string{"POD_NAME=kubechurn"},
-		ReadyTimeout: *churnSetup,
-	})
+	s := startWorld(b, n)
+	w, tp, logDir, setupCtx := s.w, s.tp, s.logDir, s.setup
 	envoy := harness.StartEnvoy(b, harness.EnvoyOptions{
 		Bin: envoyBin, LogDir: logDir, NodeID: "churn-envoy", Fleet: "churn",
 		XDSAddress: tp.XDSAddress(), APIType: "DELTA_GRPC",
@@ -97,8 +70,9 @@ func benchmarkKubeChurn(b *testing.B, n, rate int, duration time.Duration) {
 	}
 	// Served: every load assignment on the ADS stream, every cluster active
 	// in Envoy, and every policy's status written (the status writer's
-	// requests would otherwise land in the window).
-	if err := harness.Eventually(*churnSetup, 200*time.Millisecond, func() error {
+	// requests would otherwise land in the window). Once a second: at
+	// 10,000 Services each look lists 10,000 policies.
+	if err := harness.Eventually(*churnSetup, time.Second, func() error {
 		if tp.Exited() || envoy.Exited() {
 			return errors.New("tlsplane or Envoy exited")
 		}
@@ -130,9 +104,9 @@ func benchmarkKubeChurn(b *testing.B, n, rate int, duration time.Duration) {
 	}); err != nil {
 		b.Fatalf("not served: %v\n--- tlsplane:\n%s\n--- envoy:\n%s", err, tp.LogTail(30), envoy.LogTail(30))
 	}
-	b.Logf("served (ADS stream, Envoy, statuses) %s after tlsplane started", time.Since(began).Round(time.Millisecond))
+	b.Logf("served (ADS stream, Envoy, statuses) %s after tlsplane started", time.Since(s.tlsplaneStarted).Round(time.Millisecond))
 
-	apiPID, etcdPID := api.PIDs()
+	apiPID, etcdPID := s.api.PIDs()
 	pids := map[string]int{"tlsplane": tp.PID(), "apiserver": apiPID, "etcd": etcdPID, "envoy": envoy.PID()}
 	var latencies []time.Duration
 	var written, outstanding int
@@ -142,13 +116,24 @@ func benchmarkKubeChurn(b *testing.B, n, rate int, duration time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Where an update's time goes: the API server's watch event, as a
+	// watcher of the benchmark's sees it, and tlsplane's publishes.
+	delivered, err := watchDeliveries(ctx, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rvs := map[[2]int]string{}
+	published := &publishLog{path: tp.LogPath}
+	if err := published.mark(); err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for range b.N {
 		m, err := startCPU(pids)
 		if err != nil {
 			b.Fatal(err)
 		}
-		written += churn(ctx, b, w, a, rate, duration)
+		written += churn(ctx, b, w, a, rate, duration, rvs)
 		// The last updates' arrival, bounded.
 		deadline := time.Now().Add(*churnPatience)
 		for a.outstanding() > 0 && time.Now().Before(deadline) {
@@ -215,13 +200,45 @@ func benchmarkKubeChurn(b *testing.B, n, rate int, duration time.Duration) {
 		wallSum.Round(time.Millisecond), written, float64(written)/duration.Seconds()/float64(b.N), len(latencies), outstanding, *churnPatience,
 		ms(percentile(latencies, 50)), ms(percentile(latencies, 99)), ms(percentile(latencies, 100)),
 		translations, translateMs, publishMs, held, n, loadAverage())
+
+	// The split: from the API call to the watch event, and from the watch
+	// event to the ADS client; the intervals between tlsplane's publishes.
+	var toEvent, afterEvent []time.Duration
+	for _, u := range a.appliedUpdates() {
+		if rv, ok := rvs[[2]int{u.service, u.gen}]; ok {
+			if at, ok := delivered.of(rv, 0); ok {
+				toEvent = append(toEvent, at.Sub(u.sent))
+				afterEvent = append(afterEvent, u.at.Sub(at))
+			}
+		}
+	}
+	slices.Sort(toEvent)
+	slices.Sort(afterEvent)
+	b.ReportMetric(ms(percentile(toEvent, 50)), "delivered-p50-ms")
+	b.ReportMetric(ms(percentile(toEvent, 99)), "delivered-p99-ms")
+	b.ReportMetric(ms(percentile(afterEvent, 50)), "after-p50-ms")
+	b.ReportMetric(ms(percentile(afterEvent, 99)), "after-p99-ms")
+	var intervals []time.Duration
+	if times, err := published.all(); err == nil {
+		for k := 1; k < len(times); k++ {
+			intervals = append(intervals, times[k].Sub(times[k-1]))
+		}
+	}
+	slices.Sort(intervals)
+	b.Logf("split (%d updates): the API server's watch event p50 %.0f ms p99 %.0f ms max %.0f ms after the call; "+
+		"then to the ADS client p50 %.0f ms p99 %.0f ms max %.0f ms; tlsplane published %d times, every p50 %.0f ms p99 %.0f ms max %.0f ms",
+		len(toEvent), ms(percentile(toEvent, 50)), ms(percentile(toEvent, 99)), ms(percentile(toEvent, 100)),
+		ms(percentile(afterEvent, 50)), ms(percentile(afterEvent, 99)), ms(percentile(afterEvent, 100)),
+		len(intervals)+1, ms(percentile(intervals, 50)), ms(percentile(intervals, 99)), ms(percentile(intervals, 100)))
 }
 
 // churn writes rate updates a second for duration, round robin over the
 // Services, each to the next generation, and returns how many the API
 // server accepted. Writes overlap (a slow answer does not slow the rate)
 // up to a bound; it never runs past duration.
-func churn(ctx context.Context, b *testing.B, w *world, a *arrivals, rate int, duration time.Duration) int {
+//
+// rvs gets each accepted update's resourceVersion, by (Service, generation).
+func churn(ctx context.Context, b *testing.B, w *world, a *arrivals, rate int, duration time.Duration, rvs map[[2]int]string) int {
 	total := int(float64(rate) * duration.Seconds())
 	interval := time.Second / time.Duration(rate)
 	start := time.Now()
@@ -252,7 +269,7 @@ func churn(ctx context.Context, b *testing.B, w *world, a *arrivals, rate int, d
 		go func() {
 			defer wg.Done()
 			defer func() { <-inFlight }()
-			err := w.update(ctx, i, g)
+			rv, err := w.update(ctx, i, g)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -262,6 +279,7 @@ func churn(ctx context.Context, b *testing.B, w *world, a *arrivals, rate int, d
 				return
 			}
 			accepted++
+			rvs[[2]int{i, g}] = rv
 		}()
 	}
 	wg.Wait()

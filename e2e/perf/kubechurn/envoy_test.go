@@ -72,8 +72,11 @@ func envoyGenerations(e *harness.Envoy) (map[int]int, error) {
 	return out, nil
 }
 
+// adminURLer is an Envoy whose admin answers on loopback.
+type adminURLer interface{ AdminURL(path string) string }
+
 // envoyClusters reads how many clusters a real Envoy has active and warming.
-func envoyClusters(e *harness.Envoy) (active, warming int64, err error) {
+func envoyClusters(e adminURLer) (active, warming int64, err error) {
 	body, err := harness.HTTPGet(e.AdminURL(`/stats?filter=^cluster_manager\.(active|warming)_clusters$`))
 	if err != nil {
 		return 0, 0, err

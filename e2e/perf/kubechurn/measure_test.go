@@ -2,6 +2,7 @@ package kubechurn
 
 import (
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -62,6 +63,13 @@ func TestArrivals(t *testing.T) {
 	}
 	if got := a.outstanding(); got != 1 {
 		t.Errorf("outstanding = %d, want 1 (Service 8)", got)
+	}
+	// Each update is applied once, with its own write time.
+	applied := a.appliedUpdates()
+	slices.SortFunc(applied, func(x, y appliedUpdate) int { return x.gen - y.gen })
+	if len(applied) != 2 || applied[0].gen != 1 || !applied[0].sent.Equal(t0) || applied[1].gen != 2 ||
+		!applied[1].sent.Equal(t0.Add(10*time.Millisecond)) || !applied[1].at.Equal(t0.Add(100*time.Millisecond)) {
+		t.Errorf("applied %+v", applied)
 	}
 }
 

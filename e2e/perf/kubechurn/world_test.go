@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 )
@@ -24,7 +25,10 @@ const namespaces = 10
 type world struct {
 	kube    kubernetes.Interface
 	gateway gwclient.Interface
-	n       int
+	// config is the clients' configuration, for a watch of the
+	// benchmark's own (deliveries).
+	config *rest.Config
+	n      int
 	// gens[i] is the last generation handed out for Service i (owned by
 	// the churn's loop).
 	gens []int
@@ -168,18 +172,19 @@ func (w *world) createService(ctx context.Context, i int, ca string) error {
 }
 
 // update writes Service i's slice at generation g, as the EndpointSlice
-// controller does (an Update of the object it last saw).
-func (w *world) update(ctx context.Context, i, g int) error {
+// controller does (an Update of the object it last saw), and returns the
+// slice's new resourceVersion.
+func (w *world) update(ctx context.Context, i, g int) (string, error) {
 	w.locks[i].Lock()
 	defer w.locks[i].Unlock()
 	s := endpointSlice(i, g)
 	s.ResourceVersion = w.slices[i].ResourceVersion
 	out, err := w.kube.DiscoveryV1().EndpointSlices(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
 	if err != nil {
-		return fmt.Errorf("update EndpointSlice %s/%s to generation %d: %w", s.Namespace, s.Name, g, err)
+		return "", fmt.Errorf("update EndpointSlice %s/%s to generation %d: %w", s.Namespace, s.Name, g, err)
 	}
 	w.slices[i], w.final[i] = out, g
-	return nil
+	return out.ResourceVersion, nil
 }
 
 // finalGenerations are the generations the API server holds, once no
