@@ -23,6 +23,15 @@
 #                         Services, EndpointSlice updates per second, how long
 #   CHURN_FILE_ARGS       -args for the file-mode churn (e2e/perf), its
 #                         defaults being the issue's when empty
+#   CHURN_KUBE23_SERVICES, CHURN_KUBE23_RATE
+#                         issue 23's endpoint churn in Kubernetes mode
+#   IDLE_SERVICES, IDLE_EDITS
+#                         issue 23's idle-world edits in Kubernetes mode
+#                         (e2e/perf/kubechurn): Services, edits (a third
+#                         each: CA rotation, policy edit, EndpointSlice)
+#   MIXED_DELTA, MIXED_SOTW
+#                         issue 23's one-replica fan-out: delta and SotW
+#                         streams at once, 10,000 clusters
 #   ENVOY_BIN             Envoy 1.40 (make envoy installs one)
 # Prerequisites are built as make builds them (make envoy kube-apiserver,
 # and tlsplane as make build does); a missing one stops the run at once.
@@ -41,13 +50,19 @@ FANOUT_STREAMS=${FANOUT_STREAMS:-1000}
 FANOUT_CLUSTERS=${FANOUT_CLUSTERS:-10000}
 FANOUT_SOTW_CLUSTERS=${FANOUT_SOTW_CLUSTERS:-10000}
 PROPAGATION_CLUSTERS=${PROPAGATION_CLUSTERS:-100,1000,10000}
-PROPAGATION_EDITS=${PROPAGATION_EDITS:-50}
+PROPAGATION_EDITS=${PROPAGATION_EDITS:-60}
 ROUTE_SERVICES=${ROUTE_SERVICES:-10000}
 SCALE_BENCHTIME=${SCALE_BENCHTIME:-3x}
 CHURN_KUBE_SERVICES=${CHURN_KUBE_SERVICES:-1000}
 CHURN_KUBE_RATE=${CHURN_KUBE_RATE:-50}
 CHURN_KUBE_DURATION=${CHURN_KUBE_DURATION:-60s}
 CHURN_FILE_ARGS=${CHURN_FILE_ARGS:-}
+CHURN_KUBE23_SERVICES=${CHURN_KUBE23_SERVICES:-10000}
+CHURN_KUBE23_RATE=${CHURN_KUBE23_RATE:-200}
+IDLE_SERVICES=${IDLE_SERVICES:-10000}
+IDLE_EDITS=${IDLE_EDITS:-150}
+MIXED_DELTA=${MIXED_DELTA:-5000}
+MIXED_SOTW=${MIXED_SOTW:-5000}
 ENVOY_BIN=${ENVOY_BIN:-$PWD/.venv/bin/envoy}
 export ENVOY_BIN
 
@@ -118,6 +133,8 @@ bench ./translator 'BenchmarkTranslate$|BenchmarkTranslateCold$|BenchmarkRetrans
 COUNT=$PERF_COUNT bench ./perf 'BenchmarkEditToSnapshot$|BenchmarkChangeToSnapshot$|BenchmarkPublish$' "$PERF_BENCHTIME"
 COUNT=1 bench ./perf 'BenchmarkFanout/delta' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_CLUSTERS"
 COUNT=1 bench ./perf 'BenchmarkFanout/sotw' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_SOTW_CLUSTERS"
+# Issue 23: one replica, delta and SotW streams at once.
+COUNT=1 bench ./perf 'BenchmarkFanout/mixed' 3x -args -fanout.mixed.delta="$MIXED_DELTA" -fanout.mixed.sotw="$MIXED_SOTW" -fanout.clusters=10000
 # Issue 16: the metrics service's cost per stats flush at 10,000 clusters:
 # decoding one Envoy's report, and 100 Envoys' reports tracked and applied.
 bench ./xds 'BenchmarkClusterCounters$' 10x
@@ -131,6 +148,12 @@ COUNT=1 bench ./perf 'BenchmarkTranslateScale$' "$SCALE_BENCHTIME"
 e2e_bench BenchmarkEndpointChurn/file/services=10000/rate=200 ./perf 'BenchmarkEndpointChurn/file' ${CHURN_FILE_ARGS:+-args $CHURN_FILE_ARGS}
 e2e_bench "BenchmarkEndpointChurn/kube/services=$CHURN_KUBE_SERVICES/rate=$CHURN_KUBE_RATE" ./perf/kubechurn 'BenchmarkEndpointChurn/kube' \
 	-args -churn.services="$CHURN_KUBE_SERVICES" -churn.rate="$CHURN_KUBE_RATE" -churn.duration="$CHURN_KUBE_DURATION"
+# Issue 23: idle-world edits against a real kube-apiserver (one at a time,
+# a quiet spell before each), and endpoint churn at 10,000 Services.
+e2e_bench "BenchmarkIdleEdits/kube/services=$IDLE_SERVICES" ./perf/kubechurn 'BenchmarkIdleEdits/kube' \
+	-args -churn.services="$IDLE_SERVICES" -idle.edits="$IDLE_EDITS"
+e2e_bench "BenchmarkEndpointChurn/kube/services=$CHURN_KUBE23_SERVICES/rate=$CHURN_KUBE23_RATE" ./perf/kubechurn 'BenchmarkEndpointChurn/kube' \
+	-args -churn.services="$CHURN_KUBE23_SERVICES" -churn.rate="$CHURN_KUBE23_RATE" -churn.duration="$CHURN_KUBE_DURATION"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt
 
@@ -148,6 +171,6 @@ cp "$work/machine.txt" docs/performance-machine.txt
 # perfreport alone re-renders the document from these files.
 $GO run ./perf/cmd/perfreport -out docs/performance.md -machine docs/performance-machine.txt \
 	-propagation docs/performance-propagation.json -routes docs/performance-routes.json -notes perf/analysis.md \
-	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS ROUTE_SERVICES=$ROUTE_SERVICES CHURN_KUBE_SERVICES=$CHURN_KUBE_SERVICES CHURN_KUBE_RATE=$CHURN_KUBE_RATE CHURN_KUBE_DURATION=$CHURN_KUBE_DURATION${CHURN_FILE_ARGS:+ CHURN_FILE_ARGS='$CHURN_FILE_ARGS'}" \
+	-reproduce "make bench  # COUNT=$COUNT FANOUT_STREAMS=$FANOUT_STREAMS FANOUT_CLUSTERS=$FANOUT_CLUSTERS FANOUT_SOTW_CLUSTERS=$FANOUT_SOTW_CLUSTERS PROPAGATION_CLUSTERS=$PROPAGATION_CLUSTERS PROPAGATION_EDITS=$PROPAGATION_EDITS ROUTE_SERVICES=$ROUTE_SERVICES CHURN_KUBE_SERVICES=$CHURN_KUBE_SERVICES CHURN_KUBE_RATE=$CHURN_KUBE_RATE CHURN_KUBE_DURATION=$CHURN_KUBE_DURATION CHURN_KUBE23_SERVICES=$CHURN_KUBE23_SERVICES CHURN_KUBE23_RATE=$CHURN_KUBE23_RATE IDLE_SERVICES=$IDLE_SERVICES IDLE_EDITS=$IDLE_EDITS MIXED_DELTA=$MIXED_DELTA MIXED_SOTW=$MIXED_SOTW${CHURN_FILE_ARGS:+ CHURN_FILE_ARGS='$CHURN_FILE_ARGS'}" \
 	docs/performance-raw.txt
 note "wrote docs/performance.md, docs/performance.png, docs/performance-{raw.txt,propagation.json,routes.json,machine.txt}"

@@ -62,4 +62,9 @@ func TestIssue23HasEveryTarget(t *testing.T) {
 	if !strings.Contains(row, "| 5.0 ms | 0.50 ms | 2.50 ms | 2.0 ms |") {
 		t.Errorf("split row %q", row)
 	}
+	kube := parseRaw(t, "BenchmarkIdleEdits/kube/services=10000-2 \t 1 \t 1 ns/op \t 8 p50-ca-ms \t 30 p99-ca-ms \t 0.001 wait-ms \t 0.9 translate-ms \t 0.4 publish-ms \t 5.7 delivered-ca-ms \t 2.3 envoy-ca-ms\n")
+	row = rowOf(t, issue23(kube, nil, nil, nil), "Kubernetes mode, CA rotation")
+	if !strings.Contains(row, "| 8.0 ms | 0.00 ms | 1.30 ms | API server 5.7 ms, Envoy 2.3 ms |") {
+		t.Errorf("split row %q", row)
+	}
 }
