@@ -11,7 +11,8 @@ import (
 )
 
 // serviceManifest is one Service with its EndpointSlice, the shape of a
-// directory of many Services; gen changes the slice's first address.
+// directory of many Services; gen changes the slice's addresses (40,000
+// generations before they repeat).
 func serviceManifest(i, gen int) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Service
@@ -29,8 +30,8 @@ addressType: IPv4
 ports: [{name: https, port: 8443}]
 endpoints:
 - addresses: ["10.%[3]d.%[4]d.%[5]d"]
-- addresses: ["10.%[3]d.%[4]d.2"]
-`, i%50, i, i/250%250, i%250, 10+gen%200)
+- addresses: ["10.%[3]d.%[4]d.%[6]d"]
+`, i%50, i, i/250%250, i%250, 10+gen%200, 10+gen/200%200)
 }
 
 // writeAtomically writes path through a hidden temporary file and a

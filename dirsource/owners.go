@@ -62,6 +62,7 @@ func (s *Source) forget(rel string) []objectKey {
 		touched = append(touched, k)
 	}
 	delete(s.files, rel)
+	delete(s.links, rel)
 	s.countsDirty = true
 	return touched
 }

@@ -59,6 +59,7 @@ type Source struct {
 	countsDirty  bool
 	countedFiles int
 	holders      map[objectKey][]string // the paths defining each object
+	links        map[string]bool        // the paths that are symlinks, read again by every read
 	watched      map[string]bool        // directories added to the watcher
 	root         string                 // opts.Dir through its symlinks, at the last walk
 	suspect      []string               // paths to read again after settle
@@ -90,6 +91,7 @@ func New(opts Options) (*Source, error) {
 		view:    newView(),
 		files:   map[string]*fileState{},
 		holders: map[objectKey][]string{},
+		links:   map[string]bool{},
 		watched: map[string]bool{},
 		settle:  defaultSettle,
 	}

@@ -122,10 +122,8 @@ func (s *Source) reread(watcher *fsnotify.Watcher, named []string) (changed, aga
 	for _, rel := range named {
 		paths[rel] = true
 	}
-	for rel, st := range s.files {
-		if st.link {
-			paths[rel] = true
-		}
+	for rel := range s.links {
+		paths[rel] = true
 	}
 	type found struct {
 		rel  string
@@ -200,7 +198,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 		return false
 	}
 	st := s.state(rel)
-	st.link = link
+	s.setLink(rel, st, link)
 	st.stamped = false
 	if st.replaced {
 		st.replaced = false
@@ -250,7 +248,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 // settle apart, before it is reported.
 func (s *Source) unusable(p *pass, rel string, link bool, err error) {
 	st := s.state(rel)
-	st.link = link
+	s.setLink(rel, st, link)
 	st.stamped = false
 	st.sum = [sha256.Size]byte{}
 	if st.replaced {
@@ -276,6 +274,17 @@ func (s *Source) replacedByDirectory(p *pass, rel string) {
 		p.touched = append(p.touched, st.keys()...) // its objects now yield to the directory's
 	}
 	s.readFailed(st, filepath.Join(s.opts.Dir, rel), errors.New("replaced by a directory; its manifests are read as files of their own"))
+}
+
+// setLink records whether rel is a symlink; the set of them is kept so a
+// read of a few paths does not walk every file to find the links.
+func (s *Source) setLink(rel string, st *fileState, link bool) {
+	st.link = link
+	if link {
+		s.links[rel] = true
+	} else {
+		delete(s.links, rel)
+	}
 }
 
 // state returns rel's state, creating it.

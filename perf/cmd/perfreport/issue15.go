@@ -151,6 +151,9 @@ func churnRow(t *targetTable, b benchmarks, mode string, services, rate int, wha
 	target := fmt.Sprintf("tlsplane CPU ≤ 25 %% of a core; every update applied; p99 ≤ %.0f ms", p99Limit)
 	name, found := churnName(b, mode)
 	want := fmt.Sprintf("BenchmarkEndpointChurn/%s/services=%d/rate=%d", mode, services, rate)
+	if _, ok := b.median(want, "ns/op"); ok {
+		name, found = want, true // the row's own size, when it ran beside a larger one
+	}
 	if !found {
 		t.missing(what+" (`"+want+"`)", target, want)
 		return

@@ -68,3 +68,17 @@ func TestIssue23HasEveryTarget(t *testing.T) {
 		t.Errorf("split row %q", row)
 	}
 }
+
+// A churn row shows the run of its own size when several sizes ran.
+func TestChurnRowPrefersItsOwnSize(t *testing.T) {
+	b := parseRaw(t, "BenchmarkEndpointChurn/kube/services=1000/rate=50-2 \t 1 \t 1 ns/op \t 5 tlsplane-cpu-% \t 90 p99-ms \t 3000 updates \t 3000 applied\n"+
+		"BenchmarkEndpointChurn/kube/services=10000/rate=200-2 \t 1 \t 1 ns/op \t 9 tlsplane-cpu-% \t 61 p99-ms \t 12000 updates \t 12000 applied\n")
+	row := rowOf(t, issue15(b, nil, nil, nil), "endpoint churn against the real API server")
+	if !strings.Contains(row, "services=1000/rate=50") || !strings.Contains(row, "3000 of 3000") {
+		t.Errorf("issue 15's row %q, want its 1,000 Services at 50/s", row)
+	}
+	row = rowOf(t, issue23(b, nil, nil, nil), "endpoint churn, Kubernetes mode: 10,000")
+	if !strings.Contains(row, "12000 of 12000") {
+		t.Errorf("issue 23's row %q, want its 10,000 Services at 200/s", row)
+	}
+}
