@@ -1,10 +1,6 @@
 package kube
 
 import (
-	"bufio"
-	"bytes"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -13,24 +9,7 @@ import (
 // tlsplane_status_writes_total{kind=…,result="written"} of cp.
 func (cp *controlPlane) statusWrites(t *testing.T) string {
 	t.Helper()
-	body, err := cp.get("/metrics")
-	if err != nil {
-		t.Fatalf("%s: %v", cp.name, err)
-	}
-	var sum float64
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "tlsplane_status_writes_total{") || !strings.Contains(line, `result="written"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, "}")+1:]), 64)
-		if err != nil {
-			t.Fatalf("%s: /metrics line %q: %v", cp.name, line, err)
-		}
-		sum += v
-	}
-	return strconv.FormatFloat(sum, 'f', -1, 64)
+	return cp.metricSum(t, "tlsplane_status_writes_total", `result="written"`)
 }
 
 // expectNoWriteStorm: once statuses are current, our own writes (which come
