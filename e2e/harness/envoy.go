@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -276,19 +274,7 @@ func StatsAt(adminPort int) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), ": ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(value, 10, 64); err == nil {
-			out[name] = n
-		}
-	}
-	return out, sc.Err()
+	return ParseStats(body)
 }
 
 // SumStats adds every stat named prefix…suffix.

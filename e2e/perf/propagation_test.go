@@ -538,17 +538,7 @@ func (a adminClient) stats(filter string) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(body, "\n") {
-		name, value, ok := strings.Cut(line, ": ")
-		if !ok {
-			continue
-		}
-		if v, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err == nil {
-			out[name] = v
-		}
-	}
-	return out, nil
+	return harness.ParseStats([]byte(body))
 }
 
 // get is the body of an admin page, bounded.
@@ -606,20 +596,7 @@ func (a adminClient) prometheus(filter string) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseInt(line[i+1:], 10, 64); err == nil {
-			out[strings.TrimSuffix(line[:i], "{}")] = v
-		}
-	}
-	return out, nil
+	return harness.PrometheusSamples(body), nil
 }
 
 // process is a child in its own process group, stopped at cleanup.

@@ -152,7 +152,7 @@ func readStats(e adminURLer, stats []watchedStat) (map[string]int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("/stats/prometheus: %s", resp.Status)
 	}
-	samples := prometheusSamples(string(body))
+	samples := harness.PrometheusSamples(string(body))
 	out := map[string]int64{}
 	for _, w := range stats {
 		if v, ok := samples[w.sample]; ok {
@@ -160,23 +160,4 @@ func readStats(e adminURLer, stats []watchedStat) (map[string]int64, error) {
 		}
 	}
 	return out, nil
-}
-
-// prometheusSamples are the integer samples of a Prometheus exposition, by
-// metric name and labels ("{}" dropped).
-func prometheusSamples(body string) map[string]int64 {
-	out := map[string]int64{}
-	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseInt(line[i+1:], 10, 64); err == nil {
-			out[strings.TrimSuffix(line[:i], "{}")] = v
-		}
-	}
-	return out
 }

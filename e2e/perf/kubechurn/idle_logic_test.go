@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // BenchmarkIdleEdits's own logic, without processes.
@@ -106,7 +108,7 @@ envoy_cluster_manager_warming_clusters{} 0
 envoy_sds_update_success{envoy_xds_resource_name="ca/churn-3/configmap/svc-3-ca"} 2
 not a sample
 `
-	got := prometheusSamples(body)
+	got := harness.PrometheusSamples(body)
 	for name, want := range map[string]int64{
 		clusterStat(clusterName(7), "update_time").sample:    1764103760123,
 		managerStat("warming_clusters").sample:               0,

@@ -1,8 +1,6 @@
 package routesplit
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -89,19 +87,7 @@ func (e *envoy) values(regex string) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), ": ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(value, 10, 64); err == nil {
-			out[name] = n
-		}
-	}
-	return out, sc.Err()
+	return harness.ParseStats(body)
 }
 
 // histSums reads the sum and count of each histogram matching regex, by
