@@ -55,11 +55,12 @@ func (t *Tracker) observe(statuses map[types.NamespacedName]gwv1.PolicyStatus, o
 		if len(policies) == 0 {
 			continue
 		}
-		s := w.stateAt(now, t.window)
+		v := t.merged(key, w)
+		s := v.stateAt(now, t.window)
 		if !s.reported {
 			continue
 		}
-		o := observation{fleet: key.fleet, cluster: key.cluster, state: s, sum: w.sum(now, t.window)}
+		o := observation{fleet: key.fleet, cluster: key.cluster, state: s, sum: v.sum(now, t.window)}
 		for _, p := range policies {
 			if _, ok := statuses[p]; ok {
 				byPolicy[p] = append(byPolicy[p], o)
@@ -110,12 +111,10 @@ func (t *Tracker) condition(obs []observation) (metav1.Condition, bool) {
 		}
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, f.reason, translator.CapMessage(msg, maxMessage)
 	case len(succeeding) > 0:
-		var ok uint64
-		for _, o := range succeeding {
-			ok += o.sum[slotHandshake]
-		}
-		msg := fmt.Sprintf("Envoys report %d successful TLS handshakes in the last %s, and no failure since the last success, on %s",
-			ok, t.window, pairs(succeeding))
+		// No count here: it moves with every flush, and the status would
+		// be written as often; /debug/status and Envoy's stats have it.
+		msg := fmt.Sprintf("Envoys report successful TLS handshakes in the last %s, and no failure since the last success, on %s",
+			t.window, pairs(succeeding))
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonHandshakesSucceeding, translator.CapMessage(msg, maxMessage)
 	default:
 		return c, false

@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// DebugWindow is one (fleet, cluster) window as /debug/status shows it.
+// DebugWindow is one (fleet, cluster) window as /debug/status shows it:
+// what the Envoys of every replica reported, this one's and its peers'.
 type DebugWindow struct {
 	Fleet    string                 `json:"fleet"`
 	Cluster  string                 `json:"cluster"`
@@ -30,13 +31,14 @@ func (t *Tracker) Debug() []DebugWindow {
 	defer t.mu.Unlock()
 	out := make([]DebugWindow, 0, len(t.clusters))
 	for key, w := range t.clusters {
-		s := w.stateAt(now, t.window)
+		v := t.merged(key, w)
+		s := v.stateAt(now, t.window)
 		if !s.reported {
 			continue
 		}
 		d := DebugWindow{Fleet: key.fleet, Cluster: key.cluster, Policies: t.governs[key.cluster],
-			Failing: s.failing, Reason: s.cause.reason, Increases: map[string]uint64{}, LastReport: w.lastReport.UTC()}
-		for i, v := range w.sum(now, t.window) {
+			Failing: s.failing, Reason: s.cause.reason, Increases: map[string]uint64{}, LastReport: v.lastReport.UTC()}
+		for i, v := range v.sum(now, t.window) {
 			if v > 0 {
 				d.Increases[counters[i]] = v
 			}

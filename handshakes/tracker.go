@@ -12,6 +12,10 @@ import (
 // settleAfter is how long after a flush's last batch it is committed.
 const settleAfter = 250 * time.Millisecond
 
+// DefaultRefresh keeps a failing condition's counts within two of Envoy's
+// default stats flushes (5 s) without a status write on every flush.
+const DefaultRefresh = 10 * time.Second
+
 // DefaultWindow is how far back increases count, and how long a cluster
 // nobody reports on keeps its condition.
 const DefaultWindow = 5 * time.Minute
@@ -34,7 +38,11 @@ type Options struct {
 	// OnChange is called, without locks held, when a cluster's state
 	// flips (first reported, failing, succeeding again, forgotten): the
 	// pipeline then recomputes statuses. It must not block.
-	OnChange   func()
+	OnChange func()
+	// Refresh is how often a failing condition's counts are brought up
+	// to date when only they changed (state flips are announced at once);
+	// defaults to DefaultRefresh.
+	Refresh    time.Duration
 	Registerer prometheus.Registerer
 	// Now defaults to time.Now.
 	Now func() time.Time
@@ -45,6 +53,7 @@ type Options struct {
 // pipeline's.
 type Tracker struct {
 	window   time.Duration
+	refresh  time.Duration
 	onChange func()
 	now      func() time.Time
 	metrics  *metrics
@@ -52,8 +61,14 @@ type Tracker struct {
 	mu sync.Mutex
 	// nodes hold each Envoy's last cumulative values, to turn them into
 	// increases; bounded by the Envoys that reported within the window.
-	nodes    map[fleetNode]*nodeCounters
+	nodes map[fleetNode]*nodeCounters
+	// clusters holds this replica's windows, and an empty one for each
+	// window only peers reported, to keep the state last announced.
 	clusters map[fleetCluster]*clusterWindow
+	// peers are the other replicas' windows, by replica (SetPeer).
+	peers map[string]map[fleetCluster]windowView
+	// announced is the digest of the failing counts the last refresh saw.
+	announced uint64
 	// governs is the last translation's cluster → policies.
 	governs map[string][]types.NamespacedName
 }
@@ -91,9 +106,12 @@ func New(opts Options) *Tracker {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = DefaultRefresh
+	}
 	return &Tracker{
-		window: opts.Window, onChange: opts.OnChange, now: opts.Now, metrics: newMetrics(opts.Registerer),
-		nodes: map[fleetNode]*nodeCounters{}, clusters: map[fleetCluster]*clusterWindow{},
+		window: opts.Window, refresh: opts.Refresh, onChange: opts.OnChange, now: opts.Now, metrics: newMetrics(opts.Registerer),
+		nodes: map[fleetNode]*nodeCounters{}, clusters: map[fleetCluster]*clusterWindow{}, peers: map[string]map[fleetCluster]windowView{},
 	}
 }
 
@@ -174,8 +192,8 @@ func (t *Tracker) commit(fleet string, n *nodeCounters, now time.Time) bool {
 		inc := attribute(c.pending)
 		c.pending, c.pendingSet = counts{}, false
 		w := c.window
+		key := fleetCluster{fleet, cluster}
 		if w == nil || w.forgotten {
-			key := fleetCluster{fleet, cluster}
 			if w = t.clusters[key]; w == nil {
 				w = &clusterWindow{}
 				t.clusters[key] = w
@@ -184,9 +202,7 @@ func (t *Tracker) commit(fleet string, n *nodeCounters, now time.Time) bool {
 		}
 		w.add(now, t.width(), inc)
 		t.metrics.count(t.governs[cluster], inc)
-		if s := w.stateAt(now, t.window); s != w.shown {
-			w.shown, flipped = s, true
-		}
+		flipped = t.reevaluate(key, w, now) || flipped
 	}
 	n.pending = false
 	return flipped
@@ -220,16 +236,47 @@ func (t *Tracker) expire() bool {
 	}
 	flipped := false
 	for key, w := range t.clusters {
-		s := w.stateAt(now, t.window)
-		if s != w.shown {
-			w.shown, flipped = s, true
-		}
-		if !s.reported {
+		flipped = t.reevaluate(key, w, now) || flipped
+		if !w.shown.reported {
 			w.forgotten = true // a node's cached pointer must look it up again
 			delete(t.clusters, key)
 		}
 	}
 	return flipped
+}
+
+// stateOf is what every replica's Envoys together say of key; t.mu held.
+func (t *Tracker) stateOf(key fleetCluster, w *clusterWindow, now time.Time) state {
+	if len(t.peers) == 0 {
+		return w.view().stateAt(now, t.window)
+	}
+	return t.merged(key, w).stateAt(now, t.window)
+}
+
+// reevaluate records key's state in w and reports whether it flipped
+// since last announced; t.mu held.
+func (t *Tracker) reevaluate(key fleetCluster, w *clusterWindow, now time.Time) bool {
+	s := t.stateOf(key, w, now)
+	if s == w.shown {
+		return false
+	}
+	w.shown = s
+	return true
+}
+
+// merged is key's window across replicas: w's (nil for none) and the
+// peers'; t.mu held.
+func (t *Tracker) merged(key fleetCluster, w *clusterWindow) windowView {
+	var v windowView
+	if w != nil {
+		v = w.view()
+	}
+	for _, p := range t.peers {
+		if o, ok := p[key]; ok {
+			v.merge(o)
+		}
+	}
+	return v
 }
 
 // Run commits settled flushes, and expires old windows every bucket width,
@@ -240,6 +287,8 @@ func (t *Tracker) Run(ctx context.Context) {
 	defer tick.Stop()
 	settle := time.NewTicker(settleAfter)
 	defer settle.Stop()
+	refresh := time.NewTicker(t.refresh)
+	defer refresh.Stop()
 	for {
 		flipped := false
 		select {
@@ -249,6 +298,8 @@ func (t *Tracker) Run(ctx context.Context) {
 			flipped = t.expire()
 		case <-settle.C:
 			flipped = t.settle()
+		case <-refresh.C:
+			flipped = t.countsMoved()
 		}
 		if flipped && t.onChange != nil {
 			t.onChange()

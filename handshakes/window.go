@@ -12,21 +12,27 @@ type bucket struct {
 	inc   counts
 }
 
-// clusterWindow is what the Envoys of one fleet reported about one
-// cluster: increases in buckets, and when handshakes last failed and
-// last succeeded.
+// clusterWindow is what the Envoys of one fleet connected to this replica
+// reported about one cluster: increases in buckets, and when handshakes
+// last failed and last succeeded.
 type clusterWindow struct {
-	ring        [buckets]bucket
+	ring [buckets]bucket
+	marks
+	// forgotten is set when the window expired and left the tracker.
+	forgotten bool
+	// shown is the state across replicas last announced, to call
+	// onChange on a flip only.
+	shown state
+}
+
+// marks are a window's last report, failure and success.
+type marks struct {
 	lastReport  time.Time
 	lastFailure time.Time
 	lastSuccess time.Time
 	// lastCause is the most specific counter that rose in the last failing
 	// report: the cause now, whatever failed earlier in the window.
 	lastCause failure
-	// forgotten is set when the window expired and left the tracker.
-	forgotten bool
-	// shown is the state last announced, to call onChange on a flip only.
-	shown state
 }
 
 // state is what a window says, compared to tell a flip.
@@ -54,10 +60,40 @@ func (w *clusterWindow) add(t time.Time, width time.Duration, inc counts) {
 	}
 }
 
+// view is the window as the merge of replicas sees it; it shares the ring.
+func (w *clusterWindow) view() windowView {
+	return windowView{buckets: w.ring[:], marks: w.marks}
+}
+
+// windowView is one (fleet, cluster) window as all replicas together saw
+// it: this replica's ring and the buckets its peers published.
+type windowView struct {
+	buckets []bucket
+	marks
+}
+
+// merge adds another replica's view: increases add up, and the latest
+// report, failure and success win, with the cause of the latest failure.
+func (v *windowView) merge(o windowView) {
+	v.buckets = append(v.buckets[:len(v.buckets):len(v.buckets)], o.buckets...)
+	v.lastReport = later(v.lastReport, o.lastReport)
+	v.lastSuccess = later(v.lastSuccess, o.lastSuccess)
+	if o.lastFailure.After(v.lastFailure) {
+		v.lastFailure, v.lastCause = o.lastFailure, o.lastCause
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // sum is the increases within window before now.
-func (w *clusterWindow) sum(now time.Time, window time.Duration) counts {
+func (v windowView) sum(now time.Time, window time.Duration) counts {
 	var total counts
-	for _, b := range w.ring {
+	for _, b := range v.buckets {
 		if !b.start.IsZero() && b.start.After(now.Add(-window)) {
 			total.add(b.inc)
 		}
@@ -67,16 +103,16 @@ func (w *clusterWindow) sum(now time.Time, window time.Duration) counts {
 
 // stateAt says whether the window is reported and failing at now: failing
 // when handshakes failed within the window and none succeeded since.
-func (w *clusterWindow) stateAt(now time.Time, window time.Duration) state {
-	if !w.lastReport.After(now.Add(-window)) {
+func (v windowView) stateAt(now time.Time, window time.Duration) state {
+	if !v.lastReport.After(now.Add(-window)) {
 		return state{}
 	}
-	if w.lastFailure.After(now.Add(-window)) && !w.lastSuccess.After(w.lastFailure) {
-		if _, _, ok := w.sum(now, window).failed(); !ok {
+	if v.lastFailure.After(now.Add(-window)) && !v.lastSuccess.After(v.lastFailure) {
+		if _, _, ok := v.sum(now, window).failed(); !ok {
 			// The failures' bucket left the window before lastFailure did.
 			return state{reported: true}
 		}
-		return state{reported: true, failing: true, cause: w.lastCause}
+		return state{reported: true, failing: true, cause: v.lastCause}
 	}
 	return state{reported: true}
 }
