@@ -1,12 +1,6 @@
 package kube
 
-import (
-	"context"
-	"testing"
-
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
+import "testing"
 
 // TestDeployManifestsApply applies deploy/ to the real API server (the
 // Deployment, Service and PDB as a server-side dry run: no kubelet runs
@@ -19,12 +13,7 @@ func TestDeployManifestsApply(t *testing.T) {
 	applyDeploy(t, "deployment.yaml", true)
 	applyDeploy(t, "pdb.yaml", true)
 
-	c := adminClients(t)
-	sa := "system:serviceaccount:tlsplane-system:tlsplane"
-	for _, tc := range []struct {
-		verb, group, resource, subresource, namespace string
-		allowed                                       bool
-	}{
+	checkAccess(t, adminClients(t), "system:serviceaccount:tlsplane-system:tlsplane", []access{
 		{"watch", "gateway.networking.k8s.io", "backendtlspolicies", "", "", true},
 		{"update", "gateway.networking.k8s.io", "backendtlspolicies", "status", "shop", true},
 		{"list", "", "secrets", "", "", true},
@@ -62,19 +51,13 @@ func TestDeployManifestsApply(t *testing.T) {
 		{"update", "gateway.networking.k8s.io", "referencegrants", "status", "edge", false},
 		{"update", "", "namespaces", "", "", false},
 		{"list", "gateway.networking.k8s.io", "udproutes", "", "", false},
-	} {
-		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: sa,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Verb: tc.verb, Group: tc.group, Resource: tc.resource, Subresource: tc.subresource, Namespace: tc.namespace,
-			},
-		}}
-		got, err := c.kube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), review, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status.Allowed != tc.allowed {
-			t.Errorf("%s %s %s/%s in %q: allowed = %v, want %v", sa, tc.verb, tc.resource, tc.subresource, tc.namespace, got.Status.Allowed, tc.allowed)
-		}
-	}
+		// The replicas' handshake ConfigMaps, in its own namespace only.
+		{"create", "", "configmaps", "", "tlsplane-system", true},
+		{"delete", "", "configmaps", "", "tlsplane-system", true},
+		{"create", "", "configmaps", "", "shop", false},
+		// The informers list and watch; only the status writer gets.
+		{"get", "", "secrets", "", "shop", false},
+		{"get", "gateway.networking.k8s.io", "backendtlspolicies", "", "shop", true},
+		{"patch", "gateway.networking.k8s.io", "backendtlspolicies", "status", "shop", false},
+	})
 }

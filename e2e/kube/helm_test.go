@@ -288,7 +288,11 @@ tolerations:
 func TestHelmChartValues(t *testing.T) {
 	c := adminClients(t)
 	ns := newNamespace(t, c)
-	rendered := helmTemplate(t, "edge-plane", ns, valuesFile(t, everyValue))
+	// The watched namespaces get a Role each: they must exist.
+	shop, pay := ns+"-shop", ns+"-pay"
+	createNamespace(t, c, shop)
+	createNamespace(t, c, pay)
+	rendered := helmTemplate(t, "edge-plane", ns, valuesFile(t, everyValue), valuesFile(t, fmt.Sprintf("namespaces: [%s, %s]\n", shop, pay)))
 	applied := applyRendered(t, rendered)
 
 	var keys []string
@@ -299,9 +303,11 @@ func TestHelmChartValues(t *testing.T) {
 	wantKeys := []string{
 		"ClusterRole /edge-plane", "ClusterRoleBinding /edge-plane",
 		"Deployment " + ns + "/edge-plane", "PodDisruptionBudget " + ns + "/edge-plane",
-		"Role " + ns + "/edge-plane-leader-election", "RoleBinding " + ns + "/edge-plane-leader-election",
+		"Role " + ns + "/edge-plane-leader-election", "Role " + pay + "/edge-plane", "Role " + shop + "/edge-plane",
+		"RoleBinding " + ns + "/edge-plane-leader-election", "RoleBinding " + pay + "/edge-plane", "RoleBinding " + shop + "/edge-plane",
 		"Service " + ns + "/edge-plane-xds", "ServiceAccount " + ns + "/edge-plane",
 	}
+	slices.Sort(wantKeys)
 	if !slices.Equal(keys, wantKeys) {
 		t.Fatalf("rendered objects:\n  %s\nwant:\n  %s", strings.Join(keys, "\n  "), strings.Join(wantKeys, "\n  "))
 	}
@@ -347,7 +353,7 @@ func TestHelmChartValues(t *testing.T) {
 		args = append(args, a.(string))
 	}
 	for _, want := range []string{
-		"--namespaces=shop,pay",
+		"--namespaces=" + shop + "," + pay,
 		"--controller-name=example.com/edge-tls",
 		"--fleet-namespaces=edge=shop,pay;internal=ops",
 		"--leader-elect=true",
@@ -371,9 +377,10 @@ func TestHelmChartValues(t *testing.T) {
 	if got, _, _ := unstructured.NestedFieldNoCopy(svc.Object, "spec", "selector"); mustJSON(t, got) != `{"app.kubernetes.io/instance":"edge-plane","app.kubernetes.io/name":"tlsplane"}` {
 		t.Errorf("Service selector = %v", got)
 	}
-	binding := applied["ClusterRoleBinding /edge-plane"]
-	if got := mustJSON(t, binding.Object["subjects"]); got != `[{"kind":"ServiceAccount","name":"edge-plane","namespace":"`+ns+`"}]` {
-		t.Errorf("ClusterRoleBinding subjects = %s", got)
+	for _, key := range []string{"ClusterRoleBinding /edge-plane", "RoleBinding " + shop + "/edge-plane", "RoleBinding " + pay + "/edge-plane"} {
+		if got := mustJSON(t, applied[key].Object["subjects"]); got != `[{"kind":"ServiceAccount","name":"edge-plane","namespace":"`+ns+`"}]` {
+			t.Errorf("%s subjects = %s", key, got)
+		}
 	}
 
 	checkServeAccepts(t, args)

@@ -18,3 +18,44 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail (printf "leaderElection.enabled=false needs replicas: 1 (got %d): every replica would write status" (int .Values.replicas)) }}
 {{- end }}
 {{- end }}
+
+{{/*
+What tlsplane reads and writes of the namespaced kinds: the informers list
+and watch (informers/view.go); the status writer updates the status of what
+the translator reports on and gets the live object after a conflict
+(statuswriter/). Granted by a Role in each of namespaces, else cluster-wide.
+*/}}
+{{- define "tlsplane.namespacedRules" -}}
+- apiGroups: [""]
+  resources: [services, configmaps, secrets]
+  verbs: [list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list, watch]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [referencegrants]
+  verbs: [list, watch]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [backendtlspolicies, gateways, httproutes, grpcroutes, tlsroutes, tcproutes]
+  verbs: [get, list, watch]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [backendtlspolicies/status, gateways/status, httproutes/status, grpcroutes/status, tlsroutes/status, tcproutes/status]
+  verbs: [update]
+{{- end }}
+
+{{/*
+The cluster-scoped kinds, read whatever namespaces says: Namespaces, whose
+labels Gateway listeners' allowedRoutes selectors match, and GatewayClasses
+and their status.
+*/}}
+{{- define "tlsplane.clusterRules" -}}
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gatewayclasses]
+  verbs: [get, list, watch]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gatewayclasses/status]
+  verbs: [update]
+{{- end }}
