@@ -280,3 +280,24 @@ func TestExpiredWindowComesBack(t *testing.T) {
 		t.Fatalf("after pay's counters moved again: %+v", cond)
 	}
 }
+
+// A window first reported without handshakes (an Envoy that only failed to
+// connect, or a peer's silent window) flips when handshakes then succeed:
+// the condition appears, True, without waiting for another change.
+func TestFirstSuccessFlips(t *testing.T) {
+	c := &clock{now: t0}
+	var flips atomic.Int32
+	tr := newTracker(c, &flips, nil)
+	tr.Record(report("e1", map[string]uint64{counterConnectFailed: 1}))
+	c.advance(time.Second)
+	tr.Record(report("e1", map[string]uint64{counterConnectFailed: 2}))
+	before := flips.Load()
+	c.advance(time.Second)
+	tr.Record(report("e1", map[string]uint64{counterConnectFailed: 2, counterHandshake: 1}))
+	if flips.Load() != before+1 {
+		t.Fatalf("the first successful handshake flipped %d times, want 1", flips.Load()-before)
+	}
+	if cond := handshakeCondition(t, tr, pay); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Fatalf("after the first success: %+v", cond)
+	}
+}

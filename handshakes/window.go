@@ -35,11 +35,16 @@ type marks struct {
 	lastCause failure
 }
 
-// state is what a window says, compared to tell a flip.
+// state is what a window says, compared to tell a flip: it changes
+// exactly when the condition it gives does (present, True or False, and
+// the cause).
 type state struct {
 	reported bool
 	failing  bool
-	cause    failure
+	// succeeded: handshakes succeeded within the window (True when not
+	// failing; absent when neither).
+	succeeded bool
+	cause     failure
 }
 
 // add counts one report's increases at t. A report whose failure counters
@@ -114,5 +119,16 @@ func (v windowView) stateAt(now time.Time, window time.Duration) state {
 		}
 		return state{reported: true, failing: true, cause: v.lastCause}
 	}
-	return state{reported: true}
+	return state{reported: true, succeeded: v.handshakes(now, window) > 0}
+}
+
+// handshakes is the successful handshakes within window before now.
+func (v windowView) handshakes(now time.Time, window time.Duration) uint64 {
+	var n uint64
+	for _, b := range v.buckets {
+		if !b.start.IsZero() && b.start.After(now.Add(-window)) {
+			n += b.inc[slotHandshake]
+		}
+	}
+	return n
 }
