@@ -33,6 +33,7 @@ func (t *Tracker) Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus, ori
 	previous translator.PreviousStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
 	byPolicy := t.observe(statuses, origins)
 	t.metrics.keepOnly(func(p types.NamespacedName) bool { _, ok := statuses[p]; return ok })
+	t.metrics.setWindow(byPolicy)
 	conds := make(map[types.NamespacedName]metav1.Condition, len(byPolicy))
 	for key, obs := range byPolicy {
 		if cond, ok := t.condition(obs); ok {

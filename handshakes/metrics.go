@@ -12,9 +12,14 @@ import (
 // are deleted, so the series are bounded by the policies that exist.
 type metrics struct {
 	failures *prometheus.CounterVec
+	// window is the failures within the window heard by every replica's
+	// Envoys: the same on each replica, where the counter is its own.
+	window *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	series map[types.NamespacedName]map[string]bool
+	// windowSeries are the (policy, reason) pairs window holds.
+	windowSeries map[[2]string]bool
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -23,10 +28,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_upstream_tls_failures_total",
 			Help: "Upstream TLS handshakes that Envoys reported failed, on clusters a BackendTLSPolicy governs, by policy (namespace/name) and reason (the most specific counter: CertificateHashMismatch, SubjectAltNameMismatch, CertificateVerifyFailed, HandshakeFailed).",
 		}, []string{"policy", "reason"}),
-		series: map[types.NamespacedName]map[string]bool{},
+		window: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tlsplane_upstream_tls_window_failures",
+			Help: "Upstream TLS handshakes that failed within --handshake-window, as the Envoys of every replica reported them (shared through the API server), by policy and reason; what tlsplane.io/HandshakesSucceeding counts. tlsplane_upstream_tls_failures_total counts only this replica's Envoys.",
+		}, []string{"policy", "reason"}),
+		series:       map[types.NamespacedName]map[string]bool{},
+		windowSeries: map[[2]string]bool{},
 	}
 	if reg != nil {
-		reg.MustRegister(m.failures)
+		reg.MustRegister(m.failures, m.window)
 	}
 	return m
 }
@@ -78,5 +88,30 @@ func (m *metrics) keepOnly(exists func(types.NamespacedName) bool) {
 			m.failures.DeleteLabelValues(p.String(), reason)
 		}
 		delete(m.series, p)
+	}
+}
+
+// setWindow sets each policy's failures within the window, by reason, and
+// deletes the series of pairs that have none left.
+func (m *metrics) setWindow(byPolicy map[types.NamespacedName][]observation) {
+	now := map[[2]string]float64{}
+	for p, obs := range byPolicy {
+		for _, o := range obs {
+			for reason, n := range byReason(o.sum) {
+				now[[2]string{p.String(), reason}] += float64(n)
+			}
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.windowSeries {
+		if _, ok := now[k]; !ok {
+			m.window.DeleteLabelValues(k[0], k[1])
+			delete(m.windowSeries, k)
+		}
+	}
+	for k, v := range now {
+		m.window.WithLabelValues(k[0], k[1]).Set(v)
+		m.windowSeries[k] = true
 	}
 }

@@ -46,6 +46,14 @@ func TestPeersWindowsCountAsOwn(t *testing.T) {
 		!strings.Contains(cond.Message, "report 3 TLS handshakes to cluster shop/pay/443 failed") {
 		t.Fatalf("leader's condition after the peer's failures: %+v", cond)
 	}
+	// The window gauge counts the peer's Envoys; this replica's counter
+	// only its own (none).
+	if got := series(t, leader.metrics.window); len(got) != 1 || got["shop/pay SubjectAltNameMismatch"] != 3 {
+		t.Fatalf("tlsplane_upstream_tls_window_failures = %v, want shop/pay SubjectAltNameMismatch 3", got)
+	}
+	if got := series(t, leader.metrics.failures); len(got) != 0 {
+		t.Fatalf("the leader's own counter counts a peer's failures: %v", got)
+	}
 	// The same Shared again is no flip.
 	leader.SetPeer("replica-b", viaJSON(t, peer.Export()))
 	if leaderFlips.Load() != 1 {
@@ -154,3 +162,4 @@ func TestFailingCountsRefresh(t *testing.T) {
 		t.Fatal("successes asked for a pass")
 	}
 }
+

@@ -194,9 +194,9 @@ func TestFailuresTableMatchesCounterSlots(t *testing.T) {
 	}
 }
 
-// series reads a counter vector as "policy reason" → value, without
-// prometheus/testutil, which would add a dependency for a few lines.
-func series(t *testing.T, v *prometheus.CounterVec) map[string]float64 {
+// series reads a counter or gauge vector as "policy reason" → value,
+// without prometheus/testutil, which would add a dependency for a few lines.
+func series(t *testing.T, v prometheus.Collector) map[string]float64 {
 	t.Helper()
 	ch := make(chan prometheus.Metric, 64)
 	v.Collect(ch)
@@ -211,7 +211,7 @@ func series(t *testing.T, v *prometheus.CounterVec) map[string]float64 {
 		for _, l := range d.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		out[labels["policy"]+" "+labels["reason"]] = d.GetCounter().GetValue()
+		out[labels["policy"]+" "+labels["reason"]] = d.GetCounter().GetValue() + d.GetGauge().GetValue()
 	}
 	return out
 }
