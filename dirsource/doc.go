@@ -12,6 +12,9 @@
 // objects vanish (emptied, or caught between an in-place rewrite's truncate
 // and its write) and a dangling link are read again, settle apart, before
 // that is believed; a file that stays empty is then accepted as emptied.
+// Memory is bounded the same way (Options.Limits): a file over the
+// per-file limit, or new content that would take the files whose objects
+// are served over the total, is refused and keeps its last good objects.
 //
 // A change costs what changed: a burst of watch events re-reads the paths
 // they name and every symlinked manifest (whose target can change with no

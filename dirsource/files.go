@@ -86,11 +86,11 @@ func notAFile(path string, typ fs.FileMode) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		target, _ := os.Readlink(path)
-		return fmt.Errorf("symlink to %q cannot be followed: %w", target, err)
+		return fmt.Errorf("symlink to %q cannot be followed: %w", manifests.Excerpt(target), err)
 	}
 	if !info.Mode().IsRegular() {
 		target, _ := os.Readlink(path)
-		return fmt.Errorf("symlink to %q, which is not a regular file but %s", target, kind(info.Mode()))
+		return fmt.Errorf("symlink to %q, which is not a regular file but %s", manifests.Excerpt(target), kind(info.Mode()))
 	}
 	return nil
 }

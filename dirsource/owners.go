@@ -61,6 +61,7 @@ func (s *Source) forget(rel string) []objectKey {
 		s.holders[k] = deleteHolder(s.holders[k], rel)
 		touched = append(touched, k)
 	}
+	s.held -= st.size
 	delete(s.files, rel)
 	delete(s.links, rel)
 	s.countsDirty = true

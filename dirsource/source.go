@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/pipeline"
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -23,8 +24,12 @@ type Parser func(path string, data []byte) (translator.Inputs, error)
 type Options struct {
 	// Dir is the directory of manifests; it must exist when Run starts.
 	Dir string
-	// Parse parses one manifest file. Required.
+	// Parse parses one manifest file. Required; built with Limits
+	// (Limits.Parser), so a file is bounded the same way everywhere.
 	Parse Parser
+	// Limits bound each file read and the sum of the files whose objects
+	// are served; zero fields are manifests.DefaultLimits'.
+	Limits manifests.Limits
 	// Logger receives one line per file error, recovery and removal.
 	Logger *slog.Logger
 	// Registerer, when set, receives the source's metrics.
@@ -59,6 +64,7 @@ type Source struct {
 	countsDirty  bool
 	countedFiles int
 	holders      map[objectKey][]string // the paths defining each object
+	held         int64                  // the bytes of the files whose objects are kept, bounded by Limits.TotalBytes
 	links        map[string]bool        // the paths that are symlinks, read again by every read
 	watched      map[string]bool        // directories added to the watcher
 	root         string                 // opts.Dir through its symlinks, at the last walk

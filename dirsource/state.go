@@ -33,6 +33,9 @@ type fileState struct {
 	// objects are the last good objects: kept while the file is broken,
 	// unreadable, a dangling symlink or replaced by a directory.
 	objects map[objectKey]metav1.Object
+	// size is the length of the content objects were read from: what
+	// the file counts towards Limits.TotalBytes.
+	size int64
 	// failing is set while the current content cannot be read or parsed.
 	failing bool
 	// problem is the error last reported, so an unchanged unreadable path
@@ -81,6 +84,27 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 	s.watchDirs(watcher, root, list.dirs)
 
 	var p pass
+	// Deletions first: the bytes they held make room, under
+	// Limits.TotalBytes, for the files read next (a file split in two, or
+	// two merged, in one commit).
+	listed := make(map[string]bool, len(list.files)+len(list.unusable)+len(list.dirs))
+	for _, rel := range list.files {
+		listed[rel] = true
+	}
+	for rel := range list.unusable {
+		listed[rel] = true
+	}
+	for _, dir := range list.dirs {
+		if rel, err := filepath.Rel(root, dir); err == nil {
+			listed[rel] = true
+		}
+	}
+	for _, rel := range slices.Sorted(maps.Keys(s.files)) {
+		if !listed[rel] {
+			s.log.Info("manifest file removed; its objects are withdrawn", "file", filepath.Join(s.opts.Dir, rel))
+			p.touched = append(p.touched, s.forget(rel)...)
+		}
+	}
 	present := make(map[string]bool, len(list.files))
 	for _, rel := range list.files {
 		if st := s.files[rel]; st != nil && st.unchanged(filepath.Join(root, rel), list.links[rel]) {
@@ -148,6 +172,16 @@ func (s *Source) reread(watcher *fsnotify.Watcher, named []string) (changed, aga
 		}
 		reads = append(reads, found{rel, info})
 	}
+	// Deletions first, as in rescan: what they held makes room.
+	slices.SortStableFunc(reads, func(a, b found) int {
+		switch {
+		case a.info == nil && b.info != nil:
+			return -1
+		case a.info != nil && b.info == nil:
+			return 1
+		}
+		return 0
+	})
 	var p pass
 	for _, f := range reads {
 		if f.info != nil {
@@ -184,7 +218,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 	// newer stamp than the content read, which costs one more read later,
 	// where the other order would hide the write from the periodic walk.
 	stamped, stampOK := stampOf(filepath.Join(root, rel), time.Now())
-	data, err := manifests.ReadFile(filepath.Join(root, rel))
+	data, err := s.opts.Limits.ReadFile(filepath.Join(root, rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		info, lerr := os.Lstat(filepath.Join(root, rel))
 		if lerr != nil {
@@ -215,6 +249,12 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 		st.suspect = 0
 		return false // unchanged: good, or broken and reported already
 	}
+	// Refused before it is parsed: parsed objects are what memory holds.
+	if err := s.opts.Limits.Total(shown, int64(len(data)), s.held-st.size); err != nil {
+		st.sum = [sha256.Size]byte{} // read again when the others shrink
+		s.readFailed(st, shown, err)
+		return false
+	}
 	objs, err := s.opts.Parse(shown, data)
 	if err != nil {
 		st.sum = sum
@@ -239,6 +279,8 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 	}
 	s.countsDirty = s.countsDirty || st.failing
 	st.failing, st.problem = false, ""
+	s.held += int64(len(data)) - st.size
+	st.size = int64(len(data))
 	p.touched = append(p.touched, s.setObjects(rel, st, objs)...)
 	return false
 }

@@ -168,7 +168,7 @@ func TestParseLargeFile(t *testing.T) {
 	}
 	line := "    " + strings.Repeat("QUFB", 16) + "\n"
 	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: shop}\ndata:\n  ca.crt: |\n" +
-		strings.Repeat(line, 12<<20/len(line)) // under MaxFileBytes (16 MiB): a large file still parsed whole
+		strings.Repeat(line, 12<<20/len(line)) // a large file still parsed whole
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

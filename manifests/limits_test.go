@@ -63,19 +63,69 @@ func TestAliasesWithinTheBoundAreRead(t *testing.T) {
 }
 
 func TestFilesOverTheBoundAreRefusedUnread(t *testing.T) {
+	limits := Limits{FileBytes: 64 << 10}
 	path := filepath.Join(t.TempDir(), "big.yaml")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(MaxFileBytes + 1); err != nil { // sparse: costs no disk
+	if err := f.Truncate(DefaultLimits.FileBytes + 1); err != nil { // sparse: costs no disk
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := Read([]string{path}, nil); err == nil || !strings.Contains(err.Error(), path+": file larger than") {
-		t.Fatalf("error %v, want the file named and refused", err)
+	want := path + ": 256.0 MiB is over --dir-max-file-bytes (256 MiB); raise it to read this file"
+	if _, err := Read([]string{path}, nil); err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
 	}
-	if _, err := Parse("m/big.yaml", make([]byte, MaxFileBytes+1), nil); err == nil || !strings.Contains(err.Error(), "m/big.yaml: file larger than") {
-		t.Fatalf("Parse: error %v, want the file named and refused", err)
+	want = "m/big.yaml: 64.0 KiB is over --dir-max-file-bytes (64 KiB); raise it to read this file"
+	if _, err := limits.Parse("m/big.yaml", make([]byte, 64<<10+1), nil); err == nil || err.Error() != want {
+		t.Fatalf("Parse: error %v, want %q", err, want)
+	}
+}
+
+// A file is bounded by FileBytes and a read's files together by
+// TotalBytes; many files each within the first are refused by the second,
+// naming the file that would go over and the flag that raises it.
+func TestReadBoundsTheFilesTogether(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		var b strings.Builder
+		for j := range 40 {
+			fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: svc-%d-%d, namespace: shop}\nspec:\n  ports: [{name: https, port: 443}]\n", i, j)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := Limits{TotalBytes: 64 << 10}.Read([]string{dir}, nil)
+	if err != nil || len(in.Services) != 400 {
+		t.Fatalf("within the total: %d Services, %v; want 400", len(in.Services), err)
+	}
+	_, err = Limits{TotalBytes: 16 << 10}.Read([]string{dir}, nil)
+	if err == nil || !strings.Contains(err.Error(), "svc-") || !strings.Contains(err.Error(), "over --dir-max-total-bytes (16 KiB); raise it") {
+		t.Fatalf("over the total: error %v, want one naming a file and --dir-max-total-bytes", err)
+	}
+}
+
+// The alias bound is its own: a large file without aliases costs nothing
+// against it, even when its documents hold '*' (wildcard hostnames) and
+// flow sequences, whose structure outweighs their text.
+func TestAliasBoundChargesOnlyAliases(t *testing.T) {
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hosts, namespace: shop}\ndata:\n  hosts: \"*.shop.example\"\n  list: |\n" +
+		strings.Repeat("    [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p]\n", 1000)
+	var file strings.Builder
+	for range 20 {
+		file.WriteString("---\n" + doc)
+	}
+	if _, err := (Limits{AliasBytes: 1 << 10}).Parse("m/hosts.yaml", []byte(file.String()), nil); err != nil {
+		t.Fatalf("a file without aliases: %v", err)
+	}
+	n, err := AliasBytes(aliasedConfigMap(1<<10, 10))
+	if err != nil || n < 10<<10 || n > 11<<10 {
+		t.Fatalf("AliasBytes of 10 aliases of 1 KiB = %d, %v; want about 10 KiB", n, err)
+	}
+	_, err = (Limits{AliasBytes: 8 << 10}).Parse("m/ok.yaml", aliasedConfigMap(1<<10, 10), nil)
+	if want := "m/ok.yaml: document 1: refused: its YAML aliases expand the file by more than --dir-max-alias-bytes (8 KiB); raise it to read this file"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
 	}
 }

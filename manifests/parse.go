@@ -27,16 +27,18 @@ const maxListDepth = 4
 // documents are numbered from 1, not counting empty ones.
 // warn, which may be nil, receives one message per skipped object. An error
 // names the file and the document: YAML that does not parse, or a document
-// that is not a Kubernetes object.
-func Parse(path string, data []byte, warn func(string)) (translator.Inputs, error) {
+// that is not a Kubernetes object. Messages quote input values only up to
+// MaxExcerptBytes.
+func (l Limits) Parse(path string, data []byte, warn func(string)) (translator.Inputs, error) {
+	l = l.orDefaults()
 	if warn == nil {
 		warn = func(string) {}
 	}
-	if len(data) > MaxFileBytes {
-		return translator.Inputs{}, fmt.Errorf("%s: file larger than %d bytes", path, MaxFileBytes)
+	if int64(len(data)) > l.FileBytes {
+		return translator.Inputs{}, l.fileTooLarge(path, int64(len(data)))
 	}
 	var in translator.Inputs
-	budget := expansionBudget{left: MaxExpandedBytes}
+	budget := expansionBudget{limit: l.AliasBytes, left: l.AliasBytes}
 	// The YAML line reader drops a last line that exactly fills its 4 KiB
 	// buffer when no newline ends it: a file cut at that size would lose its
 	// objects silently.
@@ -50,7 +52,7 @@ func Parse(path string, data []byte, warn func(string)) (translator.Inputs, erro
 			return in, nil
 		}
 		if err != nil {
-			return translator.Inputs{}, fmt.Errorf("%s: document %d: %w", path, doc, err)
+			return translator.Inputs{}, fmt.Errorf("%s: document %d: %s", path, doc, excerptError(err))
 		}
 		if err := budget.spend(path, doc, raw); err != nil {
 			return translator.Inputs{}, err
@@ -58,7 +60,7 @@ func Parse(path string, data []byte, warn func(string)) (translator.Inputs, erro
 		where := fmt.Sprintf("%s: document %d", path, doc)
 		jsonDoc, err := yaml.YAMLToJSON(raw)
 		if err != nil {
-			return translator.Inputs{}, fmt.Errorf("%s: %w", where, err)
+			return translator.Inputs{}, fmt.Errorf("%s: %s", where, excerptError(err))
 		}
 		if err := decodeObject(where, jsonDoc, &in, warn, 0); err != nil {
 			return translator.Inputs{}, err
@@ -66,9 +68,19 @@ func Parse(path string, data []byte, warn func(string)) (translator.Inputs, erro
 	}
 }
 
+// Parse is DefaultLimits.Parse.
+func Parse(path string, data []byte, warn func(string)) (translator.Inputs, error) {
+	return DefaultLimits.Parse(path, data, warn)
+}
+
 // Parser adapts Parse to the directory source's per-file parser.
+func (l Limits) Parser(warn func(string)) func(path string, data []byte) (translator.Inputs, error) {
+	return func(path string, data []byte) (translator.Inputs, error) { return l.Parse(path, data, warn) }
+}
+
+// Parser is DefaultLimits.Parser.
 func Parser(warn func(string)) func(path string, data []byte) (translator.Inputs, error) {
-	return func(path string, data []byte) (translator.Inputs, error) { return Parse(path, data, warn) }
+	return DefaultLimits.Parser(warn)
 }
 
 // decodeObject adds one JSON document to in. Empty documents are skipped.
@@ -88,7 +100,7 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(doc, &probe); err != nil {
-		return fmt.Errorf("%s: not a Kubernetes object: %v", where, err)
+		return fmt.Errorf("%s: not a Kubernetes object: %s", where, excerptError(err))
 	}
 	if probe.APIVersion == "" || probe.Kind == "" {
 		return fmt.Errorf("%s: not a Kubernetes object: apiVersion and kind are required", where)
@@ -105,11 +117,11 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 	case ns == "":
 		ns = DefaultNamespace
 	}
-	id := probe.Metadata.Name
+	id := Excerpt(probe.Metadata.Name)
 	if ns != "" {
-		id = ns + "/" + id
+		id = Excerpt(ns) + "/" + id
 	}
-	what := fmt.Sprintf("%s (%s %s %s)", where, probe.APIVersion, probe.Kind, id)
+	what := fmt.Sprintf("%s (%s %s %s)", where, Excerpt(probe.APIVersion), Excerpt(probe.Kind), id)
 	if !known {
 		warn(fmt.Sprintf("%s: %s", what, skippedMessage))
 		return nil
@@ -127,10 +139,10 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 		// --validate=strict reports it.
 		strict, err := kjson.UnmarshalStrict(doc, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
 		if err != nil {
-			return fmt.Errorf("%s: %v", what, err)
+			return fmt.Errorf("%s: %s", what, excerptError(err))
 		}
 		for _, e := range strict {
-			warn(fmt.Sprintf("%s: %v", what, e))
+			warn(fmt.Sprintf("%s: %s", what, excerptError(e)))
 		}
 		return nil
 	}, ns, in)
@@ -146,7 +158,7 @@ func decodeList(where string, doc []byte, in *translator.Inputs, warn func(strin
 		Items []json.RawMessage `json:"items"`
 	}
 	if err := json.Unmarshal(doc, &list); err != nil {
-		return fmt.Errorf("%s: v1 List: %v", where, err)
+		return fmt.Errorf("%s: v1 List: %s", where, excerptError(err))
 	}
 	for i, item := range list.Items {
 		if err := decodeObject(fmt.Sprintf("%s: items[%d]", where, i), item, in, warn, depth+1); err != nil {

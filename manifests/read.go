@@ -25,8 +25,9 @@ func IsManifest(name string) bool {
 // walked in path order, skipping dot entries (editor swap files, a
 // ConfigMap volume's `..data`). A file named explicitly is read whatever
 // its extension. An object defined twice is kept from the first file, with
-// a warning, as the directory source does.
-func Read(paths []string, warn func(string)) (translator.Inputs, error) {
+// a warning, as the directory source does. The files' sizes together are
+// bounded by TotalBytes.
+func (l Limits) Read(paths []string, warn func(string)) (translator.Inputs, error) {
 	if warn == nil {
 		warn = func(string) {}
 	}
@@ -47,18 +48,28 @@ func Read(paths []string, warn func(string)) (translator.Inputs, error) {
 		files = append(files, found...)
 	}
 	parts := make([]Part, 0, len(files))
+	var read int64
 	for _, f := range files {
-		data, err := ReadFile(f)
+		data, err := l.ReadFile(f)
 		if err != nil {
 			return translator.Inputs{}, err
 		}
-		in, err := Parse(f, data, warn)
+		if err := l.Total(f, int64(len(data)), read); err != nil {
+			return translator.Inputs{}, err
+		}
+		read += int64(len(data))
+		in, err := l.Parse(f, data, warn)
 		if err != nil {
 			return translator.Inputs{}, err
 		}
 		parts = append(parts, Part{Source: f, Inputs: in})
 	}
 	return Merge(parts, warn), nil
+}
+
+// Read is DefaultLimits.Read.
+func Read(paths []string, warn func(string)) (translator.Inputs, error) {
+	return DefaultLimits.Read(paths, warn)
 }
 
 // Files lists a directory's manifest files, recursively, sorted, dot

@@ -27,12 +27,12 @@ func validateMeta(kind, name, namespace string, clusterScoped bool) field.ErrorL
 	}
 	for _, msg := range nameRule(name, false) {
 		if name != "" {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), Excerpt(name), msg))
 		}
 	}
 	if !clusterScoped {
 		for _, msg := range apivalidation.ValidateNamespaceName(namespace, false) {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), namespace, msg))
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), Excerpt(namespace), msg))
 		}
 	}
 	return errs
@@ -61,7 +61,7 @@ func validateService(doc []byte) field.ErrorList {
 		}
 		if p.Name != "" {
 			for _, msg := range validation.IsDNS1123Label(p.Name) {
-				errs = append(errs, field.Invalid(path.Child("name"), p.Name, msg))
+				errs = append(errs, field.Invalid(path.Child("name"), Excerpt(p.Name), msg))
 			}
 		}
 	}

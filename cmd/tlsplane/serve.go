@@ -49,6 +49,7 @@ type serveConfig struct {
 	caExpiryWarning         time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
+	dirLimits               *manifests.Limits
 }
 
 // serveHelp heads `tlsplane serve --help`; serveFlagGroups orders the rest.
@@ -61,6 +62,7 @@ Flags may be given as --flag value or --flag=value.
 
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
+	dirLimitsGroup,
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window"}},
 	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
@@ -116,6 +118,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
+	cfg.dirLimits = registerDirLimits(fs)
 	return cfg, fs
 }
 
@@ -346,8 +349,9 @@ func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg
 	}
 	srcLog := logger.With("stage", "source")
 	src, err := dirsource.New(dirsource.Options{
-		Dir: cfg.dir,
-		Parse: manifests.Parser(func(msg string) {
+		Dir:    cfg.dir,
+		Limits: *cfg.dirLimits,
+		Parse: cfg.dirLimits.Parser(func(msg string) {
 			// Skipped documents and unknown fields alike; the message says which.
 			srcLog.Warn("manifest warning", "warning", msg)
 		}),

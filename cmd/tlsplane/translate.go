@@ -30,6 +30,7 @@ SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.
 var translateFlagGroups = []flagGroup{
 	{"Output", []string{"o"}},
 	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+	dirLimitsGroup,
 }
 
 // runTranslate runs the translator offline on manifests and prints the
@@ -42,6 +43,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
 	var listenerAddress string
 	registerListenerAddress(fs, &listenerAddress)
+	limits := registerDirLimits(fs)
 	paths, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout, fs, translateHelp, translateFlagGroups)
@@ -61,7 +63,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
-	in, err := readManifests(paths, warn)
+	in, err := readManifests(paths, *limits, warn)
 	if err != nil {
 		return err
 	}

@@ -21,18 +21,23 @@ import (
 // (examples/envoy.yaml beside the manifests) is skipped with a warning,
 // so `tlsplane translate examples/` works. A file named explicitly must
 // hold only Kubernetes objects. YAML that does not parse is an error
-// everywhere.
-func readManifests(paths []string, warn func(string)) (translator.Inputs, error) {
+// everywhere. The files are bounded by limits, each and together.
+func readManifests(paths []string, limits manifests.Limits, warn func(string)) (translator.Inputs, error) {
 	var parts []manifests.Part
+	var read int64
 	add := func(path string, inDir bool) error {
-		data, err := manifests.ReadFile(path)
+		data, err := limits.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		if inDir {
-			data = withoutForeignDocuments(path, data, warn)
+		if err := limits.Total(path, int64(len(data)), read); err != nil {
+			return err
 		}
-		in, err := manifests.Parse(path, data, warn)
+		read += int64(len(data))
+		if inDir {
+			data = withoutForeignDocuments(path, data, limits.AliasBytes, warn)
+		}
+		in, err := limits.Parse(path, data, warn)
 		if err != nil {
 			return err
 		}
@@ -67,15 +72,16 @@ func readManifests(paths []string, warn func(string)) (translator.Inputs, error)
 // YAML but is not a Kubernetes object (a mapping with apiVersion and kind)
 // by an empty one, with a warning, so manifests.Parse numbers the others
 // as they are in the file. Documents that do not parse are kept: Parse
-// reports them.
-func withoutForeignDocuments(path string, data []byte, warn func(string)) []byte {
+// reports them, as it refuses a file whose aliases expand by more than
+// aliasBytes.
+func withoutForeignDocuments(path string, data []byte, aliasBytes int64, warn func(string)) []byte {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		data = append(data[:len(data):len(data)], '\n')
 	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out bytes.Buffer
 	skipped := false
-	left := int64(manifests.MaxExpandedBytes)
+	left := aliasBytes
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -86,7 +92,7 @@ func withoutForeignDocuments(path string, data []byte, warn func(string)) []byte
 		}
 		// Decoding expands aliases: a file over the bound is left to
 		// manifests.Parse to refuse, before anything is expanded.
-		n, err := manifests.ExpandedSize(raw, left)
+		n, err := manifests.AliasBytes(raw)
 		if err != nil || n > left {
 			return data
 		}
