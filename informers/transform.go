@@ -5,9 +5,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// caCertificateKey is the only ConfigMap key, and a BackendTLSPolicy's only
-// Secret key, the translator reads (translator/cabundle.go).
-const caCertificateKey = "ca.crt"
+// The ConfigMap and Secret keys the translator reads: CA certificates
+// (translator/backendtls), a policy's certificate revocation lists
+// (tlsplane.io/crlRef, translator/backendtls/crl.go), and key pairs
+// (translator/input/keypair.go).
+const (
+	caCertificateKey = "ca.crt"
+	crlKey           = "ca.crl"
+)
 
 // lastApplied can hold a whole copy of the object, Secret data included.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
@@ -15,12 +20,7 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // slimmer is the informers' transform: it runs before an object enters the
 // cache and drops what translation never reads. Cluster-wide Secrets and
 // ConfigMaps are the bulk of the memory.
-type slimmer struct {
-	// listenerKeys keeps tls.crt and tls.key of Secrets, which a Gateway's
-	// HTTPS listener serves. Without the Gateway kind being watched it is
-	// false, and no private key is ever held by this process.
-	listenerKeys bool
-}
+type slimmer struct{}
 
 func (s slimmer) slim(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
@@ -37,19 +37,13 @@ func (s slimmer) slim(obj any) (any, error) {
 	}
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		if s.listenerKeys {
-			o.Data = only(o.Data, caCertificateKey, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
-		} else {
-			o.Data = only(o.Data, caCertificateKey)
-		}
+		// Key pairs are kept whether or not Gateways are watched: a
+		// policy's tlsplane.io/clientCertificateRef names one too.
+		o.Data = only(o.Data, caCertificateKey, crlKey, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
 		o.StringData = nil
 	case *corev1.ConfigMap:
-		o.BinaryData = only(o.BinaryData, caCertificateKey)
-		if v, ok := o.Data[caCertificateKey]; ok {
-			o.Data = map[string]string{caCertificateKey: v}
-		} else {
-			o.Data = nil
-		}
+		o.BinaryData = only(o.BinaryData, caCertificateKey, crlKey)
+		o.Data = only(o.Data, caCertificateKey, crlKey)
 	case *corev1.Namespace:
 		// allowedRoutes selectors read a namespace's name and labels only.
 		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
@@ -58,12 +52,12 @@ func (s slimmer) slim(obj any) (any, error) {
 }
 
 // only keeps keys of data, or returns nil when none is present.
-func only(data map[string][]byte, keys ...string) map[string][]byte {
-	var out map[string][]byte
+func only[V any](data map[string]V, keys ...string) map[string]V {
+	var out map[string]V
 	for _, k := range keys {
 		if v, ok := data[k]; ok {
 			if out == nil {
-				out = make(map[string][]byte, len(keys))
+				out = make(map[string]V, len(keys))
 			}
 			out[k] = v
 		}

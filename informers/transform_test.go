@@ -15,12 +15,12 @@ func TestSlimKeepsOnlyWhatTranslationReads(t *testing.T) {
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
 		}
 	}
-	sec := &corev1.Secret{ObjectMeta: meta(), Data: map[string][]byte{"ca.crt": []byte("CA"), "tls.key": []byte("KEY")}}
+	sec := &corev1.Secret{ObjectMeta: meta(), Data: map[string][]byte{"ca.crt": []byte("CA"), "tls.key": []byte("KEY"), "password": []byte("P")}}
 	if _, err := (slimmer{}).slim(sec); err != nil {
 		t.Fatal(err)
 	}
-	if len(sec.Data) != 1 || string(sec.Data["ca.crt"]) != "CA" {
-		t.Errorf("secret data = %v, want only ca.crt", sec.Data)
+	if len(sec.Data) != 2 || string(sec.Data["ca.crt"]) != "CA" || string(sec.Data["tls.key"]) != "KEY" {
+		t.Errorf("secret data = %v, want ca.crt and tls.key", sec.Data)
 	}
 	if sec.ManagedFields != nil || sec.Annotations[lastApplied] != "" || sec.Annotations["keep"] != "me" {
 		t.Errorf("secret meta = %+v, want managedFields and last-applied dropped, other annotations kept", sec.ObjectMeta)
@@ -43,23 +43,22 @@ func TestSlimKeepsOnlyWhatTranslationReads(t *testing.T) {
 	}
 }
 
-func TestSlimKeepsListenerKeysOnlyWithGateways(t *testing.T) {
-	data := func() map[string][]byte {
-		return map[string][]byte{"ca.crt": []byte("CA"), "tls.crt": []byte("CHAIN"), "tls.key": []byte("KEY"), "other": []byte("X")}
-	}
-	withGateways := &corev1.Secret{Data: data()}
-	if _, err := (slimmer{listenerKeys: true}).slim(withGateways); err != nil {
+// Key pairs and CRLs stay whether Gateways are watched or not: a policy's
+// tlsplane.io/clientCertificateRef and tlsplane.io/crlRef read them.
+func TestSlimKeepsKeyPairsAndCRLs(t *testing.T) {
+	sec := &corev1.Secret{Data: map[string][]byte{"ca.crt": []byte("CA"), "ca.crl": []byte("CRL"), "tls.crt": []byte("CHAIN"), "tls.key": []byte("KEY"), "other": []byte("X")}}
+	if _, err := (slimmer{}).slim(sec); err != nil {
 		t.Fatal(err)
 	}
-	if len(withGateways.Data) != 3 || string(withGateways.Data["tls.key"]) != "KEY" || string(withGateways.Data["tls.crt"]) != "CHAIN" {
-		t.Errorf("with Gateways served, secret data = %q, want ca.crt, tls.crt and tls.key", withGateways.Data)
+	if len(sec.Data) != 4 || string(sec.Data["tls.key"]) != "KEY" || string(sec.Data["tls.crt"]) != "CHAIN" || string(sec.Data["ca.crl"]) != "CRL" {
+		t.Errorf("secret data = %q, want ca.crt, ca.crl, tls.crt and tls.key", sec.Data)
 	}
-	without := &corev1.Secret{Data: data()}
-	if _, err := (slimmer{}).slim(without); err != nil {
+	cm := &corev1.ConfigMap{Data: map[string]string{"ca.crt": "CA", "ca.crl": "CRL", "other": "X"}, BinaryData: map[string][]byte{"ca.crl": []byte("B")}}
+	if _, err := (slimmer{}).slim(cm); err != nil {
 		t.Fatal(err)
 	}
-	if _, held := without.Data["tls.key"]; held || len(without.Data) != 1 {
-		t.Errorf("without Gateways, secret data = %q, want ca.crt only (no private key held)", without.Data)
+	if len(cm.Data) != 2 || cm.Data["ca.crl"] != "CRL" || string(cm.BinaryData["ca.crl"]) != "B" {
+		t.Errorf("configmap = %v / %v, want ca.crt and ca.crl", cm.Data, cm.BinaryData)
 	}
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "a"}},

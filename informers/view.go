@@ -90,7 +90,7 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	slim := slimmer{listenerKeys: kinds.gateways}.slim
+	slim := slimmer{}.slim
 	v := &view{byNamespace: map[string]*scope{}}
 
 	// Cluster-scoped kinds are read cluster-wide even when namespaces are

@@ -168,6 +168,16 @@ func TestHandshakesAcrossReplicas(t *testing.T) {
 		return nil
 	})
 	t.Logf("after more failures the message says %d, as Envoy does", envoySays)
+	// Every replica's gauge counts the whole fleet; the counter is each
+	// replica's own.
+	gauge := fmt.Sprintf(`tlsplane_upstream_tls_window_failures{policy="%s/pay",reason="SubjectAltNameMismatch"} %d`, ns, envoySays)
+	eventually(t, statusWait, "the leader's "+gauge, func() error {
+		body, err := replicas[leader].get("/metrics")
+		if err == nil && !strings.Contains(string(body), gauge) {
+			err = fmt.Errorf("not in /metrics")
+		}
+		return err
+	})
 
 	// The replica that heard them dies: the condition stays while its
 	// failures are in the window, and goes when they leave it.
