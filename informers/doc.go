@@ -12,6 +12,10 @@
 // being served. When Gateways are watched, Secrets keep tls.crt and tls.key
 // (listener certificates) besides ca.crt; otherwise no private key is held.
 //
+// WaitForAPIServer is the transport of every API server client of
+// Kubernetes mode (the status writer's and the Lease's too): requests wait
+// out an API server outage instead of growing the reflectors' backoff.
+//
 // It only reads the API server; statuses are written by package
 // statuswriter, which hears from NotifyStatusChanges of the updates that
 // changed nothing but a status of a kind it writes: those signal no
