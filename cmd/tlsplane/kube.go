@@ -75,7 +75,7 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 // Kubernetes mode. The caller runs the source, which also runs the status
 // writer, so both stop before serve returns.
 func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController) (pipeline.Source, pipeline.StatusSink, error) {
-	cfg, err := k.restConfig()
+	cfg, err := k.restConfig(logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,7 +131,7 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 }
 
 // restConfig is --kubeconfig's, else the Pod's in-cluster config.
-func (k *kubeFlags) restConfig() (*rest.Config, error) {
+func (k *kubeFlags) restConfig(logger *slog.Logger) (*rest.Config, error) {
 	var (
 		cfg *rest.Config
 		err error
@@ -150,6 +150,8 @@ func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	cfg.UserAgent = "tlsplane/" + version
 	cfg.QPS = float32(k.apiQPS)
 	cfg.Burst = k.apiBurst
+	// Requests wait out an outage here, not in the reflectors' growing backoff.
+	cfg.Wrap(informers.WaitForAPIServer(logger, 250*time.Millisecond))
 	return cfg, nil
 }
 
