@@ -27,8 +27,14 @@ type cond struct {
 // policy's current generation.
 func expectStatus(t *testing.T, c clients, ns, name string, accepted, resolved cond) *gwv1.BackendTLSPolicy {
 	t.Helper()
+	return expectStatusWithin(t, statusWait, c, ns, name, accepted, resolved)
+}
+
+// expectStatusWithin is expectStatus with its own bound.
+func expectStatusWithin(t *testing.T, timeout time.Duration, c clients, ns, name string, accepted, resolved cond) *gwv1.BackendTLSPolicy {
+	t.Helper()
 	var last *gwv1.BackendTLSPolicy
-	eventually(t, statusWait, fmt.Sprintf("BackendTLSPolicy %s/%s Accepted=%v ResolvedRefs=%v", ns, name, accepted, resolved), func() error {
+	eventually(t, timeout, fmt.Sprintf("BackendTLSPolicy %s/%s Accepted=%v ResolvedRefs=%v", ns, name, accepted, resolved), func() error {
 		p, err := c.gateway.GatewayV1().BackendTLSPolicies(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
