@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -19,7 +20,9 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlsplane/tlsplane/handshakes"
 	"github.com/tlsplane/tlsplane/informers"
+	"github.com/tlsplane/tlsplane/peers"
 	"github.com/tlsplane/tlsplane/pipeline"
 	"github.com/tlsplane/tlsplane/statuswriter"
 	"github.com/tlsplane/tlsplane/translator"
@@ -74,7 +77,7 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 // build starts nothing; it returns the source and the status sink of
 // Kubernetes mode. The caller runs the source, which also runs the status
 // writer, so both stop before serve returns.
-func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController) (pipeline.Source, pipeline.StatusSink, error) {
+func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController, tracker *handshakes.Tracker) (pipeline.Source, pipeline.StatusSink, error) {
 	cfg, err := k.restConfig(logger)
 	if err != nil {
 		return nil, nil, err
@@ -100,6 +103,19 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 	if controller == "" {
 		controller = translator.DefaultControllerName
 	}
+	id := identity()
+	var share *peers.Share
+	if k.leaderElect && tracker != nil {
+		// Replicas elect a leader to write status; they share what their
+		// Envoys report beside the Lease, so that the leader counts them all.
+		share, err = peers.New(peers.Options{
+			Client: client, Namespace: k.leaseNamespaceOrDefault(), Group: k.leaseName, Identity: id,
+			Tracker: tracker, Logger: logger.With("stage", "peers"), Registerer: reg,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	opts := statuswriter.Options{
 		Gateway:    gateway,
 		Controller: controller,
@@ -116,7 +132,7 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 			Client:        client,
 			Namespace:     k.leaseNamespaceOrDefault(),
 			Name:          k.leaseName,
-			Identity:      identity(),
+			Identity:      id,
 			LeaseDuration: k.leaseDuration,
 			RenewDeadline: k.renewDeadline,
 			RetryPeriod:   k.retryPeriod,
@@ -127,7 +143,7 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 		return nil, nil, err
 	}
 	logger.Info("kubernetes mode", "api", cfg.Host, "namespaces", k.namespaces, "leaderElect", k.leaderElect)
-	return &kubeSource{Source: src, writer: writer}, writer, nil
+	return &kubeSource{Source: src, writer: writer, share: share}, writer, nil
 }
 
 // restConfig is --kubeconfig's, else the Pod's in-cluster config.
@@ -194,25 +210,30 @@ func splitList(v string) []string {
 // The informers' caches are what the status writer compares against.
 var _ statuswriter.Cache = (*informers.Source)(nil)
 
-// kubeSource runs the status writer beside the informers, so the pipeline's
-// wait for its source also waits for the writer to release the Lease.
+// kubeSource runs the status writer and the sharing with peers beside the
+// informers, so the pipeline's wait for its source also waits for the
+// writer to release the Lease.
 type kubeSource struct {
 	*informers.Source
 	writer *statuswriter.Writer
+	share  *peers.Share // nil without leader election
 }
 
 func (s *kubeSource) Run(ctx context.Context, changed func()) error {
 	var wg sync.WaitGroup
-	var writerErr error
-	wg.Add(1)
+	var writerErr, shareErr error
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		writerErr = s.writer.Run(ctx)
 	}()
+	go func() {
+		defer wg.Done()
+		if s.share != nil {
+			shareErr = s.share.Run(ctx)
+		}
+	}()
 	err := s.Source.Run(ctx, changed)
 	wg.Wait()
-	if err == nil {
-		err = writerErr
-	}
-	return err
+	return errors.Join(err, writerErr, shareErr)
 }

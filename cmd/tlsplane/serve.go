@@ -47,6 +47,7 @@ type serveConfig struct {
 	fleetNamespaces         map[string][]string
 	handshakeWindow         time.Duration
 	caExpiryWarning         time.Duration
+	handshakeRefresh        time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
 	dirLimits               *manifests.Limits
@@ -63,7 +64,7 @@ Flags may be given as --flag value or --flag=value.
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
-	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window", "handshake-message-refresh"}},
 	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
@@ -93,6 +94,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.handshakeWindow < time.Second {
 		return nil, fmt.Errorf("--handshake-window %s: want at least 1s", cfg.handshakeWindow)
 	}
+	if cfg.handshakeRefresh < 100*time.Millisecond {
+		return nil, fmt.Errorf("--handshake-message-refresh %s: want at least 100ms", cfg.handshakeRefresh)
+	}
 	return cfg, nil
 }
 
@@ -115,6 +119,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 		return err
 	})
 	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
+	fs.DurationVar(&cfg.handshakeRefresh, "handshake-message-refresh", handshakes.DefaultRefresh, "how often a failing tlsplane.io/HandshakesSucceeding condition's counts are brought up to date when only they changed (a flip is written at once)")
 	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
@@ -226,7 +231,14 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 
 	reg := newRegistry()
 	controller := gwv1.GatewayController(cfg.controllerName)
-	source, sink, err := buildSource(ctx, cfg, logger, reg)
+	// The tracker hears Envoys (xDS server) and peers (Kubernetes mode),
+	// and tells the pipeline; pl is set before any of them starts.
+	var pl *pipeline.Pipeline
+	tracker := handshakes.New(handshakes.Options{
+		Window: cfg.handshakeWindow, Refresh: cfg.handshakeRefresh, Registerer: reg,
+		OnChange: func() { pl.Changed() },
+	})
+	source, sink, err := buildSource(ctx, cfg, logger, reg, tracker)
 	if err != nil {
 		return err
 	}
@@ -240,13 +252,6 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		FleetNamespaces: cfg.fleetNamespaces,
 		Logger:          logger.With("stage", "snapshots"),
 		Registerer:      reg,
-	})
-	// The tracker hears Envoys (xDS server) and tells the pipeline; pl is
-	// set before either server starts.
-	var pl *pipeline.Pipeline
-	tracker := handshakes.New(handshakes.Options{
-		Window: cfg.handshakeWindow, Registerer: reg,
-		OnChange: func() { pl.Changed() },
 	})
 	pl, err = pipeline.New(pipeline.Options{
 		Source:     source,
@@ -333,12 +338,12 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 }
 
 // buildSource picks exactly one source; the sink is nil in dir mode.
-func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer) (pipeline.Source, pipeline.StatusSink, error) {
+func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer, tracker *handshakes.Tracker) (pipeline.Source, pipeline.StatusSink, error) {
 	if err := cfg.checkOneSource(); err != nil {
 		return nil, nil, err
 	}
 	if cfg.dir == "" {
-		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName))
+		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName), tracker)
 	}
 	info, err := os.Stat(cfg.dir)
 	if err != nil {
