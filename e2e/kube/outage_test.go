@@ -41,17 +41,7 @@ func TestAPIServerOutage(t *testing.T) {
 	connected.ack(t, connected.recvCluster(t, cluster, 20*time.Second))
 
 	down := time.Now()
-	api.StopAPIServer()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted { // later tests need the API server
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if err := api.StartAPIServer(ctx); err != nil {
-				t.Errorf("restart kube-apiserver: %v", err)
-			}
-		}
-	})
+	restart := stopAPIServer(t)
 	if _, err := c.kube.Discovery().ServerVersion(); err == nil {
 		t.Fatal("the API server still answers after it was stopped")
 	}
@@ -90,10 +80,9 @@ func TestAPIServerOutage(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	if err := api.StartAPIServer(ctx); err != nil {
+	if err := restart(ctx); err != nil {
 		t.Fatalf("restart kube-apiserver after %s: %v", time.Since(down).Round(time.Second), err)
 	}
-	restarted = true
 	t.Logf("kube-apiserver down for %s", time.Since(down).Round(time.Second))
 
 	// The change made meanwhile reaches the stream that stayed connected
@@ -124,5 +113,27 @@ func TestAPIServerOutage(t *testing.T) {
 	t.Logf("the change made after the return was served %s after the API server was ready again", time.Since(back).Round(100*time.Millisecond))
 	if _, err := cp.get("/readyz"); err != nil {
 		t.Fatalf("/readyz after the outage: %v", err)
+	}
+}
+
+// stopAPIServer stops kube-apiserver (etcd runs on) and returns what
+// starts it again; if the test ends first, it is started at cleanup, for
+// the tests after it.
+func stopAPIServer(t *testing.T) (restart func(context.Context) error) {
+	t.Helper()
+	api.StopAPIServer()
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := api.StartAPIServer(ctx); err != nil {
+				t.Errorf("restart kube-apiserver: %v", err)
+			}
+		}
+	})
+	return func(ctx context.Context) error {
+		restarted = true
+		return api.StartAPIServer(ctx)
 	}
 }

@@ -87,17 +87,7 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 
 	down := time.Now()
-	api.StopAPIServer()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted { // later tests need the API server
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if err := api.StartAPIServer(ctx); err != nil {
-				t.Errorf("restart kube-apiserver: %v", err)
-			}
-		}
-	})
+	restart := stopAPIServer(t)
 	// Meanwhile the churn goes on through a second API server, stopped
 	// before the first one returns.
 	startCtx, cancelStart := context.WithTimeout(ctx, 2*time.Minute)
@@ -126,10 +116,9 @@ func TestAPIServerRestart(t *testing.T) {
 	time.Sleep(time.Until(down.Add(outage)))
 
 	ready := readyzPoller(t, api.Config)
-	if err := api.StartAPIServer(startCtx); err != nil {
+	if err := restart(startCtx); err != nil {
 		t.Fatalf("restart kube-apiserver after %s: %v", time.Since(down).Round(time.Second), err)
 	}
-	restarted = true
 	readyAt := <-ready
 	if readyAt.IsZero() {
 		t.Fatal("kube-apiserver restarted, but its /readyz never said ok to the test's poller")
