@@ -130,6 +130,7 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 	if probe.Kind == "Service" {
 		errs = append(errs, validateService(doc)...)
 	}
+	errs = append(errs, validateGatewayAPIStrings(probe.APIVersion, doc)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: refused, as the API server would refuse it: %s", what, joined(errs))
 	}
