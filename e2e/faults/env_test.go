@@ -87,7 +87,7 @@ func newEnv(t *testing.T, manifestDir string) *env {
 func (e *env) startBackend(t *testing.T, name string) int {
 	t.Helper()
 	backendOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tlsplane-faults-backend-")
+		dir, err := os.MkdirTemp("", backendTempPattern)
 		if err != nil {
 			backendErr = err
 			return

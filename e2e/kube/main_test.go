@@ -35,6 +35,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e/kube:", err)
 		return 1
 	}
+	if os.Getenv("TLSPLANE_BIN") == "" {
+		defer os.RemoveAll(filepath.Dir(tlsplaneBin)) // built here, in the temp directory
+	}
 	api, err = apiserver.Start(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e/kube: start API server:", err)
