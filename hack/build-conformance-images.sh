@@ -19,7 +19,7 @@ if [[ -x "$out/echo-basic" && -x "$out/coredns" && -f "$out/stamp" && "$(cat "$o
 fi
 rm -f "$out/stamp"
 echo "building echo-basic (sigs.k8s.io/gateway-api/conformance) into $out (about a minute the first time)"
-(cd "$root/e2e" && CGO_ENABLED=0 "$go" build -trimpath -ldflags "-s -w" -o "$out/echo-basic" sigs.k8s.io/gateway-api/conformance/echo-basic)
+(cd "$root/e2e" && CGO_ENABLED=0 "$root/hack/progress.sh" "building echo-basic" "about a minute the first time" "$go" build -trimpath -ldflags "-s -w" -o "$out/echo-basic" sigs.k8s.io/gateway-api/conformance/echo-basic)
 echo "building coredns (errors, log, forward, whoami) into $out (about a minute the first time)"
-(cd "$root/e2e/cmd/coredns" && CGO_ENABLED=0 "$go" build -trimpath -ldflags "-s -w" -o "$out/coredns" .)
+(cd "$root/e2e/cmd/coredns" && CGO_ENABLED=0 "$root/hack/progress.sh" "building coredns" "about a minute the first time" "$go" build -trimpath -ldflags "-s -w" -o "$out/coredns" .)
 echo "$stamp" > "$out/stamp"

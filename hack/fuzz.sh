@@ -34,7 +34,9 @@ for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== $name ($pkg) for $FUZZTIME"
 	start=$(date +%s)
-	if "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" \
+	# The instrumented build prints nothing for minutes the first time.
+	if hack/progress.sh "building and fuzzing $name" "the first time about 2.5 minutes, mostly the instrumented build; 10 to 20 s after" \
+		"$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" \
 		-fuzzminimizetime "$FUZZMINIMIZETIME" "${parallel[@]}" "$pkg"; then
 		summary+=("PASS $name ($pkg, $(( $(date +%s) - start ))s)") passed=$((passed + 1))
 	else

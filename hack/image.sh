@@ -51,7 +51,8 @@ missing() {
 if ! command -v buildah >/dev/null; then
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
 		echo "buildah not found: installing Debian's buildah (apt-get update, then apt-get install -y buildah; a minute)"
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq buildah >/dev/null ||
+		hack/progress.sh "installing buildah" "about a minute" bash -c \
+			'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq buildah >/dev/null' ||
 			missing "apt-get could not install buildah"
 	else
 		missing "buildah not found, and installing it needs root and apt-get"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs a command that can be silent for minutes, and says it is still
-# working: a line every ${PROGRESS_EVERY:-30} seconds, from the first such
-# interval on, so a fast run prints nothing more.
+# working: a line every ${PROGRESS_EVERY:-25} seconds, from the first such
+# interval on, so a fast run prints nothing more (and a slow one is never
+# silent for more than 30 s).
 #   hack/progress.sh "building bin/tlsplane" "about 2 minutes the first time" go build ...
 # Exits with the command's status.
 set -uo pipefail
 what=$1 estimate=$2
 shift 2
-every=${PROGRESS_EVERY:-30}
+every=${PROGRESS_EVERY:-25}
 start=$(date +%s)
 "$@" &
 pid=$!

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A run as go test -json prints it: one test passes, one is skipped, one
@@ -78,5 +82,72 @@ func TestSummaryExitCodes(t *testing.T) {
 		if got := r.summarize("", true, c.ci); got != c.want {
 			t.Errorf("%s: exit code %d, want %d\n%s", c.name, got, c.want, out.String())
 		}
+	}
+}
+
+// A suite silent for the heartbeat's interval gets a line naming what
+// runs; output in between restarts the count.
+func TestHeartbeat(t *testing.T) {
+	var out strings.Builder
+	r := newReport(&out, false)
+	now := r.began
+	r.now = func() time.Time { return now }
+	tick := func(after time.Duration) string {
+		now = now.Add(after)
+		before := out.Len()
+		r.tick("e2e/kube", 25*time.Second)
+		return out.String()[before:]
+	}
+	if got := tick(24 * time.Second); got != "" {
+		t.Errorf("heartbeat after 24s of silence: %q", got)
+	}
+	if got := tick(time.Second); !strings.Contains(got, "... e2e/kube: 25s so far, compiling the test binaries;") {
+		t.Errorf("after 25s: %q", got)
+	}
+	r.read(strings.NewReader(`{"Action":"start","Package":"p"}` + "\n"))
+	if got := tick(25 * time.Second); !strings.Contains(got, "a TestMain setting up (p)") {
+		t.Errorf("package started, no test: %q", got)
+	}
+	r.read(strings.NewReader(`{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestA/sub"}
+{"Action":"run","Package":"p","Test":"TestB"}
+{"Action":"pause","Package":"p","Test":"TestB"}
+{"Action":"run","Package":"p","Test":"TestC"}
+{"Action":"pass","Package":"p","Test":"TestC","Elapsed":1}
+`))
+	if got := tick(25 * time.Second); !strings.Contains(got, "1m15s so far, running TestA/sub (25s); 1 passed, 0 failed, 0 skipped") {
+		t.Errorf("a running subtest, a paused test: %q", got)
+	}
+	r.read(strings.NewReader(`{"Action":"output","Package":"p","Test":"TestA/sub","Output":"=== RUN   TestA/sub\n"}` + "\n"))
+	r.verbose = true
+	r.read(strings.NewReader(`{"Action":"output","Package":"p","Test":"TestA/sub","Output":"    a log line\n"}` + "\n"))
+	if got := tick(20 * time.Second); got != "" {
+		t.Errorf("heartbeat 20s after a printed line: %q", got)
+	}
+}
+
+// The command itself: a go test that prints nothing for a while gets
+// heartbeat lines, and -events keeps its output.
+func TestHeartbeatCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs testsummary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "testsummary")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	events := filepath.Join(dir, "events.json")
+	script := `sleep 3; echo '{"Action":"run","Package":"p","Test":"TestA"}'; echo '{"Action":"pass","Package":"p","Test":"TestA","Elapsed":3}'`
+	out, err := exec.Command(bin, "-title", "slow", "-heartbeat", "1s", "-events", events, "--", "sh", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "... slow: "); n < 2 {
+		t.Errorf("%d heartbeat lines in 3s of silence, want at least 2:\n%s", n, out)
+	}
+	kept, err := os.ReadFile(events)
+	if err != nil || !strings.Contains(string(kept), `"Test":"TestA","Elapsed":3`) {
+		t.Errorf("-events kept %q (%v)", kept, err)
 	}
 }
