@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -48,6 +49,10 @@ type streamState struct {
 	sent   map[string][]sentResponse
 	// acked is, per type, the last response Envoy accepted.
 	acked map[string]sentResponse
+	// opened is when the stream opened; progress is, per served type,
+	// what `tlsplane status` shows (connections.go).
+	opened   time.Time
+	progress map[string]*typeProgress
 }
 
 type sentResponse struct {
@@ -124,6 +129,7 @@ func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest)
 		return nil
 	}
 	acked, ackedFound := c.lastAcked(key, req.GetTypeUrl())
+	c.rejected(key, req.GetTypeUrl(), sent.version, req.GetErrorDetail().GetMessage())
 	c.nacks.report(NACK{
 		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
 		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
@@ -153,14 +159,18 @@ func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscove
 	if err != nil {
 		return err
 	}
+	if len(req.GetInitialResourceVersions()) > 0 {
+		c.resumed(key, req.GetTypeUrl())
+	}
 	if req.GetErrorDetail() == nil {
 		if sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce()); found {
-			c.forget(key, req.GetTypeUrl(), sent.nonce)
+			c.ackDelta(key, req.GetTypeUrl(), sent)
 			c.reportACK(node, req.GetTypeUrl(), sent.version)
 		}
 		return nil
 	}
 	sent, _ := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
+	c.rejected(key, req.GetTypeUrl(), sent.version, req.GetErrorDetail().GetMessage())
 	c.nacks.report(NACK{
 		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
 		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
@@ -172,7 +182,8 @@ func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscove
 func (c *callbacks) open(key streamKey, peer peerIdentity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, labels: map[string]bool{}, sent: map[string][]sentResponse{}, acked: map[string]sentResponse{}}
+	c.streams[key] = &streamState{peer: peer, types: map[string]bool{}, labels: map[string]bool{}, sent: map[string][]sentResponse{}, acked: map[string]sentResponse{},
+		opened: time.Now(), progress: map[string]*typeProgress{}}
 }
 
 func (c *callbacks) ack(key streamKey, typeURL string, resp sentResponse) {
@@ -180,6 +191,9 @@ func (c *callbacks) ack(key streamKey, typeURL string, resp sentResponse) {
 	defer c.mu.Unlock()
 	if st := c.streams[key]; st != nil {
 		st.acked[typeURL] = resp
+		if p := st.progressOf(typeURL); p != nil {
+			p.noteACK(resp.version)
+		}
 	}
 }
 
@@ -252,6 +266,7 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 			st.unserved++
 		}
 		st.types[typeURL] = true
+		st.progressOf(typeURL) // NOT SENT until answered
 		if label := typeLabel(typeURL); !st.labels[label] {
 			st.labels[label] = true
 			c.metrics.streamOpened(st.fleetLabel, label)
@@ -302,11 +317,15 @@ func streamKind(key streamKey) string {
 
 func (c *callbacks) sent(key streamKey, typeURL string, resp sentResponse) {
 	c.metrics.responses.WithLabelValues(typeLabel(typeURL)).Inc()
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.streams[key]
 	if st == nil {
 		return
+	}
+	if p := st.progressOf(typeURL); p != nil {
+		p.noteSent(resp.version, now)
 	}
 	list := append(st.sent[typeURL], resp)
 	if len(list) > sentPerType {
@@ -315,14 +334,18 @@ func (c *callbacks) sent(key streamKey, typeURL string, resp sentResponse) {
 	st.sent[typeURL] = list
 }
 
-// forget drops an accepted delta response's names: a delta NACK concerns
-// only the response it answers, and an initial response names every
-// resource (at 10,000 clusters and 1,000 streams, half a gigabyte).
-func (c *callbacks) forget(key streamKey, typeURL, nonce string) {
+// ackDelta notes an accepted delta response and drops its names: a delta
+// NACK concerns only the response it answers, and an initial response
+// names every resource (at 10,000 clusters and 1,000 streams, half a
+// gigabyte).
+func (c *callbacks) ackDelta(key streamKey, typeURL string, accepted sentResponse) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st := c.streams[key]; st != nil {
-		st.sent[typeURL] = slices.DeleteFunc(st.sent[typeURL], func(r sentResponse) bool { return r.nonce == nonce })
+		st.sent[typeURL] = slices.DeleteFunc(st.sent[typeURL], func(r sentResponse) bool { return r.nonce == accepted.nonce })
+		if p := st.progressOf(typeURL); p != nil {
+			p.noteACK(accepted.version)
+		}
 	}
 }
 

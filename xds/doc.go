@@ -3,6 +3,7 @@
 // feeds (sotw.go, delta.go: an update or a request costs a stream its
 // changes, not its subscription, and every stream sends the same encoded
 // bytes). Both share the stream callbacks for NACK detection and reports,
+// each stream's progress per type for `tlsplane status` (connections.go),
 // and metrics, and the channel's security: mutual TLS from reloaded files,
 // and a fleet identity rule checked on every request before it is
 // answered.

@@ -59,6 +59,7 @@ type Server struct {
 	log     *slog.Logger
 	grpc    *grpc.Server
 	metrics *metrics
+	cb      *callbacks
 	cancel  context.CancelFunc
 	once    sync.Once
 }
@@ -104,7 +105,7 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 		log: logger, metrics: m, fleetIdentity: opts.Security.Fleet,
 		serves: pub.ServesCluster, onReport: opts.OnClusterStats,
 	})
-	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m}
+	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m, cb: cb}
 }
 
 // adsServer serves both ADS flavours from the publisher's feeds, with the
