@@ -29,6 +29,7 @@ type StatusStore struct {
 	gatewayAPI translator.GatewayAPIStatuses
 	rejections func() []Rejection
 	handshakes func() any
+	governed   func() map[types.NamespacedName][]string
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -144,6 +145,9 @@ type debugPolicy struct {
 	Namespace string            `json:"namespace"`
 	Name      string            `json:"name"`
 	Status    gwv1.PolicyStatus `json:"status"`
+	// Clusters are the clusters the policy governs in the last
+	// translation published (ShowClusters).
+	Clusters []string `json:"clusters,omitempty"`
 }
 
 // ShowRejections adds Envoy's rejections (Pipeline.Rejections) to
@@ -162,12 +166,20 @@ func (s *StatusStore) ShowHandshakes(list func() any) {
 	s.handshakes = list
 }
 
+// ShowClusters adds, per policy, the clusters it governs
+// (snapshots.Publisher's Governed) to /debug/status.
+func (s *StatusStore) ShowClusters(governed func() map[types.NamespacedName][]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.governed = governed
+}
+
 // DebugJSON is the latest statuses as indented JSON, sorted by policy,
 // the Gateway API statuses, sorted by object, and the latest Envoy
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections, handshakes := s.statuses, s.gatewayAPI, s.rejections, s.handshakes
+	statuses, gatewayAPI, rejections, handshakes, governed := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed
 	s.mu.RUnlock()
 	out := struct {
 		Policies []debugPolicy `json:"policies"`
@@ -181,8 +193,12 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 	if handshakes != nil {
 		out.Handshakes = handshakes()
 	}
+	var clusters map[types.NamespacedName][]string
+	if governed != nil {
+		clusters = governed()
+	}
 	for _, key := range sortedKeys(statuses) {
-		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key]})
+		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key], clusters[key]})
 	}
 	return json.MarshalIndent(out, "", "  ")
 }
