@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tlsplane/tlsplane/xds"
 )
 
 // snapshotView is what the admin server reads of *snapshots.Publisher.
@@ -20,6 +23,11 @@ type snapshotView interface {
 // statusView is what the admin server reads of *pipeline.StatusStore.
 type statusView interface {
 	DebugJSON() ([]byte, error)
+}
+
+// connectionsView is what the admin server reads of *xds.Server.
+type connectionsView interface {
+	Connections() xds.Connections
 }
 
 // newRegistry is the process's own registry, not the global default, so
@@ -38,7 +46,7 @@ func newRegistry() *prometheus.Registry {
 }
 
 // newAdminHandler serves health, readiness, metrics and debug views.
-func newAdminHandler(snaps snapshotView, statuses statusView, gatherer prometheus.Gatherer) http.Handler {
+func newAdminHandler(snaps snapshotView, statuses statusView, conns connectionsView, gatherer prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
@@ -68,6 +76,16 @@ func newAdminHandler(snaps snapshotView, statuses statusView, gatherer prometheu
 	}))
 	mux.HandleFunc("GET /debug/status", loopbackOnly(func(w http.ResponseWriter, _ *http.Request) {
 		body, err := statuses.DebugJSON()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, body)
+	}))
+	// Every connected Envoy and, per type, what it was sent and accepted:
+	// what `tlsplane status` prints.
+	mux.HandleFunc("GET /debug/connections", loopbackOnly(func(w http.ResponseWriter, _ *http.Request) {
+		body, err := json.MarshalIndent(conns.Connections(), "", "  ")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tlsplane/tlsplane/xds"
 )
 
 type fakeSnapshots struct{ ready bool }
@@ -27,6 +29,12 @@ type fakeStatuses struct{}
 
 func (fakeStatuses) DebugJSON() ([]byte, error) { return []byte(`{"policies":[]}`), nil }
 
+type fakeConnections struct{}
+
+func (fakeConnections) Connections() xds.Connections {
+	return xds.Connections{Connections: []xds.Connection{{Node: "envoy-1", Fleet: "edge", API: "sotw"}}}
+}
+
 func TestAdminEndpoints(t *testing.T) {
 	snaps := &fakeSnapshots{}
 	reg := newRegistry()
@@ -38,7 +46,7 @@ func TestAdminEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: newAdminHandler(snaps, fakeStatuses{}, reg), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: newAdminHandler(snaps, fakeStatuses{}, fakeConnections{}, reg), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(lis)
 	t.Cleanup(func() { srv.Close() })
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -81,10 +89,13 @@ func TestAdminEndpoints(t *testing.T) {
 	if code, body := get("/debug/status"); code != 200 || !strings.Contains(body, "policies") {
 		t.Errorf("/debug/status = %d %q", code, body)
 	}
+	if code, body := get("/debug/connections"); code != 200 || !strings.Contains(body, `"node": "envoy-1"`) {
+		t.Errorf("/debug/connections = %d %q", code, body)
+	}
 }
 
 func TestDebugEndpointsAnswerLoopbackOnly(t *testing.T) {
-	h := newAdminHandler(&fakeSnapshots{ready: true}, fakeStatuses{}, newRegistry())
+	h := newAdminHandler(&fakeSnapshots{ready: true}, fakeStatuses{}, fakeConnections{}, newRegistry())
 	for _, c := range []struct {
 		remote string
 		path   string
@@ -95,6 +106,8 @@ func TestDebugEndpointsAnswerLoopbackOnly(t *testing.T) {
 		{"[::ffff:127.0.0.1]:5000", "/debug/status", http.StatusOK},
 		{"10.1.2.3:5000", "/debug/snapshot?node=envoy-1", http.StatusForbidden},
 		{"[2001:db8::1]:5000", "/debug/status", http.StatusForbidden},
+		{"127.0.0.1:5000", "/debug/connections", http.StatusOK},
+		{"10.1.2.3:5000", "/debug/connections", http.StatusForbidden},
 		{"garbage", "/debug/status", http.StatusForbidden},
 		// Probes and scraping stay open to the network.
 		{"10.1.2.3:5000", "/readyz", http.StatusOK},

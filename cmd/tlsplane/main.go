@@ -15,6 +15,8 @@ Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes and TCPRoutes
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)
   tlsplane serve [flags]                               (tlsplane serve --help)
+  tlsplane status [policy NAMESPACE/NAME] [--admin ADDR] [-o table|json]
+                                                       (tlsplane status --help)
   tlsplane version
 `
 
@@ -29,6 +31,8 @@ func main() {
 		err = runTranslate(os.Args[2:], os.Stdout, os.Stderr)
 	case "serve":
 		err = runServe(os.Args[2:])
+	case "status":
+		err = runStatus(os.Args[2:], os.Stdout)
 	case "version", "--version":
 		fmt.Println(versionLine())
 	case "-h", "--help", "help":
