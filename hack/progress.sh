@@ -13,7 +13,9 @@ start=$(date +%s)
 "$@" &
 pid=$!
 (
-	while sleep "$every"; do
+	# sleep must not hold our stdout: killed with the ticker it lives on,
+	# and a pipe reading this (make test | tee) would wait for it.
+	while sleep "$every" >/dev/null 2>&1 </dev/null; do
 		kill -0 "$pid" 2>/dev/null || exit 0
 		echo "... still $what: $(( $(date +%s) - start ))s so far ($estimate)"
 	done
