@@ -26,6 +26,9 @@
 #   5. nothing of the project left: no container, network or volume
 #      labelled com.docker.compose.project=tlsplane-quickstart.
 #
+# COMPOSE_E2E_STORAGE_DRIVERS: the storage drivers a dockerd started here
+# tries, in order (default "overlay2 vfs").
+#
 # Ends with a PASS/FAIL line per step and "N passed, N failed". Without an
 # engine (no root, no apt-get, dockerd will not start) it skips, saying
 # why; with CI=true it fails.
@@ -133,7 +136,7 @@ else
 	# exec-root holds containerd's sockets: a short path, whatever the clone's.
 	exec_root=$(mktemp -d /tmp/tlsplane-dockerd.XXXXXX)
 	export DOCKER_HOST=unix://$exec_root/docker.sock
-	for driver in overlay2 vfs; do
+	for driver in ${COMPOSE_E2E_STORAGE_DRIVERS:-overlay2 vfs}; do
 		echo "starting dockerd ($driver, --iptables=false, data-root $data_root, socket $exec_root/docker.sock)"
 		dockerd --storage-driver "$driver" --iptables=false --ip-masq=false \
 			--data-root "$data_root/$driver" --exec-root "$exec_root" \
