@@ -98,12 +98,18 @@ stop_dockerd() {
 trap stop_engine EXIT
 trap 'exit 130' INT TERM
 
+# apt_install PACKAGE: Debian's package, after one apt-get update a run.
+apt_updated=0
+apt_install() {
+	if [[ $apt_updated -eq 0 ]]; then apt-get update -qq || return 1; apt_updated=1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+}
+
 # busybox: /bin/sh of the stand-in images, and the engine's probe.
 if ! command -v busybox >/dev/null; then
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
 		echo "busybox not found (the stand-ins' /bin/sh): installing Debian's busybox-static"
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >/dev/null; } ||
-			echo "apt-get could not install busybox-static"
+		apt_install busybox-static || echo "apt-get could not install busybox-static"
 	fi
 fi
 probe() {
@@ -126,8 +132,7 @@ else
 	if ! command -v dockerd >/dev/null; then
 		command -v apt-get >/dev/null || missing "no Docker engine answers, no dockerd, and no apt-get to install it"
 		echo "dockerd not found: installing Debian's docker.io (apt-get update, then apt-get install -y docker.io; a minute)"
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null ||
-			missing "apt-get could not install docker.io"
+		apt_install docker.io || missing "apt-get could not install docker.io"
 	fi
 	command -v docker >/dev/null || missing "dockerd installed, but no docker client"
 	ip link show docker0 >/dev/null 2>&1 || made_bridge=1
