@@ -64,9 +64,13 @@ missing() {
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 
 # One run at a time on a machine: two engines started here would share the
-# docker0 bridge.
-exec 9>/tmp/tlsplane-compose-e2e.lock
-flock -w 1800 9 || { fail lock "another make e2e-compose held /tmp/tlsplane-compose-e2e.lock for 30 minutes"; summary; exit 1; }
+# docker0 bridge. The lock lives in /run/lock, the system's place for
+# locks, so the temporary directory is left as it was found.
+lock=/run/lock/tlsplane-compose-e2e.lock
+[ -d /run/lock ] && [ -w /run/lock ] || lock="$root/e2e/.cache/compose-e2e.lock"
+mkdir -p "$(dirname "$lock")"
+exec 9>"$lock"
+flock -w 1800 9 || { fail lock "another make e2e-compose held $lock for 30 minutes"; summary; exit 1; }
 
 started_at=$(date +%s)
 dockerd_pid="" exec_root="" made_bridge=0
