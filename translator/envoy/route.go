@@ -79,6 +79,9 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 			a.Timeout = durationpb.New(0)
 			a.MaxStreamDuration = &routev3.RouteAction_MaxStreamDuration{GrpcTimeoutHeaderMax: durationpb.New(0)}
 		}
+		if r.Retry != nil {
+			a.RetryPolicy = retryPolicy(r.Retry)
+		}
 		out.Action = &routev3.Route_Route{Route: a}
 	}
 	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.RequestHeaders), r.RequestHeaders.Remove

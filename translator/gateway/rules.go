@@ -77,7 +77,14 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}
 		unsupported := rs.ruleFilters(i, rule.Filters, &base)
-		if timeout, err := ruleTimeout(rule.Timeouts); err != nil {
+		if rule.Retry != nil {
+			if retry, timeout, err := ruleRetry(rule.Retry, rule.Timeouts); err != nil {
+				unsupported = true
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].retry: %v", i, err))
+			} else {
+				base.Retry, base.Timeout = retry, timeout
+			}
+		} else if timeout, err := ruleTimeout(rule.Timeouts); err != nil {
 			unsupported = true
 			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].timeouts: %v", i, err))
 		} else {

@@ -97,6 +97,19 @@ type Route struct {
 	// Timeout bounds the request to the backend (0 disables it); nil
 	// keeps Envoy's default.
 	Timeout *time.Duration `json:"timeout,omitempty"`
+	// Retry is the rule's retry policy, nil when it has none.
+	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Retry retries a backend request on connection errors and on Codes.
+type Retry struct {
+	Codes []uint32 `json:"codes,omitempty"`
+	// Attempts is the number of retries; 0 keeps Envoy's default (1).
+	Attempts uint32 `json:"attempts,omitempty"`
+	// Backoff is the least wait between tries; nil keeps Envoy's (25 ms).
+	Backoff *time.Duration `json:"backoff,omitempty"`
+	// PerTry bounds each try (backendRequest); nil or 0 leaves it unbounded.
+	PerTry *time.Duration `json:"perTry,omitempty"`
 }
 
 // Rewrite is a URLRewrite filter; zero values keep the request's.
