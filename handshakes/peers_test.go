@@ -162,4 +162,3 @@ func TestFailingCountsRefresh(t *testing.T) {
 		t.Fatal("successes asked for a pass")
 	}
 }
-
