@@ -3,10 +3,18 @@ package node
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
+
+// ownersDir records which process owns each bridge, so a run removes what
+// a killed run left behind and never what a concurrent run is using.
+const ownersDir = "/run/tlsplane-e2e-bridges"
 
 // Network is a Linux bridge with an address of its own (Gateway, where the
 // host's servers listen for the namespaces) and a /16 from which every
@@ -34,12 +42,22 @@ type Host struct {
 func NewNetwork() (*Network, error) {
 	removeStale()
 	id := rand.IntN(1 << 16)
+	prefix, err := freePrefix()
+	if err != nil {
+		return nil, err
+	}
 	n := &Network{
 		bridge: fmt.Sprintf("tpcbr%04x", id),
-		prefix: fmt.Sprintf("10.%d", 216+rand.IntN(16)),
+		prefix: prefix,
 		next:   2,
 	}
 	n.Gateway = n.prefix + ".0.1"
+	if err := os.MkdirAll(ownersDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(ownersDir, n.bridge), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return nil, err
+	}
 	for _, args := range [][]string{
 		{"link", "add", n.bridge, "type", "bridge"},
 		{"addr", "add", n.Gateway + "/16", "dev", n.bridge},
@@ -123,13 +141,45 @@ func (n *Network) Close() {
 		h.remove()
 	}
 	_ = exec.Command("ip", "link", "del", n.bridge).Run()
+	_ = os.Remove(filepath.Join(ownersDir, n.bridge))
 }
 
-// removeStale deletes the namespaces and bridges of earlier runs.
+// freePrefix picks a /16 in 10.216–10.231 that no address on this machine
+// is in, so concurrent runs' bridges never share a subnet.
+func freePrefix() (string, error) {
+	out, err := exec.Command("ip", "-o", "-4", "addr", "show").Output()
+	if err != nil {
+		return "", fmt.Errorf("ip addr show: %w", err)
+	}
+	start := rand.IntN(16)
+	for i := range 16 {
+		prefix := fmt.Sprintf("10.%d", 216+(start+i)%16)
+		if !strings.Contains(string(out), " "+prefix+".") {
+			return prefix, nil
+		}
+	}
+	return "", fmt.Errorf("every prefix 10.216–10.231 is in use on this machine")
+}
+
+// ownerAlive reports whether the process that made bridge still runs.
+func ownerAlive(bridge string) bool {
+	data, err := os.ReadFile(filepath.Join(ownersDir, bridge))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// removeStale deletes the namespaces and bridges of runs that ended
+// without their cleanup; a live run's are left alone.
 func removeStale() {
 	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
-			if name, _, _ := strings.Cut(line, " "); strings.HasPrefix(name, "tpcbr") {
+			if name, _, _ := strings.Cut(line, " "); strings.HasPrefix(name, "tpcbr") && !ownerAlive(bridgeOf(name)) {
 				_ = exec.Command("ip", "netns", "del", name).Run()
 			}
 		}
@@ -137,10 +187,21 @@ func removeStale() {
 	if out, err := exec.Command("ip", "-o", "link", "show", "type", "bridge").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
 			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "tpcbr") {
-				_ = exec.Command("ip", "link", "del", strings.TrimSuffix(f[1], ":")).Run()
+				bridge := strings.TrimSuffix(f[1], ":")
+				if ownerAlive(bridge) {
+					continue
+				}
+				_ = exec.Command("ip", "link", "del", bridge).Run()
+				_ = os.Remove(filepath.Join(ownersDir, bridge))
 			}
 		}
 	}
+}
+
+// bridgeOf is the bridge a namespace "<bridge>-<host>" hangs on.
+func bridgeOf(netns string) string {
+	bridge, _, _ := strings.Cut(netns, "-")
+	return bridge
 }
 
 func ip(args ...string) error {
