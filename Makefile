@@ -155,34 +155,54 @@ bench: envoy
 # conformance, the version e2e/go.mod pins), unmodified, against tlsplane
 # in Kubernetes mode: real kube-apiserver and kube-controller-manager, the
 # e2e node agent running the suite's backends, a real Envoy per Gateway
-# (e2e/node). It fails only when a test listed in
-# e2e/conformance/passing.txt did not pass (the ratchet). The run's
-# ConformanceReport and logs stay in e2e/.cache/conformance/; the committed
-# docs/conformance/tlsplane-report.yaml changes only by `make
-# conformance-report`.
+# (e2e/node). It runs once per release channel of the Gateway API CRDs:
+# standard, then experimental (its CRDs keep fields the standard ones
+# prune, and tlsplane runs with --gateway-api-channel=experimental). Each
+# run fails only when a test of its ratchet did not pass: the standard
+# run's is e2e/conformance/passing.txt, the experimental run's that list
+# and passing-experimental.txt. Each run's ConformanceReport and logs stay
+# in e2e/.cache/conformance/<channel>/; the committed reports in
+# docs/conformance/ change only by `make conformance-report`.
 CONFORMANCE_DIR := $(CURDIR)/e2e/.cache/conformance
+CONFORMANCE_CHANNELS := standard experimental
 conformance-images:
 	hack/build-conformance-images.sh
 
 conformance: build envoy kube-apiserver conformance-images testsummary
 	cd e2e && $(SUMMARY) -title "e2e/node and the conformance ratchet" -- $(GO) test -json -count=1 ./node/ ./conformance/ratchet/
 	rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR)
-	@echo "running the Gateway API conformance suite (1 to 3 minutes; a line every 25 s, the per-test results at the end); go test -json events in $(CONFORMANCE_DIR)/events.json"
-	-cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) CONFORMANCE_LOG_DIR=$(CONFORMANCE_DIR)/run \
-		CONFORMANCE_REPORT=$(CONFORMANCE_DIR)/tlsplane-report.yaml \
-		CONFORMANCE_VERSION=$$(git describe --always --dirty 2>/dev/null || echo dev) \
-		$(SUMMARY) -title "Gateway API conformance suite" -quiet -events $(CONFORMANCE_DIR)/events.json -- \
-		$(GO) test -count=1 -timeout 45m -json ./conformance/
-	cd e2e && $(GO) run ./conformance/ratchet -events $(CONFORMANCE_DIR)/events.json \
-		-passing conformance/passing.txt -logs $(CONFORMANCE_DIR)/failures
+	@failed=""; for channel in $(CONFORMANCE_CHANNELS); do \
+		$(MAKE) --no-print-directory conformance-channel CHANNEL=$$channel || failed="$$failed $$channel"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "conformance ratchet failed on the channel(s):$$failed"; exit 1; fi
 
-# The committed report changes on purpose only: the suite runs, and when
-# the ratchet passes its report replaces docs/conformance/'s. It names the
-# commit it ran at (-dirty: with uncommitted changes); commit it after.
+# One channel's run (CHANNEL=standard|experimental); make conformance runs
+# every channel.
+.PHONY: conformance-channel
+conformance-channel:
+	@test -n "$(CHANNEL)" || { echo "CHANNEL=standard or CHANNEL=experimental"; exit 2; }
+	rm -rf $(CONFORMANCE_DIR)/$(CHANNEL) && mkdir -p $(CONFORMANCE_DIR)/$(CHANNEL)
+	@echo "running the Gateway API conformance suite, $(CHANNEL) channel (2 to 4 minutes; a line every 25 s, the per-test results at the end); go test -json events in $(CONFORMANCE_DIR)/$(CHANNEL)/events.json"
+	-cd e2e && GATEWAY_API_CHANNEL=$(CHANNEL) TLSPLANE_BIN=$(CURDIR)/$(BIN) CONFORMANCE_LOG_DIR=$(CONFORMANCE_DIR)/$(CHANNEL)/run \
+		CONFORMANCE_REPORT=$(CONFORMANCE_DIR)/$(CHANNEL)/tlsplane-report.yaml \
+		CONFORMANCE_VERSION=$$(git describe --always --dirty 2>/dev/null || echo dev) \
+		$(SUMMARY) -title "Gateway API conformance suite, $(CHANNEL) channel" -quiet -events $(CONFORMANCE_DIR)/$(CHANNEL)/events.json -- \
+		$(GO) test -count=1 -timeout 45m -json ./conformance/
+	cd e2e && $(GO) run ./conformance/ratchet -channel $(CHANNEL) -events $(CONFORMANCE_DIR)/$(CHANNEL)/events.json \
+		-passing $(if $(filter experimental,$(CHANNEL)),conformance/passing.txt$(comma)conformance/passing-experimental.txt,conformance/passing.txt) \
+		-logs $(CONFORMANCE_DIR)/$(CHANNEL)/failures
+comma := ,
+
+# The committed reports change on purpose only: the suite runs on every
+# channel, and when both ratchets pass each channel's report replaces its
+# file in docs/conformance/. They name the commit they ran at (-dirty:
+# with uncommitted changes); commit them after.
 .PHONY: conformance-report
 conformance-report: conformance
-	cp $(CONFORMANCE_DIR)/tlsplane-report.yaml docs/conformance/tlsplane-report.yaml
-	@echo "updated docs/conformance/tlsplane-report.yaml (version $$(awk '$$1 == "version:" {print $$2}' docs/conformance/tlsplane-report.yaml)); commit it"
+	@for channel in $(CONFORMANCE_CHANNELS); do \
+		cp $(CONFORMANCE_DIR)/$$channel/tlsplane-report.yaml docs/conformance/tlsplane-$$channel-report.yaml; \
+		echo "updated docs/conformance/tlsplane-$$channel-report.yaml (version $$(awk '$$1 == "version:" {print $$2}' docs/conformance/tlsplane-$$channel-report.yaml)); commit it"; \
+	done
 
 # Everything make test installs or keeps in the checkout, all git-ignored:
 # Envoy's virtualenv, the built servers and tools (etcd, kube-apiserver,

@@ -50,6 +50,21 @@ func CapMessage(s string, n int) string { return condition.CapMessage(s, n) }
 // reports.
 var SupportedFeatures = gateway.SupportedFeatures
 
+// Channel is a Gateway API release channel; see gateway.Channel.
+type Channel = gateway.Channel
+
+const (
+	ChannelStandard     = gateway.ChannelStandard
+	ChannelExperimental = gateway.ChannelExperimental
+)
+
+// ExperimentalFeatures are claimed, beyond SupportedFeatures, on the
+// experimental channel.
+var ExperimentalFeatures = gateway.ExperimentalFeatures
+
+// ParseChannel reads a channel name; empty is the standard channel.
+func ParseChannel(s string) (Channel, error) { return gateway.ParseChannel(s) }
+
 // DefaultCAExpiryWarning is how long before a trusted CA certificate
 // expires the policy's Accepted message starts to warn.
 const DefaultCAExpiryWarning = backendtls.DefaultCAExpiryWarning

@@ -29,6 +29,10 @@ type Options struct {
 	// policy's Accepted message warns; DefaultCAExpiryWarning when zero,
 	// never when negative.
 	CAExpiryWarning time.Duration
+	// GatewayAPIChannel is the release channel of the cluster's Gateway
+	// API CRDs; the experimental channel adds ExperimentalFeatures to our
+	// GatewayClasses' supportedFeatures. Empty means ChannelStandard.
+	GatewayAPIChannel Channel
 }
 
 // DefaultListenerAddress binds Gateway listeners on every IPv4 address of

@@ -2,6 +2,7 @@ package translator_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,5 +252,43 @@ func TestSupportedFeaturesAreSortedAndUnique(t *testing.T) {
 	f := translator.SupportedFeatures
 	if !slices.IsSorted(f) || len(slices.Compact(slices.Clone(f))) != len(f) {
 		t.Fatalf("SupportedFeatures must be sorted and unique: %v", f)
+	}
+}
+
+// A GatewayClass claims the experimental features only on the
+// experimental channel: the standard channel's CRDs prune their fields,
+// so the claim would be false there. Both lists stay sorted and unique.
+func TestSupportedFeaturesPerChannel(t *testing.T) {
+	class := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "tlsplane", Generation: 1},
+		Spec: gwv1.GatewayClassSpec{ControllerName: translator.DefaultControllerName}}
+	names := func(channel translator.Channel) []gwv1.FeatureName {
+		out := translator.Translate(translator.Inputs{GatewayClasses: []*gwv1.GatewayClass{class}}, nil, time.Unix(1e9, 0),
+			translator.Options{ControllerName: translator.DefaultControllerName, GatewayAPIChannel: channel})
+		var got []gwv1.FeatureName
+		for _, f := range out.GatewayAPI.GatewayClasses["tlsplane"].SupportedFeatures {
+			got = append(got, f.Name)
+		}
+		return got
+	}
+	standard, experimental := names(""), names(translator.ChannelExperimental)
+	if !slices.Equal(standard, translator.SupportedFeatures) {
+		t.Fatalf("standard channel claims %v, want SupportedFeatures %v", standard, translator.SupportedFeatures)
+	}
+	if !slices.IsSorted(experimental) || len(slices.Compact(slices.Clone(experimental))) != len(experimental) {
+		t.Fatalf("experimental channel's features must be sorted and unique: %v", experimental)
+	}
+	for _, f := range translator.ExperimentalFeatures {
+		if slices.Contains(standard, f) {
+			t.Errorf("standard channel claims %s, whose field its CRDs prune", f)
+		}
+		if !slices.Contains(experimental, f) {
+			t.Errorf("experimental channel does not claim %s", f)
+		}
+	}
+	if len(experimental) != len(standard)+len(translator.ExperimentalFeatures) {
+		t.Errorf("experimental channel claims %d features, want %d standard + %d experimental", len(experimental), len(standard), len(translator.ExperimentalFeatures))
+	}
+	if _, err := translator.ParseChannel("beta"); err == nil || !strings.Contains(err.Error(), `"beta"`) {
+		t.Errorf("ParseChannel(beta) = %v, want an error naming the value", err)
 	}
 }

@@ -140,6 +140,7 @@ func configs(opts Options) (backendtls.Config, gateway.Config) {
 		}, gateway.Config{
 			ControllerName:  opts.ControllerName,
 			ListenerAddress: address,
+			Channel:         opts.GatewayAPIChannel,
 		}
 }
 

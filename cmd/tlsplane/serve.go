@@ -44,6 +44,7 @@ type serveConfig struct {
 	systemCABundle          string
 	allowInsecureSkipVerify bool
 	listenerAddress         string
+	gatewayAPIChannel       translator.Channel
 	fleetNamespaces         map[string][]string
 	handshakeWindow         time.Duration
 	caExpiryWarning         time.Duration
@@ -65,7 +66,7 @@ var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window", "handshake-message-refresh"}},
-	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
+	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
@@ -113,6 +114,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.StringVar(&cfg.systemCABundle, "system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy hosts, trusted by wellKnownCACertificates: System")
 	fs.BoolVar(&cfg.allowInsecureSkipVerify, "allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option; without this flag such a policy is Invalid")
 	registerListenerAddress(fs, &cfg.listenerAddress)
+	registerGatewayAPIChannel(fs, &cfg.gatewayAPIChannel)
 	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed gets every namespace", func(v string) error {
 		fleets, err := parseFleetNamespaces(v)
 		cfg.fleetNamespaces = fleets
@@ -153,6 +155,27 @@ func registerListenerAddress(fs *flag.FlagSet, addr *string) {
 		*addr = ip.String()
 		return nil
 	})
+}
+
+// registerGatewayAPIChannel adds --gateway-api-channel, shared by serve
+// and translate.
+func registerGatewayAPIChannel(fs *flag.FlagSet, channel *translator.Channel) {
+	*channel = translator.ChannelStandard
+	fs.Func("gateway-api-channel", "the release `channel` of the cluster's Gateway API CRDs, standard or experimental (default standard): "+
+		"on experimental, GatewayClasses also claim the features whose fields only those CRDs keep ("+featureList(translator.ExperimentalFeatures)+")",
+		func(v string) error {
+			c, err := translator.ParseChannel(v)
+			*channel = c
+			return err
+		})
+}
+
+func featureList(features []gwv1.FeatureName) string {
+	names := make([]string, len(features))
+	for i, f := range features {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
 }
 
 // parseFleetNamespaces reads `edge=shop,pay;internal=ops`.
@@ -263,6 +286,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			SystemCABundlePath:      cfg.systemCABundle,
 			AllowInsecureSkipVerify: cfg.allowInsecureSkipVerify,
 			ListenerAddress:         cfg.listenerAddress,
+			GatewayAPIChannel:       cfg.gatewayAPIChannel,
 			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 		},
 		Logger:     logger.With("stage", "pipeline"),

@@ -29,7 +29,7 @@ SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.
 
 var translateFlagGroups = []flagGroup{
 	{"Output", []string{"o"}},
-	{"Translation", []string{"controller-name", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
 	dirLimitsGroup,
 }
 
@@ -43,6 +43,8 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
 	var listenerAddress string
 	registerListenerAddress(fs, &listenerAddress)
+	var channel translator.Channel
+	registerGatewayAPIChannel(fs, &channel)
 	limits := registerDirLimits(fs)
 	paths, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -72,6 +74,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 		SystemCABundlePath:      *systemCA,
 		AllowInsecureSkipVerify: *allowInsecure,
 		ListenerAddress:         listenerAddress,
+		GatewayAPIChannel:       channel,
 	})
 	for _, w := range out.Warnings {
 		warn(w)

@@ -21,11 +21,28 @@ import (
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// GatewayAPICRDDir is config/crd/standard of the sigs.k8s.io/gateway-api
+// GatewayAPIChannel is the release channel whose CRDs the API server gets:
+// GATEWAY_API_CHANNEL, standard when unset.
+func GatewayAPIChannel() (string, error) {
+	switch c := os.Getenv("GATEWAY_API_CHANNEL"); c {
+	case "", "standard":
+		return "standard", nil
+	case "experimental":
+		return c, nil
+	default:
+		return "", fmt.Errorf("GATEWAY_API_CHANNEL=%q: want standard or experimental", c)
+	}
+}
+
+// GatewayAPICRDDir is config/crd/<channel> of the sigs.k8s.io/gateway-api
 // module this module builds against, so the CRDs match the Go types.
 func GatewayAPICRDDir() (string, error) {
 	if dir := os.Getenv("GATEWAY_API_CRD_DIR"); dir != "" {
 		return dir, nil
+	}
+	channel, err := GatewayAPIChannel()
+	if err != nil {
+		return "", err
 	}
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
@@ -38,10 +55,10 @@ func GatewayAPICRDDir() (string, error) {
 	if moduleDir == "" {
 		return "", fmt.Errorf("module sigs.k8s.io/gateway-api is not downloaded (go mod download sigs.k8s.io/gateway-api)")
 	}
-	return filepath.Join(moduleDir, "config", "crd", "standard"), nil
+	return filepath.Join(moduleDir, "config", "crd", channel), nil
 }
 
-// RequiredCRDs are the CRDs tlsplane reads; the standard channel must
+// RequiredCRDs are the CRDs tlsplane reads; every channel must
 // hold each of them, or InstallGatewayAPICRDs fails naming the missing one.
 var RequiredCRDs = []string{
 	"backendtlspolicies.gateway.networking.k8s.io",
@@ -54,8 +71,9 @@ var RequiredCRDs = []string{
 	"referencegrants.gateway.networking.k8s.io",
 }
 
-// InstallGatewayAPICRDs applies every manifest of the standard channel and
-// waits until each CRD is Established.
+// InstallGatewayAPICRDs applies every manifest of the channel's directory
+// (not its kustomization.yaml, which is no API object) and waits until
+// each CRD is Established.
 func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
 	dir, err := GatewayAPICRDDir()
 	if err != nil {
@@ -65,6 +83,7 @@ func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no Gateway API CRDs in %s (%v)", dir, err)
 	}
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "kustomization.yaml" })
 	sort.Strings(files)
 	var crds []string
 	for _, f := range files {

@@ -23,7 +23,8 @@ import (
 // TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS
 // and GATEWAY-TCP profiles; the features
 // beyond its core are those tlsplane's GatewayClass lists in
-// status.supportedFeatures (the suite infers them). CONFORMANCE_REPORT is
+// status.supportedFeatures (the suite infers them), which depend on the
+// channel of the CRDs installed (GATEWAY_API_CHANNEL). CONFORMANCE_REPORT is
 // where the ConformanceReport is written; CONFORMANCE_RUN_TEST runs one
 // test by its short name.
 func TestConformance(t *testing.T) {

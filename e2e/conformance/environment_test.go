@@ -72,6 +72,8 @@ func newCluster(t *testing.T) *cluster {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
+	channel, err := apiserver.GatewayAPIChannel()
+	must(t, err)
 	startCtx, startCancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer startCancel()
 	api, err := apiserver.Start(startCtx)
@@ -81,7 +83,7 @@ func newCluster(t *testing.T) *cluster {
 		copyLog(t, filepath.Join(api.Dir, "kube-controller-manager.log"), logDir)
 		api.Stop()
 	})
-	t.Logf("kube-apiserver ready in %s at %s", api.Ready.Round(time.Millisecond), api.URL)
+	t.Logf("kube-apiserver ready in %s at %s, with the %s channel's Gateway API CRDs", api.Ready.Round(time.Millisecond), api.URL, channel)
 	kcm, err := api.StartControllerManager(apiserver.ClusterControllers)
 	need(t, "kube-controller-manager (make kube-apiserver)", err)
 	t.Cleanup(kcm.Stop)
@@ -102,7 +104,8 @@ func newCluster(t *testing.T) *cluster {
 	// on that link.
 	cp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: tlsplaneBin, LogDir: logDir, Name: "tlsplane", XDSHost: network.Gateway,
-		Args:         []string{"--kubeconfig", api.Kubeconfig, "--insecure-xds", "--controller-name", string(controllerName)},
+		Args: []string{"--kubeconfig", api.Kubeconfig, "--insecure-xds", "--controller-name", string(controllerName),
+			"--gateway-api-channel", channel},
 		Env:          []string{"POD_NAME=tlsplane-conformance"},
 		ReadyTimeout: 90 * time.Second,
 	})

@@ -31,6 +31,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"HTTPRouteBackendProtocolWebSocket",
 	"HTTPRouteBackendRequestHeaderModification",
 	"HTTPRouteBackendTimeout",
+	"HTTPRouteDestinationPortMatching",
 	"HTTPRouteHostRewrite",
 	"HTTPRouteMethodMatching",
 	"HTTPRouteNamedRouteRule",
@@ -50,8 +51,9 @@ var SupportedFeatures = []gwv1.FeatureName{
 }
 
 // gatewayClassStatus accepts a class of ours unless it names parameters,
-// which tlsplane does not take.
-func gatewayClassStatus(c *gwv1.GatewayClass, now metav1.Time) (gwv1.GatewayClassStatus, bool) {
+// which tlsplane does not take; it lists the features of the channel the
+// cluster's CRDs come from.
+func gatewayClassStatus(c *gwv1.GatewayClass, channel Channel, now metav1.Time) (gwv1.GatewayClassStatus, bool) {
 	cond := metav1.Condition{Type: string(gwv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.GatewayClassReasonAccepted), Message: "GatewayClass is accepted"}
 	if p := c.Spec.ParametersRef; p != nil {
@@ -59,7 +61,7 @@ func gatewayClassStatus(c *gwv1.GatewayClass, now metav1.Time) (gwv1.GatewayClas
 		cond.Message = fmt.Sprintf("parametersRef %s/%s %s: tlsplane takes no parameters", p.Group, p.Kind, p.Name)
 	}
 	st := gwv1.GatewayClassStatus{Conditions: condition.Stamp(c.Status.Conditions, []metav1.Condition{cond}, c.Generation, now)}
-	for _, f := range SupportedFeatures {
+	for _, f := range channel.Features() {
 		st.SupportedFeatures = append(st.SupportedFeatures, gwv1.SupportedFeature{Name: f})
 	}
 	return st, cond.Status == metav1.ConditionTrue

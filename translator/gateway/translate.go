@@ -17,6 +17,9 @@ type Config struct {
 	ControllerName gwv1.GatewayController
 	// ListenerAddress is the IP every Envoy listener binds.
 	ListenerAddress string
+	// Channel is the Gateway API release channel of the cluster's CRDs:
+	// it decides which features our GatewayClasses claim.
+	Channel Channel
 }
 
 // Result is one run of the Gateway API rules: each Gateway of ours as
@@ -68,7 +71,7 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		if c.Spec.ControllerName != cfg.ControllerName {
 			continue
 		}
-		st, ok := gatewayClassStatus(c, now)
+		st, ok := gatewayClassStatus(c, cfg.Channel, now)
 		res.Classes[name] = st
 		accepted[name] = ok
 	}

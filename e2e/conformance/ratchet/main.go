@@ -37,9 +37,11 @@ type result struct {
 
 func main() {
 	events := flag.String("events", "", "go test -json output of the conformance run")
-	passingPath := flag.String("passing", "", "the committed list of tests that must pass")
+	passingPath := flag.String("passing", "", "the committed lists of tests that must pass, comma-separated (a channel's run must pass every list it is given)")
+	channel := flag.String("channel", "standard", "the Gateway API channel whose CRDs the run installed, for the heading")
 	logs := flag.String("logs", "", "folder for the log lines of each failing test")
 	flag.Parse()
+	fmt.Printf("=== Gateway API conformance, %s channel: per-test results (the profiles and the supported extended features)\n", *channel)
 	code, err := run(*events, *passingPath, *logs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ratchet:", err)
@@ -68,7 +70,6 @@ func run(eventsPath, passingPath, logDir string) (int, error) {
 	sort.Strings(names)
 	var passed, failed, skipped, newlyPassing, listedPassed int
 	var regressions, failures []string
-	fmt.Println("=== Gateway API conformance: per-test results (GATEWAY-HTTP and the supported extended features)")
 	for _, name := range names {
 		r := tests[name]
 		listed := passing[name]
@@ -191,16 +192,19 @@ func readEvents(path string) (map[string]*result, string, []string, error) {
 }
 
 // readList reads test names, one a line; # starts a comment.
-func readList(path string) (map[string]bool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// readList reads the comma-separated lists in paths into one set.
+func readList(paths string) (map[string]bool, error) {
 	names := map[string]bool{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		if line = strings.TrimSpace(line); line != "" {
-			names[line] = true
+	for _, path := range strings.Split(paths, ",") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if line = strings.TrimSpace(line); line != "" {
+				names[line] = true
+			}
 		}
 	}
 	return names, nil

@@ -62,3 +62,40 @@ func TestRatchetFailsOnlyForListedTests(t *testing.T) {
 		})
 	}
 }
+
+// The experimental channel's run is held to the standard list and its own:
+// a test of either list that fails, or never runs, fails the ratchet.
+func TestRatchetHoldsEveryList(t *testing.T) {
+	dir := t.TempDir()
+	standard, experimental := filepath.Join(dir, "passing.txt"), filepath.Join(dir, "passing-experimental.txt")
+	if err := os.WriteFile(standard, []byte("A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(experimental, []byte("R\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lists := standard + "," + experimental
+	for _, c := range []struct {
+		name  string
+		tests map[string]string
+		want  int
+	}{
+		{"both lists pass", map[string]string{"A": "pass", "R": "pass"}, 0},
+		{"the second list's test fails", map[string]string{"A": "pass", "R": "fail"}, 1},
+		{"the first list's test fails", map[string]string{"A": "fail", "R": "pass"}, 1},
+		{"the second list's test never ran", map[string]string{"A": "pass"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := run(events(t, "pass", c.tests), lists, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Fatalf("exit %d, want %d", got, c.want)
+			}
+		})
+	}
+	if _, err := run(events(t, "pass", map[string]string{"A": "pass"}), standard+","+filepath.Join(dir, "absent.txt"), t.TempDir()); err == nil {
+		t.Fatal("a list that does not exist must be an error")
+	}
+}
