@@ -19,6 +19,9 @@ import (
 // pki is the API server's self-generated trust material, written to dir.
 type pki struct {
 	caPEM       []byte
+	ca          *x509.Certificate
+	caKey       *ecdsa.PrivateKey
+	caFile      string // path of caPEM
 	servingCert string // path
 	servingKey  string // path
 	saPublic    string // path: verifies ServiceAccount tokens
@@ -85,6 +88,9 @@ func newPKI(dir string) (*pki, error) {
 
 	p := &pki{
 		caPEM:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		ca:          caCert,
+		caKey:       caKey,
+		caFile:      filepath.Join(dir, "ca.crt"),
 		servingCert: filepath.Join(dir, "serving.crt"),
 		servingKey:  filepath.Join(dir, "serving.key"),
 		saPublic:    filepath.Join(dir, "sa.pub"),
