@@ -232,8 +232,18 @@ kind: HTTPRoute
 metadata: {name: r, namespace: team}
 spec:
   parentRefs: [{name: gw, namespace: ns}]
-  rules: [{filters: [{type: RequestMirror, requestMirror: {backendRef: {name: app, port: 80}}}], backendRefs: [{name: app, port: 80}]}]`,
+  rules: [{filters: [{type: ExtensionRef, extensionRef: {group: example.com, kind: Script, name: lua}}], backendRefs: [{name: app, port: 80}]}]`,
 			typ: "Accepted", status: metav1.ConditionFalse, reason: "UnsupportedValue"},
+		"a mirror to a Service that does not exist": {ns: "team", route: mirrorRoute(`{name: nowhere, port: 80}`),
+			typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "BackendNotFound"},
+		"a mirror to another namespace without a ReferenceGrant": {ns: "team", route: mirrorRoute(`{name: app, namespace: ns, port: 80}`),
+			typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "RefNotPermitted"},
+		"a mirror to a kind that is not a Service": {ns: "team", route: mirrorRoute(`{group: example.com, kind: Bucket, name: b}`),
+			typ: "ResolvedRefs", status: metav1.ConditionFalse, reason: "InvalidKind"},
+		"a mirror that resolves": {ns: "team", route: mirrorRoute(`{name: app, port: 80}`),
+			typ: "ResolvedRefs", status: metav1.ConditionTrue, reason: "ResolvedRefs"},
+		"a rule with an unresolved mirror still serves": {ns: "team", route: mirrorRoute(`{name: nowhere, port: 80}`),
+			typ: "Accepted", status: metav1.ConditionTrue, reason: "Accepted"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := translator.Translate(gatewayInputs(t, gateway+tc.route), nil, time.Now(), translator.Options{})
@@ -244,6 +254,17 @@ spec:
 			wantCondition(t, "route", st.Parents[0].Conditions, tc.typ, tc.status, tc.reason)
 		})
 	}
+}
+
+// mirrorRoute is team/r mirroring to backendRef and serving from app:80.
+func mirrorRoute(backendRef string) string {
+	return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec:
+  parentRefs: [{name: gw, namespace: ns}]
+  rules: [{filters: [{type: RequestMirror, requestMirror: {backendRef: ` + backendRef + `}}], backendRefs: [{name: app, port: 80}]}]`
 }
 
 // The spec says a GatewayClass's supportedFeatures MUST be sorted by name

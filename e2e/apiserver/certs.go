@@ -19,6 +19,9 @@ import (
 // pki is the API server's self-generated trust material, written to dir.
 type pki struct {
 	caPEM       []byte
+	ca          *x509.Certificate
+	caKey       *ecdsa.PrivateKey
+	caFile      string // path of caPEM
 	servingCert string // path
 	servingKey  string // path
 	saPublic    string // path: verifies ServiceAccount tokens
@@ -51,29 +54,6 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("apiserver serving certificate: %w", err)
-	}
-	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		return nil, err
-	}
-
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -85,14 +65,26 @@ func newPKI(dir string) (*pki, error) {
 
 	p := &pki{
 		caPEM:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		ca:          caCert,
+		caKey:       caKey,
+		caFile:      filepath.Join(dir, "ca.crt"),
 		servingCert: filepath.Join(dir, "serving.crt"),
 		servingKey:  filepath.Join(dir, "serving.key"),
 		saPublic:    filepath.Join(dir, "sa.pub"),
 		saPrivate:   filepath.Join(dir, "sa.key"),
 	}
+	srvPEM, srvKeyPEM, err := p.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apiserver serving certificate: %w", err)
+	}
 	files := map[string][]byte{
-		p.servingCert:                pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-		p.servingKey:                 pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
+		p.servingCert:                srvPEM,
+		p.servingKey:                 srvKeyPEM,
 		p.saPublic:                   pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
 		p.saPrivate:                  pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
 		filepath.Join(dir, "ca.crt"): p.caPEM,
@@ -103,4 +95,31 @@ func newPKI(dir string) (*pki, error) {
 		}
 	}
 	return p, nil
+}
+
+// issue signs tmpl (its subject, usages and addresses) with the CA for a
+// day, with a new P-256 key.
+func (p *pki) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }

@@ -32,6 +32,7 @@ type Server struct {
 	Ready time.Duration
 
 	etcd, apiserver *process
+	pki             *pki
 }
 
 // BinDir is where hack/build-kube-apiserver.sh puts kube-apiserver and etcd,
@@ -70,7 +71,11 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.CAPEM = p.caPEM
+	s.CAPEM, s.pki = p.caPEM, p
+	kubeletFlags, err := p.kubeletClientFiles(dir)
+	if err != nil {
+		return nil, err
+	}
 	token := randomToken()
 	tokens := filepath.Join(dir, "tokens.csv")
 	// The static admin identity; RBAC lets system:masters do anything.
@@ -92,7 +97,7 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	}
 
 	s.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
-	s.apiserver, err = startProcess("kube-apiserver", filepath.Join(bin, "kube-apiserver"), filepath.Join(dir, "kube-apiserver.log"),
+	s.apiserver, err = startProcess("kube-apiserver", filepath.Join(bin, "kube-apiserver"), filepath.Join(dir, "kube-apiserver.log"), append(kubeletFlags,
 		"--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",
@@ -108,7 +113,7 @@ func Start(ctx context.Context) (_ *Server, err error) {
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--cert-dir", filepath.Join(dir, "certs"),
-	)
+	)...)
 	if err != nil {
 		return nil, err
 	}

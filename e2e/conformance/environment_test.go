@@ -96,7 +96,12 @@ func newCluster(t *testing.T) *cluster {
 	network, err := node.NewNetwork()
 	must(t, err)
 	t.Cleanup(network.Close)
-	agent, err := node.StartAgent(ctx, t, client, network, images, "conformance-node", logDir)
+	// The API server reads Pod logs (the mirror tests) from the agent.
+	kubeletCert, err := api.KubeletServingCertificate(network.Gateway)
+	must(t, err)
+	agent, err := node.StartAgent(ctx, t, client, network, images, "conformance-node", logDir, node.KubeletTLS{
+		Certificate: kubeletCert, ClientCAs: api.KubeletClientCAs(), ClientName: apiserver.KubeletClientName,
+	})
 	must(t, err)
 
 	// Envoys in their namespaces reach tlsplane on the bridge; plaintext

@@ -34,7 +34,8 @@ func Start(t testing.TB, logDir, name, bin string, args ...string) *Process {
 }
 
 // StartCmd is Start for a command the caller prepared (its environment,
-// say); StartCmd sets its output and process attributes.
+// say); StartCmd sets its output and process attributes. A cmd.Stdout or
+// cmd.Stderr the caller set gets that stream too, beside the log file.
 func StartCmd(t testing.TB, logDir, name string, cmd *exec.Cmd) *Process {
 	t.Helper()
 	logPath := filepath.Join(logDir, name+".log")
@@ -42,7 +43,7 @@ func StartCmd(t testing.TB, logDir, name string, cmd *exec.Cmd) *Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout, cmd.Stderr = alsoTo(logFile, cmd.Stdout), alsoTo(logFile, cmd.Stderr)
 	// Pdeathsig: if the test binary dies (a -timeout panic skips every
 	// Cleanup), the kernel still stops the child.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -195,4 +196,12 @@ func WaitProbe(t testing.TB, p *Process, timeout time.Duration, probe func() err
 	if err != nil {
 		t.Fatalf("%s not ready: %v\n--- %s log:\n%s", p.Name, err, p.Name, p.LogTail(40))
 	}
+}
+
+// alsoTo is the log file, and w too when the caller set one.
+func alsoTo(logFile *os.File, w io.Writer) io.Writer {
+	if w == nil {
+		return logFile
+	}
+	return io.MultiWriter(logFile, w)
 }

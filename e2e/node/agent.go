@@ -42,16 +42,21 @@ type Agent struct {
 	unrunnable map[string]string
 }
 
-// StartAgent registers the Node and starts the loop; it stops with ctx.
-// Processes are started with t so the test's cleanup stops any left.
-func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Network, images Images, nodeName, logDir string) (*Agent, error) {
+// StartAgent serves the kubelet endpoint with kubelet, registers the Node
+// and starts the loop; it stops with ctx. Processes are started with t so
+// the test's cleanup stops any left.
+func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Network, images Images, nodeName, logDir string, kubelet KubeletTLS) (*Agent, error) {
 	a := &Agent{
 		Node: nodeName, client: c, net: n, images: images, logDir: logDir, t: t,
 		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		running:    map[string]*podRun{},
 		unrunnable: map[string]string{},
 	}
-	if err := a.register(ctx); err != nil {
+	port, err := a.serveKubelet(ctx, kubelet)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.register(ctx, port); err != nil {
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(c, 0)
@@ -76,8 +81,9 @@ func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Ne
 	return a, nil
 }
 
-// register creates the Node, Ready, with room for every Pod the suite runs.
-func (a *Agent) register(ctx context.Context) error {
+// register creates the Node, Ready, with room for every Pod the suite
+// runs, its kubelet endpoint at kubeletPort on its InternalIP.
+func (a *Agent) register(ctx context.Context, kubeletPort int32) error {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.Node, Labels: map[string]string{"kubernetes.io/hostname": a.Node}}}
 	created, err := a.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
@@ -95,7 +101,8 @@ func (a *Agent) register(ctx context.Context) error {
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "NodeAgentReady",
 			Message: "the e2e node agent runs Pods as processes", LastHeartbeatTime: now, LastTransitionTime: now,
 		}},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: a.net.Gateway}, {Type: corev1.NodeHostName, Address: a.Node}},
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: a.net.Gateway}, {Type: corev1.NodeHostName, Address: a.Node}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}},
 	}
 	_, err = a.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	return err

@@ -19,6 +19,7 @@ type podRun struct {
 	uid        types.UID
 	host       *Host
 	containers []container
+	logs       map[string]*containerLog // by container name
 	started    metav1.Time
 	cancel     context.CancelFunc
 	stopped    chan struct{}
@@ -75,7 +76,11 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
-	run := &podRun{uid: pod.UID, host: host, containers: containers, started: metav1.Now(), cancel: cancel, stopped: make(chan struct{})}
+	run := &podRun{uid: pod.UID, host: host, containers: containers, logs: map[string]*containerLog{},
+		started: metav1.Now(), cancel: cancel, stopped: make(chan struct{})}
+	for _, c := range containers {
+		run.logs[c.name] = newContainerLog()
+	}
 	key := pod.Namespace + "/" + pod.Name
 	a.mu.Lock()
 	a.running[key] = run
@@ -86,7 +91,7 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 	for _, c := range containers {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			a.supervise(runCtx, host, logName(pod, c.name), c.argv, c.env)
+			a.supervise(runCtx, host, logName(pod, c.name), c.argv, c.env, run.logs[c.name])
 		}()
 	}
 	go func() {
@@ -135,12 +140,14 @@ func podReady(pod *corev1.Pod) bool {
 }
 
 // supervise runs argv in host until ctx ends, restarting it (1 s, doubling
-// to 10 s) when it exits on its own.
-func (a *Agent) supervise(ctx context.Context, host *Host, name string, argv, env []string) {
+// to 10 s) when it exits on its own; its output goes to the log file and
+// to log, which the kubelet endpoint serves.
+func (a *Agent) supervise(ctx context.Context, host *Host, name string, argv, env []string, log *containerLog) {
 	backoff := time.Second
 	for {
 		cmd := host.Command(argv...)
 		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = log.writer(stdout), log.writer(stderr)
 		p := harness.StartCmd(a.t, a.logDir, name, cmd)
 		select {
 		case <-ctx.Done():

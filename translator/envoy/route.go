@@ -82,6 +82,7 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 		if r.Retry != nil {
 			a.RetryPolicy = retryPolicy(r.Retry)
 		}
+		a.RequestMirrorPolicies = mirrorPolicies(r.Mirrors)
 		out.Action = &routev3.Route_Route{Route: a}
 	}
 	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.RequestHeaders), r.RequestHeaders.Remove

@@ -23,7 +23,8 @@ func judgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, g *gatewayIndex) *routeS
 	var problems []string
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}
-		unsupported := rs.ruleFilters(i, grpcFilters(rule.Filters), &base)
+		var unsupported bool
+		unsupported, problems = rs.ruleFilters(i, grpcFilters(rule.Filters), &base, ix, g, problems)
 		refs := make([]backendRef, 0, len(rule.BackendRefs))
 		for _, ref := range rule.BackendRefs {
 			refs = append(refs, backendRef{BackendRef: ref.BackendRef, filters: grpcFilters(ref.Filters)})

@@ -76,7 +76,8 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState
 	var problems []string
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}
-		unsupported := rs.ruleFilters(i, rule.Filters, &base)
+		var unsupported bool
+		unsupported, problems = rs.ruleFilters(i, rule.Filters, &base, ix, g, problems)
 		if rule.Retry != nil {
 			if retry, timeout, err := ruleRetry(rule.Retry, rule.Timeouts); err != nil {
 				unsupported = true
@@ -121,8 +122,9 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState
 }
 
 // ruleFilters applies a rule's filters to p; it reports whether one is
-// not supported (the rule then answers 500: a filter is never skipped).
-func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *plan.Route) bool {
+// not supported (the rule then answers 500: a filter is never skipped),
+// and adds to problems the mirrors whose backendRef did not resolve.
+func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *plan.Route, ix *input.Index, g *gatewayIndex, problems []string) (bool, []string) {
 	unsupported := false
 	for k, f := range filters {
 		switch {
@@ -134,12 +136,23 @@ func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *plan
 			p.Redirect = redirectOf(f.RequestRedirect)
 		case f.Type == gwv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:
 			p.Rewrite = rewriteOf(f.URLRewrite)
+		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
+			m, problem, err := rs.ruleMirror(i, k, f.RequestMirror, ix, g)
+			switch {
+			case err != nil:
+				unsupported = true
+				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].filters[%d].%v", i, k, err))
+			case problem != "":
+				problems = append(problems, problem)
+			default:
+				p.Mirrors = append(p.Mirrors, *m)
+			}
 		default:
 			unsupported = true
 			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].filters[%d]: type %q is not supported", i, k, f.Type))
 		}
 	}
-	return unsupported
+	return unsupported, problems
 }
 
 // sendTo makes a rule's route send to its backends, or answer 500 when a

@@ -99,6 +99,19 @@ type Route struct {
 	Timeout *time.Duration `json:"timeout,omitempty"`
 	// Retry is the rule's retry policy, nil when it has none.
 	Retry *Retry `json:"retry,omitempty"`
+	// Mirrors are the rule's RequestMirror filters, in order.
+	Mirrors []Mirror `json:"mirrors,omitempty"`
+}
+
+// AllMirrored is Mirror.PerMillion when every request is mirrored.
+const AllMirrored = 1_000_000
+
+// Mirror sends a copy of a share of the requests to a cluster; nobody
+// waits for its answer.
+type Mirror struct {
+	Cluster string `json:"cluster,omitempty"`
+	// PerMillion is the share mirrored, in millionths (AllMirrored: all).
+	PerMillion uint32 `json:"perMillion"`
 }
 
 // Retry retries a backend request on connection errors and on Codes.
