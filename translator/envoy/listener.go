@@ -93,13 +93,17 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 	if err != nil {
 		return nil, err
 	}
+	cors, err := corsFilter()
+	if err != nil {
+		return nil, err
+	}
 	hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix(statName),
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsConfigSource(),
 			RouteConfigName: routeConfig,
 		}},
-		HttpFilters: []*hcmv3.HttpFilter{{
+		HttpFilters: []*hcmv3.HttpFilter{cors, {
 			Name:       routerFilterName,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
 		}},

@@ -99,6 +99,8 @@ type Route struct {
 	Timeout *time.Duration `json:"timeout,omitempty"`
 	// Retry is the rule's retry policy, nil when it has none.
 	Retry *Retry `json:"retry,omitempty"`
+	// CORS is the rule's CORS filter, nil when it has none.
+	CORS *CORS `json:"cors,omitempty"`
 }
 
 // Retry retries a backend request on connection errors and on Codes.
