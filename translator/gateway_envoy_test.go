@@ -38,20 +38,6 @@ func TestEnvoyAcceptsGatewayConfiguration(t *testing.T) {
 	envoyValidatesFleet(t, in, "shop/edge")
 }
 
-// TestEnvoyAcceptsCORS puts the CORS golden input's configuration (the
-// CORS filter in the connection manager, per-route CORS policies with
-// exact and regex origins) to Envoy 1.40's `--mode validate`.
-func TestEnvoyAcceptsCORS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Envoy; skipped with -short")
-	}
-	docs, err := os.ReadFile(filepath.Join("..", "testdata", "translator", "gateway-cors.in.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	envoyValidatesFleet(t, gatewayInputs(t, string(docs)), "shop/edge")
-}
-
 // envoyValidatesFleet translates in and validates fleet's listeners and
 // route configurations with Envoy; each route configuration is probed
 // inline behind the HTTP filters its served listener has.
@@ -93,19 +79,26 @@ func envoyValidatesFleet(t *testing.T, in translator.Inputs, name string) {
 			GrpcServices:        []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: "xds"}}}},
 		}},
 	}
-	b, err := protojson.Marshal(bootstrap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "bootstrap.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeBootstrap(t, t.TempDir(), bootstrap)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, envoy, "--mode", "validate", "--disable-hot-restart", "--log-level", "error", "-c", path).CombinedOutput(); err != nil {
 		t.Fatalf("Envoy rejects the Gateway configuration: %v\n%s", err, out)
 	}
+}
+
+// writeBootstrap writes b as JSON into dir, for Envoy's -c.
+func writeBootstrap(t *testing.T, dir string, b *bootstrapv3.Bootstrap) string {
+	t.Helper()
+	j, err := protojson.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "bootstrap.json")
+	if err := os.WriteFile(path, j, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // servedHTTPFilters are the HTTP filters of l's first connection manager.

@@ -93,7 +93,7 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 	if err != nil {
 		return nil, err
 	}
-	cors, err := corsFilter()
+	filters, err := corsFilters()
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +103,10 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 			ConfigSource:    adsConfigSource(),
 			RouteConfigName: routeConfig,
 		}},
-		HttpFilters: []*hcmv3.HttpFilter{cors, {
+		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       routerFilterName,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
-		}},
+		}),
 		// A client's WebSocket upgrade goes through to the backend, as the
 		// Gateway API expects of HTTP listeners (Envoy refuses it otherwise).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},

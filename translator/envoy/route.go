@@ -9,7 +9,6 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
-	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -88,12 +87,12 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 	if _, forwarded := out.Action.(*routev3.Route_Route); forwarded && r.CORS != nil {
 		// Only a forwarded route: Envoy's CORS filter passes over direct
 		// responses and redirects.
-		policy, err := corsPolicy(r.CORS)
+		configs, err := corsConfigs(r.CORS)
 		if err != nil {
 			// A filter is never skipped: without its policy the rule answers 500.
 			out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
 		} else {
-			out.TypedPerFilterConfig = map[string]*anypb.Any{corsFilterName: policy}
+			out.TypedPerFilterConfig = configs
 		}
 	}
 	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.RequestHeaders), r.RequestHeaders.Remove
