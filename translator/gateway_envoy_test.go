@@ -15,7 +15,6 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -34,19 +33,24 @@ func TestEnvoyAcceptsGatewayConfiguration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Envoy; skipped with -short")
 	}
-	envoy := translator.EnvoyBinary(t)
 	in := gatewayInputs(t, gatewayWorld)
 	in.Secrets = append(in.Secrets, translatortest.TLSSecret(t, "shop", "edge-cert", "*.shop.example"))
+	envoyValidatesFleet(t, in, "shop/edge")
+}
+
+// envoyValidatesFleet translates in and validates fleet's listeners and
+// route configurations with Envoy; each route configuration is probed
+// inline behind the HTTP filters its served listener has.
+func envoyValidatesFleet(t *testing.T, in translator.Inputs, name string) {
+	t.Helper()
+	envoy := translator.EnvoyBinary(t)
 	out := translator.Translate(in, nil, time.Now(), translator.Options{ListenerAddress: "127.0.0.1"})
-	fleet := out.Fleets["shop/edge"]
+	fleet := out.Fleets[name]
 	if fleet == nil || len(fleet.Listeners) == 0 || len(fleet.Routes) == 0 {
 		t.Fatalf("no Gateway configuration to validate: %+v", fleet)
 	}
 	static := &bootstrapv3.Bootstrap_StaticResources{Listeners: fleet.Listeners, Clusters: []*clusterv3.Cluster{xdsCluster()}}
-	router, err := anypb.New(&routerv3.Router{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	filters := servedHTTPFilters(t, fleet.Listeners[0])
 	for i, served := range fleet.Routes {
 		// Served over RDS, a route configuration names clusters Envoy may
 		// not hold yet; inline, Envoy would check them unless told not to.
@@ -55,7 +59,7 @@ func TestEnvoyAcceptsGatewayConfiguration(t *testing.T) {
 		hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
 			StatPrefix:     fmt.Sprintf("probe%d", i),
 			RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc},
-			HttpFilters:    []*hcmv3.HttpFilter{{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router}}},
+			HttpFilters:    filters,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -75,19 +79,44 @@ func TestEnvoyAcceptsGatewayConfiguration(t *testing.T) {
 			GrpcServices:        []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: "xds"}}}},
 		}},
 	}
-	b, err := protojson.Marshal(bootstrap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "bootstrap.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeBootstrap(t, t.TempDir(), bootstrap)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, envoy, "--mode", "validate", "--disable-hot-restart", "--log-level", "error", "-c", path).CombinedOutput(); err != nil {
 		t.Fatalf("Envoy rejects the Gateway configuration: %v\n%s", err, out)
 	}
+}
+
+// writeBootstrap writes b as JSON into dir, for Envoy's -c.
+func writeBootstrap(t *testing.T, dir string, b *bootstrapv3.Bootstrap) string {
+	t.Helper()
+	j, err := protojson.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "bootstrap.json")
+	if err := os.WriteFile(path, j, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// servedHTTPFilters are the HTTP filters of l's first connection manager.
+func servedHTTPFilters(t *testing.T, l *listenerv3.Listener) []*hcmv3.HttpFilter {
+	t.Helper()
+	for _, chain := range l.FilterChains {
+		for _, f := range chain.Filters {
+			hcm := &hcmv3.HttpConnectionManager{}
+			if f.GetTypedConfig().MessageIs(hcm) {
+				if err := f.GetTypedConfig().UnmarshalTo(hcm); err != nil {
+					t.Fatal(err)
+				}
+				return hcm.HttpFilters
+			}
+		}
+	}
+	t.Fatalf("listener %s has no HTTP connection manager", l.Name)
+	return nil
 }
 
 func xdsCluster() *clusterv3.Cluster {

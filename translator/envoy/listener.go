@@ -93,16 +93,20 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 	if err != nil {
 		return nil, err
 	}
+	filters, err := corsFilters()
+	if err != nil {
+		return nil, err
+	}
 	hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix(statName),
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsConfigSource(),
 			RouteConfigName: routeConfig,
 		}},
-		HttpFilters: []*hcmv3.HttpFilter{{
+		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       routerFilterName,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
-		}},
+		}),
 		// A client's WebSocket upgrade goes through to the backend, as the
 		// Gateway API expects of HTTP listeners (Envoy refuses it otherwise).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},

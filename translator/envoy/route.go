@@ -85,6 +85,17 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 		a.RequestMirrorPolicies = mirrorPolicies(r.Mirrors)
 		out.Action = &routev3.Route_Route{Route: a}
 	}
+	if _, forwarded := out.Action.(*routev3.Route_Route); forwarded && r.CORS != nil {
+		// Only a forwarded route: Envoy's CORS filter passes over direct
+		// responses and redirects.
+		configs, err := corsConfigs(r.CORS)
+		if err != nil {
+			// A filter is never skipped: without its policy the rule answers 500.
+			out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
+		} else {
+			out.TypedPerFilterConfig = configs
+		}
+	}
 	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.RequestHeaders), r.RequestHeaders.Remove
 	out.ResponseHeadersToAdd, out.ResponseHeadersToRemove = headerOptions(r.ResponseHeaders), r.ResponseHeaders.Remove
 	return out

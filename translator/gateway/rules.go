@@ -147,6 +147,11 @@ func (rs *routeState) ruleFilters(i int, filters []gwv1.HTTPRouteFilter, p *plan
 			default:
 				p.Mirrors = append(p.Mirrors, *m)
 			}
+		case f.Type == gwv1.HTTPRouteFilterCORS && f.CORS != nil:
+			if err := ruleCORS(i, k, f.CORS, p); err != "" {
+				unsupported = true
+				rs.unsupported = append(rs.unsupported, err)
+			}
 		default:
 			unsupported = true
 			rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].filters[%d]: type %q is not supported", i, k, f.Type))

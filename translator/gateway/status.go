@@ -31,6 +31,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"HTTPRouteBackendProtocolWebSocket",
 	"HTTPRouteBackendRequestHeaderModification",
 	"HTTPRouteBackendTimeout",
+	"HTTPRouteCORS",
 	"HTTPRouteDestinationPortMatching",
 	"HTTPRouteHostRewrite",
 	"HTTPRouteMethodMatching",

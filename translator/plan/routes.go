@@ -101,6 +101,8 @@ type Route struct {
 	Retry *Retry `json:"retry,omitempty"`
 	// Mirrors are the rule's RequestMirror filters, in order.
 	Mirrors []Mirror `json:"mirrors,omitempty"`
+	// CORS is the rule's CORS filter, nil when it has none.
+	CORS *CORS `json:"cors,omitempty"`
 }
 
 // AllMirrored is Mirror.PerMillion when every request is mirrored.
