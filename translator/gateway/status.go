@@ -42,6 +42,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"HTTPRouteRequestTimeout",
 	"HTTPRouteResponseHeaderModification",
 	"HTTPRouteSchemeRedirect",
+	"ListenerSet",
 	"ReferenceGrant",
 	"TCPRoute",
 	"TLSRoute",
