@@ -91,7 +91,7 @@ func (w *Writer) cachedDiffers(o Object) bool {
 			return false
 		}
 		live, ok := w.opts.Cache.GatewayClass(o.Name)
-		return !ok || classNeedsWrite(live.Status, desired)
+		return !ok || !equality.Semantic.DeepEqual(live.Status, desired)
 	case KindGateway:
 		desired, ok := w.gatewayAPI.Gateways[o.NamespacedName]
 		if !ok {
@@ -136,12 +136,6 @@ func (w *Writer) desiredOfKind(o Object, desired func(translator.GatewayAPIStatu
 	return gwv1.RouteStatus{}, w.clearedRoutes[o]
 }
 
-// The whole status of a GatewayClass, Gateway or ListenerSet of ours is
-// ours.
-func classNeedsWrite(live, desired gwv1.GatewayClassStatus) bool {
-	return !equality.Semantic.DeepEqual(live, desired)
-}
-
 func (w *Writer) writeGatewayClass(ctx context.Context, o Object) error {
 	w.mu.Lock()
 	desired, ok := w.gatewayAPI.GatewayClasses[o.Name]
@@ -149,30 +143,9 @@ func (w *Writer) writeGatewayClass(ctx context.Context, o Object) error {
 	if !ok {
 		return nil // no longer ours, or gone
 	}
-	client := w.opts.Gateway.GatewayV1().GatewayClasses()
-	return writeStatus(ctx, w, o, statusOps[*gwv1.GatewayClass]{
-		cached: func() (*gwv1.GatewayClass, bool) {
-			if w.opts.Cache == nil {
-				return nil, false
-			}
-			return w.opts.Cache.GatewayClass(o.Name)
-		},
-		get: func(ctx context.Context) (*gwv1.GatewayClass, error) {
-			return client.Get(ctx, o.Name, metav1.GetOptions{})
-		},
-		merged: func(live *gwv1.GatewayClass) *gwv1.GatewayClass {
-			if !classNeedsWrite(live.Status, desired) {
-				return nil
-			}
-			updated := live.DeepCopy()
-			updated.Status = *desired.DeepCopy()
-			return updated
-		},
-		update: func(ctx context.Context, obj *gwv1.GatewayClass) error {
-			_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
-			return err
-		},
-	})
+	return writeWhole(ctx, w, o, w.opts.Gateway.GatewayV1().GatewayClasses(),
+		func(c Cache, nn types.NamespacedName) (*gwv1.GatewayClass, bool) { return c.GatewayClass(nn.Name) },
+		func(c *gwv1.GatewayClass) *gwv1.GatewayClassStatus { return &c.Status }, desired)
 }
 
 func (w *Writer) writeGateway(ctx context.Context, o Object) error {
@@ -197,8 +170,8 @@ func (w *Writer) writeListenerSet(ctx context.Context, o Object) error {
 		func(s *gwv1.ListenerSet) *gwv1.ListenerSetStatus { return &s.Status }, desired)
 }
 
-// writeWhole writes a status that is ours as a whole (a Gateway's, a
-// ListenerSet's): desired replaces the live one when they differ. cached
+// writeWhole writes a status that is ours as a whole (a GatewayClass's,
+// a Gateway's, a ListenerSet's): desired replaces the live one when they differ. cached
 // is the kind's lookup in a Cache, status where a T keeps its S.
 func writeWhole[T routeObject[T], S any](ctx context.Context, w *Writer, o Object, client routeClient[T],
 	cached func(Cache, types.NamespacedName) (T, bool), status func(T) *S, desired S) error {

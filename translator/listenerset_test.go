@@ -135,39 +135,13 @@ spec:
 				{types.NamespacedName{Namespace: "team", Name: "young"}, "a", "Conflicted", metav1.ConditionTrue, "HostnameConflict"},
 				{types.NamespacedName{Namespace: "team", Name: "young"}, "", "Accepted", metav1.ConditionFalse, "ListenersNotValid"},
 			}},
-		"a certificate in another namespace without a grant to ListenerSets": {yaml: `
-apiVersion: gateway.networking.k8s.io/v1
-kind: ReferenceGrant
-metadata: {name: gateways-only, namespace: certs}
-spec:
-  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: team}]
-  to: [{group: "", kind: Secret}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: extra, namespace: team}
-spec:
-  parentRef: {name: gw, namespace: ns}
-  listeners: [{name: tls, protocol: HTTPS, port: 8443, hostname: s.example, tls: {certificateRefs: [{name: c, namespace: certs}]}}]`,
+		"a certificate in another namespace without a grant to ListenerSets": {yaml: certificateFromAnotherNamespace("Gateway"),
 			secrets:  []*corev1.Secret{translatortest.TLSSecret(t, "certs", "c", "s.example")},
 			attached: 0, want: []setWant{
 				{teamSet, "tls", "ResolvedRefs", metav1.ConditionFalse, "RefNotPermitted"},
 				{teamSet, "", "Accepted", metav1.ConditionFalse, "ListenersNotValid"},
 			}},
-		"a certificate in another namespace granted to ListenerSets": {yaml: `
-apiVersion: gateway.networking.k8s.io/v1
-kind: ReferenceGrant
-metadata: {name: sets, namespace: certs}
-spec:
-  from: [{group: gateway.networking.k8s.io, kind: ListenerSet, namespace: team}]
-  to: [{group: "", kind: Secret}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: extra, namespace: team}
-spec:
-  parentRef: {name: gw, namespace: ns}
-  listeners: [{name: tls, protocol: HTTPS, port: 8443, hostname: s.example, tls: {certificateRefs: [{name: c, namespace: certs}]}}]`,
+		"a certificate in another namespace granted to ListenerSets": {yaml: certificateFromAnotherNamespace("ListenerSet"),
 			secrets:  []*corev1.Secret{translatortest.TLSSecret(t, "certs", "c", "s.example")},
 			attached: 1, want: []setWant{
 				{teamSet, "tls", "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs"},
@@ -202,6 +176,26 @@ spec:
 			}
 		})
 	}
+}
+
+// certificateFromAnotherNamespace is a ListenerSet whose HTTPS listener
+// names Secret certs/c, and a ReferenceGrant in certs to grantedKind of
+// the set's namespace.
+func certificateFromAnotherNamespace(grantedKind string) string {
+	return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: grant, namespace: certs}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: ` + grantedKind + `, namespace: team}]
+  to: [{group: "", kind: Secret}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: team}
+spec:
+  parentRef: {name: gw, namespace: ns}
+  listeners: [{name: tls, protocol: HTTPS, port: 8443, hostname: s.example, tls: {certificateRefs: [{name: c, namespace: certs}]}}]`
 }
 
 // A ListenerSet's parent that is not a Gateway of ours gets no status from
