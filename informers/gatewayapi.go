@@ -38,6 +38,10 @@ func (v *view) tcpRoutes() []*gwv1.TCPRoute {
 	return listServed(v, func(s *scope) lister[*gwv1.TCPRoute] { return s.tcpRoutes })
 }
 
+func (v *view) listenerSets() []*gwv1.ListenerSet {
+	return listServed(v, func(s *scope) lister[*gwv1.ListenerSet] { return s.listenerSets })
+}
+
 // lister is what listServed needs of one kind's lister.
 type lister[T any] interface {
 	List(labels.Selector) ([]T, error)
@@ -117,6 +121,11 @@ func (s *Source) TLSRoute(nn types.NamespacedName) (*gwv1.TLSRoute, bool) {
 // TCPRoute returns the cached TCPRoute namespace/name.
 func (s *Source) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
 	return cached(s, nn, func(sc *scope) gwlisters.TCPRouteLister { return sc.tcpRoutes }, gwlisters.TCPRouteLister.TCPRoutes)
+}
+
+// ListenerSet returns the cached ListenerSet namespace/name.
+func (s *Source) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool) {
+	return cached(s, nn, func(sc *scope) gwlisters.ListenerSetLister { return sc.listenerSets }, gwlisters.ListenerSetLister.ListenerSets)
 }
 
 // getter is what cached needs of one kind's namespace lister.

@@ -25,6 +25,7 @@ const (
 	kindGRPCRoute      = "GRPCRoute"
 	kindTLSRoute       = "TLSRoute"
 	kindTCPRoute       = "TCPRoute"
+	kindListenerSet    = "ListenerSet"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
 )
@@ -61,8 +62,8 @@ func (s *Source) event(kind string, old, obj any) {
 			return
 		}
 	}
-	if kind == kindPolicy || kind == kindGateway {
-		// Any policy or Gateway event may add or drop references.
+	if kind == kindPolicy || kind == kindGateway || kind == kindListenerSet {
+		// Any policy, Gateway or ListenerSet event may add or drop references.
 		if m, ok := obj.(metav1.Object); ok {
 			s.refs.hold(kind, m, s.recordRef)
 		} else if m, ok := old.(metav1.Object); ok {

@@ -24,7 +24,7 @@ type refs struct {
 	held                map[heldKey][]ref
 }
 
-// heldKey is a policy or a Gateway.
+// heldKey is a policy, a Gateway or a ListenerSet.
 type heldKey struct {
 	kind string
 	nn   types.NamespacedName
@@ -36,7 +36,7 @@ type ref struct {
 	nn   types.NamespacedName
 }
 
-func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway) refs {
+func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway, sets []*gwv1.ListenerSet) refs {
 	r := refs{
 		configMaps: map[types.NamespacedName]int{},
 		secrets:    map[types.NamespacedName]int{},
@@ -47,6 +47,9 @@ func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway) refs {
 	}
 	for _, g := range gateways {
 		r.hold(kindGateway, g, nil)
+	}
+	for _, s := range sets {
+		r.hold(kindListenerSet, s, nil)
 	}
 	return r
 }
@@ -121,6 +124,12 @@ func refsOfObject(obj any) []ref {
 		for _, nn := range gatewaySecrets(o) {
 			out = append(out, ref{translator.KindSecret, nn})
 		}
+	case *gwv1.ListenerSet:
+		for _, l := range o.Spec.Listeners {
+			for _, nn := range listenerSecrets(o.Namespace, l.TLS) {
+				out = append(out, ref{translator.KindSecret, nn})
+			}
+		}
 	}
 	return out
 }
@@ -136,17 +145,25 @@ func gatewaySecrets(g *gwv1.Gateway) []types.NamespacedName {
 		}
 	}
 	for _, l := range g.Spec.Listeners {
-		if l.TLS == nil {
+		out = append(out, listenerSecrets(g.Namespace, l.TLS)...)
+	}
+	return out
+}
+
+// listenerSecrets are the Secrets a listener's certificateRefs name, for
+// a listener of a Gateway or ListenerSet of namespace ns.
+func listenerSecrets(ns string, tls *gwv1.ListenerTLSConfig) []types.NamespacedName {
+	if tls == nil {
+		return nil
+	}
+	var out []types.NamespacedName
+	for _, c := range tls.CertificateRefs {
+		if (c.Group != nil && *c.Group != "") || (c.Kind != nil && *c.Kind != "Secret") {
 			continue
 		}
-		for _, c := range l.TLS.CertificateRefs {
-			if (c.Group != nil && *c.Group != "") || (c.Kind != nil && *c.Kind != "Secret") {
-				continue
-			}
-			// A reference to another namespace is read even before a
-			// ReferenceGrant permits it: the grant may come next.
-			out = append(out, secretOf(g.Namespace, c.Name, c.Namespace))
-		}
+		// A reference to another namespace is read even before a
+		// ReferenceGrant permits it: the grant may come next.
+		out = append(out, secretOf(ns, c.Name, c.Namespace))
 	}
 	return out
 }

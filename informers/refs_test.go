@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"maps"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,7 @@ func TestRefsOf(t *testing.T) {
 		},
 			Options: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"tlsplane.io/clientCertificateRef": "envoy-client"}},
 	}
-	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil)
+	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil, nil)
 	nn := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
 	if r.configMaps[nn("ca")] != 1 || r.secrets[nn("ca-secret")] != 1 || r.secrets[nn("envoy-client")] != 1 {
 		t.Errorf("refs = %+v, want ConfigMap shop/ca, Secrets shop/ca-secret and shop/envoy-client (the client certificate)", r)
@@ -47,7 +48,7 @@ func TestRefsOfGatewayCertificates(t *testing.T) {
 			}},
 		}},
 	}
-	r := refsOf(nil, []*gwv1.Gateway{gw})
+	r := refsOf(nil, []*gwv1.Gateway{gw}, nil)
 	for _, want := range []types.NamespacedName{{Namespace: "edge", Name: "local"}, {Namespace: "certs", Name: "shared"}} {
 		if r.secrets[want] != 1 {
 			t.Errorf("refs.secrets = %v, want %s", r.secrets, want)
@@ -72,7 +73,7 @@ func TestRefsOfGatewayBackendClientCertificate(t *testing.T) {
 		gateway(gwv1.SecretObjectReference{Name: "envoy-client"}),
 		gateway(gwv1.SecretObjectReference{Name: "shared-client", Namespace: &other}),
 		gateway(gwv1.SecretObjectReference{Kind: ptr(gwv1.Kind("ConfigMap")), Name: "not-a-secret"}),
-	})
+	}, nil)
 	want := map[types.NamespacedName]bool{{Namespace: "edge", Name: "envoy-client"}: true, {Namespace: "certs", Name: "shared-client"}: true}
 	if len(r.secrets) != len(want) {
 		t.Errorf("refs.secrets = %v, want %v", r.secrets, want)
@@ -81,6 +82,29 @@ func TestRefsOfGatewayBackendClientCertificate(t *testing.T) {
 		if r.secrets[nn] != 1 {
 			t.Errorf("refs.secrets = %v, want %s (a Gateway's backend client certificate)", r.secrets, nn)
 		}
+	}
+}
+
+// TestRefsOfListenerSets: a ListenerSet's listener certificates are
+// read, in its own namespace unless the ref names another.
+func TestRefsOfListenerSets(t *testing.T) {
+	other := gwv1.Namespace("certs")
+	set := &gwv1.ListenerSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "extra"},
+		Spec: gwv1.ListenerSetSpec{Listeners: []gwv1.ListenerEntry{
+			{Name: "a", TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Name: "own"}, {Name: "shared", Namespace: &other}}}},
+			{Name: "b", TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Kind: ptr(gwv1.Kind("ConfigMap")), Name: "not-a-secret"}}}},
+			{Name: "c"},
+		}},
+	}
+	r := refsOf(nil, nil, []*gwv1.ListenerSet{set})
+	want := map[types.NamespacedName]int{{Namespace: "team", Name: "own"}: 1, {Namespace: "certs", Name: "shared"}: 1}
+	if !maps.Equal(r.secrets, want) {
+		t.Errorf("refs.secrets = %v, want %v", r.secrets, want)
+	}
+	r.release(kindListenerSet, set, nil)
+	if len(r.secrets) != 0 {
+		t.Errorf("after release: refs.secrets = %v, want none", r.secrets)
 	}
 }
 
@@ -97,7 +121,7 @@ func TestRefsCountFlips(t *testing.T) {
 		return p
 	}
 	shop := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
-	r := refsOf([]*gwv1.BackendTLSPolicy{pol("a", "shared", "old"), pol("b", "shared")}, nil)
+	r := refsOf([]*gwv1.BackendTLSPolicy{pol("a", "shared", "old"), pol("b", "shared")}, nil, nil)
 	var flips []string
 	flipped := func(_ translator.Kind, nn types.NamespacedName) { flips = append(flips, nn.Name) }
 	r.hold(kindPolicy, pol("a", "shared", "new"), flipped)

@@ -109,7 +109,7 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 	}
 	s.mu.Lock()
 	s.view.Store(v)
-	s.refs = refsOf(v.policies(), v.gateways())
+	s.refs = refsOf(v.policies(), v.gateways(), v.listenerSets())
 	s.changed = changed
 	s.mu.Unlock()
 	close(s.synced)
@@ -133,8 +133,8 @@ func (s *Source) Inputs() translator.Inputs {
 	if v == nil {
 		return translator.Inputs{}
 	}
-	policies, gateways := v.policies(), v.gateways()
-	r := refsOf(policies, gateways)
+	policies, gateways, sets := v.policies(), v.gateways(), v.listenerSets()
+	r := refsOf(policies, gateways, sets)
 	return translator.Inputs{
 		Policies:        policies,
 		Services:        v.services(),
@@ -147,6 +147,7 @@ func (s *Source) Inputs() translator.Inputs {
 		GRPCRoutes:      v.grpcRoutes(),
 		TLSRoutes:       v.tlsRoutes(),
 		TCPRoutes:       v.tcpRoutes(),
+		ListenerSets:    sets,
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
 	}

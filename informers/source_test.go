@@ -232,21 +232,23 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 
 // Each optional kind is watched only when its CRD is served, and a
 // missing CRD is named: a cluster with HTTPRoute's but not GRPCRoute's,
-// TLSRoute's or TCPRoute's keeps being served.
+// TLSRoute's, TCPRoute's or ListenerSet's keeps being served.
 func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 	for _, c := range []struct {
 		v1          []string
 		want        served
 		wantMissing []string
 	}{
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "listenersets", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, referenceGrants: "v1"}, nil},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "listenersets", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "listenersets", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, listenerSets: true, referenceGrants: "v1"}, []string{crdTCPRoutes}},
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, referenceGrants: "v1"}, nil},
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, tlsRoutes: true, tcpRoutes: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, referenceGrants: "v1"}, []string{crdTCPRoutes}},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, referenceGrants: "v1"}, []string{crdListenerSets}},
 		{[]string{"backendtlspolicies", "grpcroutes", "tcproutes"},
-			served{grpcRoutes: true, tcpRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdTLSRoutes, crdReferenceGrants}},
+			served{grpcRoutes: true, tcpRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdTLSRoutes, crdListenerSets, crdReferenceGrants}},
 	} {
 		kube := kubefake.NewClientset()
 		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1})

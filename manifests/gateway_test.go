@@ -119,7 +119,7 @@ metadata: {name: old, namespace: shop}
 		t.Errorf("namespaces = %+v, want shop with its labels", in.Namespaces)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "gw.yaml: document 10 (gateway.networking.k8s.io/v1beta1 HTTPRoute shop/old): skipped: tlsplane reads only") ||
-		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and ReferenceGrant") || !strings.Contains(warnings[0], "Namespace") {
+		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, ListenerSet and ReferenceGrant") || !strings.Contains(warnings[0], "Namespace") {
 		t.Errorf("warnings = %q, want one naming the v1beta1 HTTPRoute and what is read", warnings)
 	}
 }

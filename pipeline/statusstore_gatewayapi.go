@@ -17,7 +17,7 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute and
+// logs each GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute and
 // TCPRoute whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
@@ -31,20 +31,41 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 			s.logConditions("GatewayClass", name, next.Conditions)
 		}
 	}
-	for _, nn := range sortedKeys(statuses.Gateways) {
-		next := statuses.Gateways[nn]
-		if before, ok := old.Gateways[nn]; !ok || !sameGateway(before, next) {
-			conds := next.Conditions
-			for _, l := range next.Listeners {
-				conds = append(slices.Clip(conds), prefixed("listener "+string(l.Name)+" ", l.Conditions)...)
-			}
-			s.logConditions("Gateway", nn.String(), conds)
-		}
-	}
+	logListenerHolders(s, "Gateway", old.Gateways, statuses.Gateways)
+	logListenerHolders(s, "ListenerSet", asGatewayStatuses(old.ListenerSets), asGatewayStatuses(statuses.ListenerSets))
 	logRoutes(s, "HTTPRoute", old.HTTPRoutes, statuses.HTTPRoutes, func(st gwv1.HTTPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "TLSRoute", old.TLSRoutes, statuses.TLSRoutes, func(st gwv1.TLSRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "TCPRoute", old.TCPRoutes, statuses.TCPRoutes, func(st gwv1.TCPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+}
+
+// logListenerHolders logs each Gateway (or ListenerSet, as
+// asGatewayStatuses gives it) whose conditions or listeners changed.
+func logListenerHolders(s *StatusStore, kind string, old, next map[types.NamespacedName]gwv1.GatewayStatus) {
+	for _, nn := range sortedKeys(next) {
+		st := next[nn]
+		if before, ok := old[nn]; !ok || !sameGateway(before, st) {
+			conds := st.Conditions
+			for _, l := range st.Listeners {
+				conds = append(slices.Clip(conds), prefixed("listener "+string(l.Name)+" ", l.Conditions)...)
+			}
+			s.logConditions(kind, nn.String(), conds)
+		}
+	}
+}
+
+// asGatewayStatuses are ListenerSet statuses in the shape of Gateway
+// statuses: conditions and listeners, which are what is logged.
+func asGatewayStatuses(sets map[types.NamespacedName]gwv1.ListenerSetStatus) map[types.NamespacedName]gwv1.GatewayStatus {
+	out := make(map[types.NamespacedName]gwv1.GatewayStatus, len(sets))
+	for nn, st := range sets {
+		g := gwv1.GatewayStatus{Conditions: st.Conditions}
+		for _, l := range st.Listeners {
+			g.Listeners = append(g.Listeners, gwv1.ListenerStatus(l))
+		}
+		out[nn] = g
+	}
+	return out
 }
 
 // logRoutes logs each route of kind whose parents of ours changed from
@@ -126,12 +147,13 @@ func sameParents(a, b []gwv1.RouteParentStatus) bool {
 // debugGatewayAPI is the Gateway API part of /debug/status, each list
 // sorted by name.
 type debugGatewayAPI struct {
-	GatewayClasses []debugGatewayClass                `json:"gatewayClasses"`
-	Gateways       []debugGateway                     `json:"gateways"`
-	HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus] `json:"httpRoutes"`
-	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus] `json:"grpcRoutes"`
-	TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]  `json:"tlsRoutes"`
-	TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]  `json:"tcpRoutes"`
+	GatewayClasses []debugGatewayClass                  `json:"gatewayClasses"`
+	Gateways       []debugGateway                       `json:"gateways"`
+	HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus]   `json:"httpRoutes"`
+	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus]   `json:"grpcRoutes"`
+	TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]    `json:"tlsRoutes"`
+	TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]    `json:"tcpRoutes"`
+	ListenerSets   []debugRoute[gwv1.ListenerSetStatus] `json:"listenerSets"`
 }
 
 type debugGatewayClass struct {
@@ -145,7 +167,7 @@ type debugGateway struct {
 	Status    gwv1.GatewayStatus `json:"status"`
 }
 
-// debugRoute is one route of a kind whose status is S.
+// debugRoute is one route (or ListenerSet) of a kind whose status is S.
 type debugRoute[S any] struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
@@ -157,6 +179,7 @@ func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
 		GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{},
 		HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes),
 		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes),
+		ListenerSets: debugRoutes(st.ListenerSets),
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
 		out.GatewayClasses = append(out.GatewayClasses, debugGatewayClass{name, st.GatewayClasses[name]})

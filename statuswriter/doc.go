@@ -2,7 +2,7 @@
 // (the status subresource): BackendTLSPolicy ancestors and HTTPRoute,
 // GRPCRoute, TLSRoute and TCPRoute parents of this controller, keeping every
 // other controller's entries as they are on the live object, and the whole
-// status of GatewayClasses and Gateways of this controller. It writes only
+// status of GatewayClasses, Gateways and ListenerSets of this controller. It writes only
 // what differs from the informers' copy, retries conflicts, rate-limits per
 // object, and, with leader election, writes only while it holds the Lease.
 //

@@ -12,8 +12,8 @@ import (
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// ReportGatewayAPI records the desired GatewayClass, Gateway, HTTPRoute,
-// GRPCRoute, TLSRoute and TCPRoute statuses and queues those that changed
+// ReportGatewayAPI records the desired GatewayClass, Gateway, ListenerSet,
+// HTTPRoute, GRPCRoute, TLSRoute and TCPRoute statuses and queues those that changed
 // since the last report and differ from the cached live objects. A route
 // that carried parents of ours and is no longer in the statuses (its
 // parentRefs left our Gateways) is queued to have them removed.
@@ -31,6 +31,7 @@ func (w *Writer) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 		queue(Object{KindGatewayClass, types.NamespacedName{Name: name}})
 	}, nil)
 	diffStatuses(prev.Gateways, statuses.Gateways, func(nn types.NamespacedName) { queue(Object{KindGateway, nn}) }, nil)
+	diffStatuses(prev.ListenerSets, statuses.ListenerSets, func(nn types.NamespacedName) { queue(Object{KindListenerSet, nn}) }, nil)
 	for kind, rk := range routeKinds {
 		rk.diff(prev, statuses, func(nn types.NamespacedName) {
 			o := Object{kind, nn}
@@ -56,6 +57,9 @@ func (w *Writer) gatewayAPIObjects() []Object {
 	}
 	for nn := range w.gatewayAPI.Gateways {
 		out = append(out, Object{KindGateway, nn})
+	}
+	for nn := range w.gatewayAPI.ListenerSets {
+		out = append(out, Object{KindListenerSet, nn})
 	}
 	for kind, rk := range routeKinds {
 		rk.each(w.gatewayAPI, func(nn types.NamespacedName) { out = append(out, Object{kind, nn}) })
@@ -87,14 +91,21 @@ func (w *Writer) cachedDiffers(o Object) bool {
 			return false
 		}
 		live, ok := w.opts.Cache.GatewayClass(o.Name)
-		return !ok || classNeedsWrite(live.Status, desired)
+		return !ok || !equality.Semantic.DeepEqual(live.Status, desired)
 	case KindGateway:
 		desired, ok := w.gatewayAPI.Gateways[o.NamespacedName]
 		if !ok {
 			return false
 		}
 		live, ok := w.opts.Cache.Gateway(o.NamespacedName)
-		return !ok || gatewayNeedsWrite(live.Status, desired)
+		return !ok || !equality.Semantic.DeepEqual(live.Status, desired)
+	case KindListenerSet:
+		desired, ok := w.gatewayAPI.ListenerSets[o.NamespacedName]
+		if !ok {
+			return false
+		}
+		live, ok := w.opts.Cache.ListenerSet(o.NamespacedName)
+		return !ok || !equality.Semantic.DeepEqual(live.Status, desired)
 	}
 	if rk, ok := routeKinds[o.Kind]; ok {
 		desired, ok := w.desiredRoute(o)
@@ -125,15 +136,6 @@ func (w *Writer) desiredOfKind(o Object, desired func(translator.GatewayAPIStatu
 	return gwv1.RouteStatus{}, w.clearedRoutes[o]
 }
 
-// The whole status of a GatewayClass or Gateway of ours is ours.
-func classNeedsWrite(live, desired gwv1.GatewayClassStatus) bool {
-	return !equality.Semantic.DeepEqual(live, desired)
-}
-
-func gatewayNeedsWrite(live, desired gwv1.GatewayStatus) bool {
-	return !equality.Semantic.DeepEqual(live, desired)
-}
-
 func (w *Writer) writeGatewayClass(ctx context.Context, o Object) error {
 	w.mu.Lock()
 	desired, ok := w.gatewayAPI.GatewayClasses[o.Name]
@@ -141,30 +143,9 @@ func (w *Writer) writeGatewayClass(ctx context.Context, o Object) error {
 	if !ok {
 		return nil // no longer ours, or gone
 	}
-	client := w.opts.Gateway.GatewayV1().GatewayClasses()
-	return writeStatus(ctx, w, o, statusOps[*gwv1.GatewayClass]{
-		cached: func() (*gwv1.GatewayClass, bool) {
-			if w.opts.Cache == nil {
-				return nil, false
-			}
-			return w.opts.Cache.GatewayClass(o.Name)
-		},
-		get: func(ctx context.Context) (*gwv1.GatewayClass, error) {
-			return client.Get(ctx, o.Name, metav1.GetOptions{})
-		},
-		merged: func(live *gwv1.GatewayClass) *gwv1.GatewayClass {
-			if !classNeedsWrite(live.Status, desired) {
-				return nil
-			}
-			updated := live.DeepCopy()
-			updated.Status = *desired.DeepCopy()
-			return updated
-		},
-		update: func(ctx context.Context, obj *gwv1.GatewayClass) error {
-			_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
-			return err
-		},
-	})
+	return writeWhole(ctx, w, o, w.opts.Gateway.GatewayV1().GatewayClasses(),
+		func(c Cache, nn types.NamespacedName) (*gwv1.GatewayClass, bool) { return c.GatewayClass(nn.Name) },
+		func(c *gwv1.GatewayClass) *gwv1.GatewayClassStatus { return &c.Status }, desired)
 }
 
 func (w *Writer) writeGateway(ctx context.Context, o Object) error {
@@ -174,26 +155,46 @@ func (w *Writer) writeGateway(ctx context.Context, o Object) error {
 	if !ok {
 		return nil
 	}
-	client := w.opts.Gateway.GatewayV1().Gateways(o.Namespace)
-	return writeStatus(ctx, w, o, statusOps[*gwv1.Gateway]{
-		cached: func() (*gwv1.Gateway, bool) {
+	return writeWhole(ctx, w, o, w.opts.Gateway.GatewayV1().Gateways(o.Namespace), Cache.Gateway,
+		func(g *gwv1.Gateway) *gwv1.GatewayStatus { return &g.Status }, desired)
+}
+
+func (w *Writer) writeListenerSet(ctx context.Context, o Object) error {
+	w.mu.Lock()
+	desired, ok := w.gatewayAPI.ListenerSets[o.NamespacedName]
+	w.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return writeWhole(ctx, w, o, w.opts.Gateway.GatewayV1().ListenerSets(o.Namespace), Cache.ListenerSet,
+		func(s *gwv1.ListenerSet) *gwv1.ListenerSetStatus { return &s.Status }, desired)
+}
+
+// writeWhole writes a status that is ours as a whole (a GatewayClass's,
+// a Gateway's, a ListenerSet's): desired replaces the live one when they differ. cached
+// is the kind's lookup in a Cache, status where a T keeps its S.
+func writeWhole[T routeObject[T], S any](ctx context.Context, w *Writer, o Object, client routeClient[T],
+	cached func(Cache, types.NamespacedName) (T, bool), status func(T) *S, desired S) error {
+	var none T
+	return writeStatus(ctx, w, o, statusOps[T]{
+		cached: func() (T, bool) {
 			if w.opts.Cache == nil {
-				return nil, false
+				return none, false
 			}
-			return w.opts.Cache.Gateway(o.NamespacedName)
+			return cached(w.opts.Cache, o.NamespacedName)
 		},
-		get: func(ctx context.Context) (*gwv1.Gateway, error) {
+		get: func(ctx context.Context) (T, error) {
 			return client.Get(ctx, o.Name, metav1.GetOptions{})
 		},
-		merged: func(live *gwv1.Gateway) *gwv1.Gateway {
-			if !gatewayNeedsWrite(live.Status, desired) {
-				return nil
+		merged: func(live T) T {
+			if equality.Semantic.DeepEqual(*status(live), desired) {
+				return none
 			}
 			updated := live.DeepCopy()
-			updated.Status = *desired.DeepCopy()
+			*status(updated) = desired
 			return updated
 		},
-		update: func(ctx context.Context, obj *gwv1.Gateway) error {
+		update: func(ctx context.Context, obj T) error {
 			_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
 			return err
 		},

@@ -48,9 +48,14 @@ func (a apiCache) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
 	o, err := a.c.GatewayV1().TCPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
+func (a apiCache) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool) {
+	o, err := a.c.GatewayV1().ListenerSets(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
 
 var (
 	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}
+	teamLS  = types.NamespacedName{Namespace: "team", Name: "extra"}
 	shopRT  = types.NamespacedName{Namespace: "edge", Name: "shop"}
 	t0      = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	otherCn = gwv1.GatewayController("example.com/other")
@@ -75,6 +80,10 @@ func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
 			Addresses:  []gwv1.GatewayStatusAddress{{Type: &addr, Value: "10.0.0.7"}},
 			Conditions: accepted("Accepted"),
 			Listeners:  []gwv1.ListenerStatus{{Name: "http", AttachedRoutes: 1, SupportedKinds: []gwv1.RouteGroupKind{{Kind: "HTTPRoute"}}, Conditions: accepted("Accepted")}},
+		}},
+		ListenerSets: map[types.NamespacedName]gwv1.ListenerSetStatus{teamLS: {
+			Conditions: accepted("Accepted"),
+			Listeners:  []gwv1.ListenerEntryStatus{{Name: "extra", SupportedKinds: []gwv1.RouteGroupKind{{Kind: "HTTPRoute"}}, Conditions: accepted("Accepted")}},
 		}},
 		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
 			// The translator's copy of another controller's entry may be
@@ -108,6 +117,9 @@ func gatewayAPIFixture(t *testing.T) *gwfake.Clientset {
 		t.Fatal(err)
 	}
 	if _, err := c.GatewayV1().Gateways("edge").Create(ctx, &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GatewayV1().ListenerSets("team").Create(ctx, &gwv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "extra"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Each route kind's edge/shop, with the other controller's live entry.
@@ -165,9 +177,9 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	w.ReportGatewayAPI(want)
 	runWriter(t, w)
 
-	eventually(t, "all six statuses written", func() bool {
+	eventually(t, "all seven statuses written", func() bool {
 		n := statusUpdates(c)
-		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["httproutes"] == 1 && n["grpcroutes"] == 1 &&
+		return n["gatewayclasses"] == 1 && n["gateways"] == 1 && n["listenersets"] == 1 && n["httproutes"] == 1 && n["grpcroutes"] == 1 &&
 			n["tlsroutes"] == 1 && n["tcproutes"] == 1
 	})
 	class, _ := apiCache{c}.GatewayClass("tlsplane")
@@ -177,6 +189,10 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	gw, _ := apiCache{c}.Gateway(webGW)
 	if !equality.Semantic.DeepEqual(gw.Status, want.Gateways[webGW]) {
 		t.Errorf("Gateway status = %+v", gw.Status)
+	}
+	ls, _ := apiCache{c}.ListenerSet(teamLS)
+	if !equality.Semantic.DeepEqual(ls.Status, want.ListenerSets[teamLS]) {
+		t.Errorf("ListenerSet status = %+v", ls.Status)
 	}
 	// Each route kind's parents on edge/shop, and the prefix of our reason
 	// there.

@@ -229,6 +229,8 @@ func (w *Writer) write(ctx context.Context, o Object) error {
 		return w.writeGatewayClass(ctx, o)
 	case KindGateway:
 		return w.writeGateway(ctx, o)
+	case KindListenerSet:
+		return w.writeListenerSet(ctx, o)
 	}
 	if rk, ok := routeKinds[o.Kind]; ok {
 		return rk.write(ctx, w, o)

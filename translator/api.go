@@ -125,6 +125,8 @@ type GatewayAPIStatuses struct {
 	// TLSRoutes and TCPRoutes with a parentRef to one of those Gateways.
 	TLSRoutes map[types.NamespacedName]gwv1.TLSRouteStatus
 	TCPRoutes map[types.NamespacedName]gwv1.TCPRouteStatus
+	// ListenerSets whose parentRef names one of those Gateways.
+	ListenerSets map[types.NamespacedName]gwv1.ListenerSetStatus
 }
 
 // ResourceChanges say which resources of an Output differ from those of

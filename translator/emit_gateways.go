@@ -54,6 +54,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 			GRPCRoutes:     res.GRPCRoutes,
 			TLSRoutes:      res.TLSRoutes,
 			TCPRoutes:      res.TCPRoutes,
+			ListenerSets:   map[types.NamespacedName]gwv1.ListenerSetStatus{},
 		},
 		tables: map[types.NamespacedName][]*tableState{},
 	}
@@ -62,7 +63,11 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 		out.fleets[gs.Fleet()] = fleet
 		out.tables[gs.Name()] = tables
 		out.warnings = append(out.warnings, warnings...)
-		out.statuses.Gateways[gs.Name()] = res.Status(gs, refused, stamp)
+		st := res.Status(gs, refused, stamp)
+		out.statuses.Gateways[gs.Name()] = st
+		for nn, ls := range res.ListenerSetStatuses(gs, st, refused, stamp) {
+			out.statuses.ListenerSets[nn] = ls
+		}
 	}
 	return out
 }

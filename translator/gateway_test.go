@@ -317,6 +317,10 @@ func gatewayInputs(t *testing.T, docs string) translator.Inputs {
 			o := &gwv1.HTTPRoute{}
 			decode(o)
 			in.HTTPRoutes = append(in.HTTPRoutes, o)
+		case "ListenerSet":
+			o := &gwv1.ListenerSet{}
+			decode(o)
+			in.ListenerSets = append(in.ListenerSets, o)
 		case "ReferenceGrant":
 			o := &gwv1.ReferenceGrant{}
 			decode(o)

@@ -144,6 +144,9 @@ func (w *world) apply(c Change, u *update) bool {
 		return applyStreamRoute(w, w.gateway.tlsRoutes, c, nn, deleted, u, input.TLSRouteBackends)
 	case KindTCPRoute:
 		return applyStreamRoute(w, w.gateway.tcpRoutes, c, nn, deleted, u, input.TCPRouteBackends)
+	case KindListenerSet:
+		u.gateways = true
+		return store(w.gateway.sets, nn, c.Object, deleted)
 	case KindReferenceGrant:
 		u.gateways = true
 		return store(w.gateway.grants, nn, c.Object, deleted)

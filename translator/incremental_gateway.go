@@ -18,6 +18,7 @@ type gatewayObjects struct {
 	grpcRoutes map[types.NamespacedName]*gwv1.GRPCRoute
 	tlsRoutes  map[types.NamespacedName]*gwv1.TLSRoute
 	tcpRoutes  map[types.NamespacedName]*gwv1.TCPRoute
+	sets       map[types.NamespacedName]*gwv1.ListenerSet
 	grants     map[types.NamespacedName]*gwv1.ReferenceGrant
 	namespaces map[types.NamespacedName]*corev1.Namespace
 }
@@ -30,6 +31,7 @@ func newGatewayObjects(in Inputs) gatewayObjects {
 		grpcRoutes: input.ByKey(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		tlsRoutes:  input.ByKey(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		tcpRoutes:  input.ByKey(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		sets:       input.ByKey(in.ListenerSets, func(o *gwv1.ListenerSet) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		grants:     input.ByKey(in.ReferenceGrants, func(o *gwv1.ReferenceGrant) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		namespaces: input.ByKey(in.Namespaces, func(o *corev1.Namespace) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 	}
@@ -44,6 +46,7 @@ func (g gatewayObjects) inputs() Inputs {
 		GRPCRoutes:      input.ValuesOf(g.grpcRoutes),
 		TLSRoutes:       input.ValuesOf(g.tlsRoutes),
 		TCPRoutes:       input.ValuesOf(g.tcpRoutes),
+		ListenerSets:    input.ValuesOf(g.sets),
 		ReferenceGrants: input.ValuesOf(g.grants),
 		Namespaces:      input.ValuesOf(g.namespaces),
 	}

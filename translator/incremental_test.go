@@ -128,6 +128,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.TCPRoutes {
 		fn(translator.KindTCPRoute, o)
 	}
+	for _, o := range in.ListenerSets {
+		fn(translator.KindListenerSet, o)
+	}
 	for _, o := range in.ReferenceGrants {
 		fn(translator.KindReferenceGrant, o)
 	}
@@ -291,6 +294,16 @@ func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.O
 		return c
 	case *gwv1.HTTPRoute:
 		return editedRoute(r, o, pool, step)
+	case *gwv1.ListenerSet:
+		// Precedence among sets, or a listener's hostname (conflicts).
+		c := o.DeepCopy()
+		if r.IntN(2) == 0 || len(c.Spec.Listeners) == 0 {
+			c.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1+r.IntN(3), 0, 0, 0, 0, time.UTC))
+		} else {
+			h := gwv1.Hostname([]string{"a.example", "b.example", "gw.example"}[r.IntN(3)])
+			c.Spec.Listeners[0].Hostname = &h
+		}
+		return c
 	}
 	if c, ok := any(o).(runtime.Object); ok {
 		return c.DeepCopyObject().(metav1.Object)

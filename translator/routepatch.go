@@ -47,11 +47,17 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	grpcStatuses := patchedStatuses(gw.statuses.GRPCRoutes, patch.GRPCStatuses)
 	fleets := copyOnWrite[string, *FleetResources]{m: gw.fleets}
 	gatewayStatuses := copyOnWrite[types.NamespacedName, gwv1.GatewayStatus]{m: gw.statuses.Gateways}
+	setStatuses := copyOnWrite[types.NamespacedName, gwv1.ListenerSetStatus]{m: gw.statuses.ListenerSets}
 	changed := map[string]bool{}
 	for _, gs := range patch.Gateways {
 		// Nothing is refused: a refusal leaves a warning, and a run with
 		// warnings is never patched.
-		gatewayStatuses.set(gs.Name(), gw.judged.Status(gs, nil, stamp), semanticallyEqual)
+		st := gw.judged.Status(gs, nil, stamp)
+		gatewayStatuses.set(gs.Name(), st, semanticallyEqual)
+		// A route through a ListenerSet changes its listeners' attachedRoutes.
+		for nn, ls := range gw.judged.ListenerSetStatuses(gs, st, nil, stamp) {
+			setStatuses.set(nn, ls, semanticallyEqual)
+		}
 		name := gs.Fleet()
 		fleet, ok := patchFleet(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild)
 		if !ok {
@@ -65,7 +71,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
 		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
-		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes}
+		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, ListenerSets: setStatuses.m}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

@@ -68,6 +68,7 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 	// first error is the one returned.
 	return cmp.Or(
 		renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(o *gwv1.Gateway) *gwv1.GatewayStatus { return &o.Status }),
+		renderWithStatus(doc, "listenersets", "ListenerSet", in.ListenerSets, st.ListenerSets, func(o *gwv1.ListenerSet) *gwv1.ListenerSetStatus { return &o.Status }),
 		renderWithStatus(doc, "httproutes", "HTTPRoute", in.HTTPRoutes, st.HTTPRoutes, func(o *gwv1.HTTPRoute) *gwv1.HTTPRouteStatus { return &o.Status }),
 		renderWithStatus(doc, "grpcroutes", "GRPCRoute", in.GRPCRoutes, st.GRPCRoutes, func(o *gwv1.GRPCRoute) *gwv1.GRPCRouteStatus { return &o.Status }),
 		renderWithStatus(doc, "tlsroutes", "TLSRoute", in.TLSRoutes, st.TLSRoutes, func(o *gwv1.TLSRoute) *gwv1.TLSRouteStatus { return &o.Status }),

@@ -24,10 +24,10 @@ type parentResult struct {
 	attachments      []listenerAttachment
 }
 
-// attachRoute resolves each parentRef of rs that names a Gateway of ours:
-// the listeners it selects, those whose allowedRoutes admit it, and the
-// hostnames they share. A parentRef to anything else is another
-// controller's and gets no entry.
+// attachRoute resolves each parentRef of rs that names a Gateway of ours,
+// or a ListenerSet whose parent is one: the listeners it selects, those
+// whose allowedRoutes admit it, and the hostnames they share. A parentRef
+// to anything else is another controller's and gets no entry.
 func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *gatewayIndex) []parentResult {
 	var out []parentResult
 	seen := map[string]bool{}
@@ -39,15 +39,24 @@ func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *
 		if ref.Kind != nil {
 			kind = string(*ref.Kind)
 		}
-		if group != gwv1.GroupName || kind != "Gateway" {
+		if group != gwv1.GroupName || (kind != "Gateway" && kind != "ListenerSet") {
 			continue
 		}
 		ns := rs.nn.Namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
-		gs, ok := gateways[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
-		if !ok {
+		nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+		var gs *Gateway
+		var set *listenerSet
+		if kind == "Gateway" {
+			gs = gateways[nn]
+		} else if parent, ok := g.setParents[nn]; ok {
+			if gs = gateways[parent]; gs != nil {
+				set = gs.set(nn)
+			}
+		}
+		if gs == nil {
 			continue
 		}
 		if key := parentKey(ref, rs.nn.Namespace); seen[key] {
@@ -55,15 +64,27 @@ func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *
 		} else {
 			seen[key] = true
 		}
-		out = append(out, attachToGateway(rs, ref, gs, g))
+		out = append(out, attachToParent(rs, ref, gs, set, g))
 	}
 	return out
 }
 
-func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *gatewayIndex) parentResult {
+// attachToParent attaches the route to the listeners a parentRef selects:
+// a Gateway's own listeners, or a ListenerSet's (a Gateway parentRef never
+// reaches the listeners of its ListenerSets).
+func attachToParent(rs *routeState, ref gwv1.ParentReference, gs *Gateway, set *listenerSet, g *gatewayIndex) parentResult {
 	res := parentResult{ref: ref, gateway: gs}
+	parent, listeners := "Gateway "+gatewayKey(gs.nn), gs.listeners
+	if set != nil {
+		parent, listeners = "ListenerSet "+gatewayKey(set.nn), set.listeners
+		if !set.attached() {
+			res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
+			res.acceptedMsg = fmt.Sprintf("%s is not attached to Gateway %s: %s", parent, gatewayKey(gs.nn), set.notAttachedMsg)
+			return res
+		}
+	}
 	var selected, allowed, intersecting int
-	for _, l := range gs.listeners {
+	for _, l := range listeners {
 		if ref.SectionName != nil && *ref.SectionName != l.spec.Name {
 			continue
 		}
@@ -71,7 +92,7 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *g
 			continue
 		}
 		selected++
-		if !l.allows(gs.nn.Namespace, rs.nn.Namespace, g) || !l.supports(rs.kind) {
+		if !l.allows(rs.nn.Namespace, g) || !l.supports(rs.kind) {
 			continue
 		}
 		allowed++
@@ -102,13 +123,13 @@ func attachToGateway(rs *routeState, ref gwv1.ParentReference, gs *Gateway, g *g
 	switch {
 	case selected == 0:
 		res.acceptedReason = string(gwv1.RouteReasonNoMatchingParent)
-		res.acceptedMsg = fmt.Sprintf("Gateway %s has no listener%s", gatewayKey(gs.nn), parentSelector(ref))
+		res.acceptedMsg = fmt.Sprintf("%s has no listener%s", parent, parentSelector(ref))
 	case allowed == 0:
 		res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
-		res.acceptedMsg = fmt.Sprintf("no listener of Gateway %s%s admits %ss of namespace %s", gatewayKey(gs.nn), parentSelector(ref), rs.kind, rs.nn.Namespace)
+		res.acceptedMsg = fmt.Sprintf("no listener of %s%s admits %ss of namespace %s", parent, parentSelector(ref), rs.kind, rs.nn.Namespace)
 	case intersecting == 0:
 		res.acceptedReason = string(gwv1.RouteReasonNoMatchingListenerHostname)
-		res.acceptedMsg = fmt.Sprintf("no hostname of the route matches a listener of Gateway %s%s", gatewayKey(gs.nn), parentSelector(ref))
+		res.acceptedMsg = fmt.Sprintf("no hostname of the route matches a listener of %s%s", parent, parentSelector(ref))
 	case len(rs.unsupported) > 0:
 		res.acceptedReason = string(gwv1.RouteReasonUnsupportedValue)
 		res.acceptedMsg = "these rules answer 500: " + strings.Join(rs.unsupported, "; ")

@@ -25,6 +25,10 @@ type gatewayIndex struct {
 	grants map[string][]*gwv1.ReferenceGrant
 	// fronting are the Services labelled with a Gateway's name, by Gateway.
 	fronting map[types.NamespacedName][]*corev1.Service
+	// setsOf are the ListenerSets by the Gateway their parentRef names, in
+	// precedence order; setParents is that Gateway by ListenerSet.
+	setsOf     map[types.NamespacedName][]*gwv1.ListenerSet
+	setParents map[types.NamespacedName]types.NamespacedName
 }
 
 func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
@@ -49,6 +53,7 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 	g.grpcRoutes = input.UniqueSorted(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.tlsRoutes = input.UniqueSorted(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.tcpRoutes = input.UniqueSorted(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
+	g.indexListenerSets(in.ListenerSets)
 	if len(g.gateways) > 0 {
 		for _, nn := range input.SortedKeys(ix.Services) {
 			svc := ix.Services[nn]

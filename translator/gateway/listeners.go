@@ -17,7 +17,11 @@ import (
 // listenerState is one Gateway listener as judged: whether it is served,
 // the conditions it reports and the routes attached to it.
 type listenerState struct {
-	spec     *gwv1.Listener
+	spec *gwv1.Listener
+	// owner is the Gateway or ListenerSet that declares the listener; set
+	// is the ListenerSet, nil for the Gateway's own listeners.
+	owner    listenerOwner
+	set      *listenerSet
 	hostname string // "" for any
 	https    bool
 	// stream: a TLS or TCP listener, whose routes' backends get the
@@ -52,19 +56,28 @@ type listenerAttachment struct {
 	hostnames []string
 }
 
+// listenerOwner is the object a listener is declared in: what its
+// certificate references are made from, and the namespace its
+// allowedRoutes Same means.
+type listenerOwner struct {
+	kind string // Gateway or ListenerSet
+	nn   types.NamespacedName
+}
+
 // judgeListeners validates each listener of a Gateway, then the conflicts
 // between them.
 func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) []*listenerState {
+	owner := listenerOwner{kind: "Gateway", nn: input.NameOf(gw.Namespace, gw.Name)}
 	out := make([]*listenerState, 0, len(gw.Spec.Listeners))
 	for i := range gw.Spec.Listeners {
-		out = append(out, judgeListener(gw, &gw.Spec.Listeners[i], ix, g, secrets))
+		out = append(out, judgeListener(owner, &gw.Spec.Listeners[i], ix, g, secrets))
 	}
 	markConflicts(out)
 	return out
 }
 
-func judgeListener(gw *gwv1.Gateway, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) *listenerState {
-	s := &listenerState{spec: l, accepted: true, resolved: true}
+func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) *listenerState {
+	s := &listenerState{spec: l, owner: owner, accepted: true, resolved: true}
 	if l.Hostname != nil {
 		s.hostname = string(*l.Hostname)
 	}
@@ -88,7 +101,7 @@ func judgeListener(gw *gwv1.Gateway, l *gwv1.Listener, ix *input.Index, g *gatew
 	}
 	terminates := s.https || l.Protocol == gwv1.TLSProtocolType && !s.passthrough
 	if terminates && s.accepted {
-		judgeCertificates(gw, l, s, ix, g, secrets)
+		judgeCertificates(owner, l, s, ix, g, secrets)
 	}
 	return s
 }
@@ -166,7 +179,7 @@ type certificate struct {
 // judgeCertificates resolves an HTTPS listener's certificateRefs: core
 // Secrets, permitted by a ReferenceGrant across namespaces, holding a
 // usable kubernetes.io/tls pair.
-func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) {
+func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) {
 	fail := func(reason gwv1.ListenerConditionReason, format string, args ...any) {
 		if s.resolved {
 			s.resolved = false
@@ -183,7 +196,6 @@ func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix 
 		s.acceptedMsg = fmt.Sprintf("listener %s: tls.mode %q: an HTTPS listener terminates TLS", l.Name, *l.TLS.Mode)
 		return
 	}
-	gwNN := input.NameOf(gw.Namespace, gw.Name)
 	for i, ref := range l.TLS.CertificateRefs {
 		group, kind := "", "Secret"
 		if ref.Group != nil {
@@ -192,7 +204,7 @@ func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix 
 		if ref.Kind != nil {
 			kind = string(*ref.Kind)
 		}
-		ns := gwNN.Namespace
+		ns := owner.nn.Namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
@@ -201,8 +213,8 @@ func judgeCertificates(gw *gwv1.Gateway, l *gwv1.Listener, s *listenerState, ix 
 			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: group %q kind %q: only core Secrets hold certificates", field, group, kind)
 			continue
 		}
-		if !g.permitted(reference{gwv1.GroupName, "Gateway", gwNN.Namespace, "", "Secret", ns, string(ref.Name)}) {
-			fail(gwv1.ListenerReasonRefNotPermitted, "%s: Secret %s/%s: no ReferenceGrant in %s permits Gateways of %s", field, ns, ref.Name, ns, gwNN.Namespace)
+		if !g.permitted(reference{gwv1.GroupName, owner.kind, owner.nn.Namespace, "", "Secret", ns, string(ref.Name)}) {
+			fail(gwv1.ListenerReasonRefNotPermitted, "%s: Secret %s/%s: no ReferenceGrant in %s permits %ss of %s", field, ns, ref.Name, ns, owner.kind, owner.nn.Namespace)
 			continue
 		}
 		nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
@@ -284,9 +296,9 @@ func protocolClass(p gwv1.ProtocolType) gwv1.ProtocolType {
 	return p
 }
 
-// allows reports whether the listener's allowedRoutes admits a route of the
-// namespace.
-func (l *listenerState) allows(gwNamespace, routeNamespace string, g *gatewayIndex) bool {
+// allows reports whether the listener's allowedRoutes admits a route of
+// the namespace; Same is the namespace of the listener's owner.
+func (l *listenerState) allows(routeNamespace string, g *gatewayIndex) bool {
 	if len(l.supported) == 0 {
 		return false
 	}
@@ -298,11 +310,17 @@ func (l *listenerState) allows(gwNamespace, routeNamespace string, g *gatewayInd
 		}
 		selector = ar.Namespaces.Selector
 	}
+	return g.admits(from, selector, l.owner.nn.Namespace, routeNamespace)
+}
+
+// admits applies a from/selector pair (allowedRoutes, allowedListeners) to
+// an object of namespace ns, for an owner of namespace ownerNamespace.
+func (g *gatewayIndex) admits(from gwv1.FromNamespaces, selector *metav1.LabelSelector, ownerNamespace, ns string) bool {
 	switch from {
 	case gwv1.NamespacesFromAll:
 		return true
 	case gwv1.NamespacesFromSame:
-		return gwNamespace == routeNamespace
+		return ownerNamespace == ns
 	case gwv1.NamespacesFromSelector:
 		if selector == nil {
 			return false
@@ -311,11 +329,11 @@ func (l *listenerState) allows(gwNamespace, routeNamespace string, g *gatewayInd
 		if err != nil {
 			return false
 		}
-		ns, ok := g.namespaces[routeNamespace]
+		n, ok := g.namespaces[ns]
 		if !ok {
 			return false
 		}
-		return sel.Matches(labels.Set(ns.Labels))
+		return sel.Matches(labels.Set(n.Labels))
 	}
 	return false
 }

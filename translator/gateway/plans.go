@@ -31,7 +31,7 @@ type Table struct {
 // hostnames apart); each HTTPS listener is a filter chain of its own.
 func (gs *Gateway) Ports(address string) []Port {
 	byPort := map[gwv1.PortNumber][]*listenerState{}
-	for _, l := range gs.listeners {
+	for _, l := range gs.allListeners() {
 		if l.served() {
 			byPort[l.spec.Port] = append(byPort[l.spec.Port], l)
 		}
@@ -59,8 +59,8 @@ func (gs *Gateway) Ports(address string) []Port {
 					continue
 				}
 				defaulted = defaulted || l.hostname == ""
-				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.spec.Name), p.Port, []*listenerState{l})
-				c := plan.TLSChain{Listener: string(l.spec.Name), CertSecrets: l.certSecrets, Routes: t.Plan}
+				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.chainName()), p.Port, []*listenerState{l})
+				c := plan.TLSChain{Listener: l.chainName(), CertSecrets: l.certSecrets, Routes: t.Plan}
 				if l.hostname != "" {
 					c.ServerNames = []string{l.hostname}
 				}

@@ -47,6 +47,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"HTTPRouteRequestTimeout",
 	"HTTPRouteResponseHeaderModification",
 	"HTTPRouteSchemeRedirect",
+	"ListenerSet",
 	"ReferenceGrant",
 	"TCPRoute",
 	"TLSRoute",
@@ -79,26 +80,14 @@ func gatewayClassStatus(c *gwv1.GatewayClass, channel Channel, now metav1.Time) 
 // Programmed.
 func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time) gwv1.GatewayStatus {
 	gw := gs.gw
-	addresses, addrProblem := gatewayAddresses(gs, r.memo.g)
-	served, programmedListeners, total := 0, 0, len(gs.listeners)
+	addresses, _ := gatewayAddresses(gs, r.memo.g)
+	programmedListeners := 0
 	for _, l := range gs.listeners {
-		if l.served() {
-			served++
-			if refused[uint32(l.spec.Port)] == "" {
-				programmedListeners++
-			}
+		if l.served() && refused[uint32(l.spec.Port)] == "" {
+			programmedListeners++
 		}
 	}
-	accepted := metav1.Condition{Type: string(gwv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
-		Reason: string(gwv1.GatewayReasonAccepted), Message: "Gateway is accepted"}
-	switch {
-	case addrProblem != "":
-		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gwv1.GatewayReasonUnsupportedAddress), addrProblem
-	case served == 0:
-		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gwv1.GatewayReasonListenersNotValid), "no listener can be served"
-	case served < total:
-		accepted.Reason, accepted.Message = string(gwv1.GatewayReasonListenersNotValid), fmt.Sprintf("%d of %d listeners are served; see status.listeners", served, total)
-	}
+	accepted := gs.acceptedCondition()
 	programmed := metav1.Condition{Type: string(gwv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.GatewayReasonProgrammed), Message: fmt.Sprintf("served to the Envoy fleet %q", plan.GatewayFleet(gs.nn.Namespace, gs.nn.Name))}
 	switch {
@@ -120,18 +109,50 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 		prev[l.Name] = l.Conditions
 	}
 	for _, l := range gs.listeners {
-		supported := l.supported
-		if supported == nil {
-			supported = []gwv1.RouteGroupKind{}
-		}
-		st.Listeners = append(st.Listeners, gwv1.ListenerStatus{
-			Name:           l.spec.Name,
-			SupportedKinds: supported,
-			AttachedRoutes: l.attached,
-			Conditions:     condition.Stamp(prev[l.spec.Name], listenerConditions(l, refused[uint32(l.spec.Port)]), gw.Generation, now),
-		})
+		st.Listeners = append(st.Listeners, listenerStatus(l, prev[l.spec.Name], refused, gw.Generation, now))
+	}
+	if n := gs.attachedSets(); n > 0 || gw.Spec.AllowedListeners != nil {
+		st.AttachedListenerSets = ptrTo(n)
 	}
 	return st
+}
+
+// listenerStatus is one listener's entry in its Gateway's or ListenerSet's
+// status.listeners; prev are its conditions as they were.
+func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[uint32]string, generation int64, now metav1.Time) gwv1.ListenerStatus {
+	supported := l.supported
+	if supported == nil {
+		supported = []gwv1.RouteGroupKind{}
+	}
+	return gwv1.ListenerStatus{
+		Name:           l.spec.Name,
+		SupportedKinds: supported,
+		AttachedRoutes: l.attached,
+		Conditions:     condition.Stamp(prev, listenerConditions(l, refused[uint32(l.spec.Port)]), generation, now),
+	}
+}
+
+// acceptedCondition is the Gateway's Accepted: its addresses are of a
+// type tlsplane reports, and some listener of its own is served.
+func (gs *Gateway) acceptedCondition() metav1.Condition {
+	addrProblem := unsupportedAddress(gs.gw)
+	served, total := 0, len(gs.listeners)
+	for _, l := range gs.listeners {
+		if l.served() {
+			served++
+		}
+	}
+	accepted := metav1.Condition{Type: string(gwv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
+		Reason: string(gwv1.GatewayReasonAccepted), Message: "Gateway is accepted"}
+	switch {
+	case addrProblem != "":
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gwv1.GatewayReasonUnsupportedAddress), addrProblem
+	case served == 0:
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gwv1.GatewayReasonListenersNotValid), "no listener can be served"
+	case served < total:
+		accepted.Reason, accepted.Message = string(gwv1.GatewayReasonListenersNotValid), fmt.Sprintf("%d of %d listeners are served; see status.listeners", served, total)
+	}
+	return accepted
 }
 
 // listenerConditions are a listener's conditions; refused is what Envoy
@@ -149,11 +170,18 @@ func listenerConditions(l *listenerState, refused string) []metav1.Condition {
 	}
 	conflicted := metav1.Condition{Type: string(gwv1.ListenerConditionConflicted), Status: metav1.ConditionFalse,
 		Reason: string(gwv1.ListenerReasonNoConflicts), Message: "No conflicts"}
-	if l.conflictReason != "" {
-		conflicted.Status, conflicted.Reason, conflicted.Message = metav1.ConditionTrue, l.conflictReason, l.conflictMsg
-	}
 	programmed := metav1.Condition{Type: string(gwv1.ListenerConditionProgrammed), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.ListenerReasonProgrammed), Message: "Listener is served"}
+	if l.conflictReason != "" {
+		// A conflicted listener is not accepted, and not programmed, for
+		// its conflict, as the conformance suite reads them.
+		conflicted.Status, conflicted.Reason, conflicted.Message = metav1.ConditionTrue, l.conflictReason, l.conflictMsg
+		if l.accepted {
+			accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, l.conflictReason, l.conflictMsg
+			programmed.Status, programmed.Reason, programmed.Message = metav1.ConditionFalse, l.conflictReason, l.conflictMsg
+			return []metav1.Condition{accepted, programmed, resolved, conflicted}
+		}
+	}
 	if !l.served() {
 		programmed.Status, programmed.Reason, programmed.Message = metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "Listener is not served; see its other conditions"
 	} else if refused != "" {
@@ -170,13 +198,13 @@ func listenerConditions(l *listenerState, refused string) []metav1.Condition {
 func gatewayAddresses(gs *Gateway, g *gatewayIndex) ([]gwv1.GatewayStatusAddress, string) {
 	var out []gwv1.GatewayStatusAddress
 	ip, hostname := gwv1.IPAddressType, gwv1.HostnameAddressType
-	for i, a := range gs.gw.Spec.Addresses {
+	if problem := unsupportedAddress(gs.gw); problem != "" {
+		return nil, problem
+	}
+	for _, a := range gs.gw.Spec.Addresses {
 		t := gwv1.IPAddressType
 		if a.Type != nil {
 			t = *a.Type
-		}
-		if t != gwv1.IPAddressType && t != gwv1.HostnameAddressType {
-			return nil, fmt.Sprintf("spec.addresses[%d]: type %q is not supported: tlsplane reports IPAddress and Hostname addresses", i, t)
 		}
 		if a.Value != "" {
 			out = append(out, gwv1.GatewayStatusAddress{Type: ptrTo(t), Value: a.Value})
@@ -211,6 +239,17 @@ func gatewayAddresses(gs *Gateway, g *gatewayIndex) ([]gwv1.GatewayStatusAddress
 		}
 	}
 	return out, ""
+}
+
+// unsupportedAddress names the first spec.addresses entry of a type
+// tlsplane does not report; "" when there is none.
+func unsupportedAddress(gw *gwv1.Gateway) string {
+	for i, a := range gw.Spec.Addresses {
+		if a.Type != nil && *a.Type != gwv1.IPAddressType && *a.Type != gwv1.HostnameAddressType {
+			return fmt.Sprintf("spec.addresses[%d]: type %q is not supported: tlsplane reports IPAddress and Hostname addresses", i, *a.Type)
+		}
+	}
+	return ""
 }
 
 // resolvedRefs is the Gateway's ResolvedRefs: its backend client

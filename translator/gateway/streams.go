@@ -69,7 +69,7 @@ func streamChains(l *listenerState) []plan.StreamChain {
 			}
 			return 1
 		})
-		c := plan.StreamChain{Name: string(l.spec.Name), Backends: streamBackends(l, routes[0].stream)}
+		c := plan.StreamChain{Name: l.chainName(), Backends: streamBackends(l, routes[0].stream)}
 		if h != "*" {
 			c.Name += "/" + h
 			c.ServerNames = []string{h}

@@ -83,6 +83,7 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		}
 		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs), certs: certs,
 			backend: judgeBackendCertificate(gw, ix, g)}
+		gs.sets = judgeListenerSets(gs, ix, g, certs)
 		gateways[gs.nn] = gs
 		res.Gateways = append(res.Gateways, gs)
 	}
@@ -127,9 +128,12 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 
 // Gateway is one Gateway of ours as judged.
 type Gateway struct {
-	gw        *gwv1.Gateway
-	nn        types.NamespacedName
+	gw *gwv1.Gateway
+	nn types.NamespacedName
+	// listeners are the Gateway's own; sets its ListenerSets, in
+	// precedence order (allListeners merges them).
 	listeners []*listenerState
+	sets      []*listenerSet
 	// certs are the listener certificates of this run, by SDS name.
 	certs map[string]*certificate
 	// backend is spec.tls.backend's client certificate; nil without one.

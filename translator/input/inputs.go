@@ -19,13 +19,15 @@ type Inputs struct {
 
 	// The Gateway API surface policies are attached through. ReferenceGrants
 	// of v1beta1 (the CRD's storage version) are read into the v1 type: the
-	// fields are the same. Namespaces are read for allowedRoutes selectors.
+	// fields are the same. Namespaces are read for allowedRoutes and
+	// allowedListeners selectors. ListenerSets add listeners to Gateways.
 	GatewayClasses  []*gwv1.GatewayClass
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
 	GRPCRoutes      []*gwv1.GRPCRoute
 	TLSRoutes       []*gwv1.TLSRoute
 	TCPRoutes       []*gwv1.TCPRoute
+	ListenerSets    []*gwv1.ListenerSet
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 }
@@ -56,6 +58,8 @@ func (in *Inputs) Add(obj metav1.Object) bool {
 		in.TLSRoutes = append(in.TLSRoutes, o)
 	case *gwv1.TCPRoute:
 		in.TCPRoutes = append(in.TCPRoutes, o)
+	case *gwv1.ListenerSet:
+		in.ListenerSets = append(in.ListenerSets, o)
 	case *gwv1.ReferenceGrant:
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
 	case *corev1.Namespace:
