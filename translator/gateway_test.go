@@ -317,6 +317,10 @@ func gatewayInputs(t *testing.T, docs string) translator.Inputs {
 			o := &gwv1.HTTPRoute{}
 			decode(o)
 			in.HTTPRoutes = append(in.HTTPRoutes, o)
+		case "GRPCRoute":
+			o := &gwv1.GRPCRoute{}
+			decode(o)
+			in.GRPCRoutes = append(in.GRPCRoutes, o)
 		case "ReferenceGrant":
 			o := &gwv1.ReferenceGrant{}
 			decode(o)
