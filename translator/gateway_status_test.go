@@ -121,6 +121,99 @@ spec:
   gatewayClassName: tlsplane
   listeners: [{name: a, protocol: HTTP, port: 8080}]`,
 			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"a parametersRef is refused": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{value: 192.0.2.1}]
+  infrastructure: {parametersRef: {group: invalid.io, kind: InvalidParameters, name: invalid}}
+  listeners: [{name: a, protocol: HTTP, port: 8080}]`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "InvalidParameters"},
+		"a requested address the Service was not given is not usable": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{value: 192.0.2.1}, {value: 10.9.250.10}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {type: LoadBalancer, ports: [{port: 8080}]}
+status: {loadBalancer: {ingress: [{ip: 10.9.250.10}]}}`,
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotUsable"},
+		"a requested address the Service was given is programmed": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{value: 10.9.250.10}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {type: LoadBalancer, ports: [{port: 8080}]}
+status: {loadBalancer: {ingress: [{ip: 10.9.250.10}]}}`,
+			typ: "Programmed", status: metav1.ConditionTrue, reason: "Programmed"},
+		"a requested address the load balancer has not assigned yet": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{value: 10.9.250.10}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {type: LoadBalancer, ports: [{port: 8080}]}`,
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"an address without a value takes the Service's": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{type: IPAddress}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {type: LoadBalancer, ports: [{port: 8080}]}
+status: {loadBalancer: {ingress: [{ip: 10.9.0.3}]}}`,
+			typ: "Programmed", status: metav1.ConditionTrue, reason: "Programmed"},
+		"an address without a value and nothing to assign it": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{type: IPAddress}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]`,
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"a hostname request the Service cannot meet": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{type: Hostname}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {type: LoadBalancer, ports: [{port: 8080}]}
+status: {loadBalancer: {ingress: [{ip: 10.9.0.3}]}}`,
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
 		"a labelled Service gives the address": {yaml: `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
