@@ -83,32 +83,9 @@ func (n *Network) AddHost(name string) (*Host, error) {
 // addresses (see StaticAddress; each free) and pooled more of the next
 // free ones.
 func (n *Network) AddHostWith(name string, static []string, pooled int) (*Host, error) {
-	ips := slices.Clone(static)
-	n.mu.Lock()
-	for _, a := range static {
-		if err := n.assignableLocked(a); err != nil {
-			n.mu.Unlock()
-			return nil, err
-		}
-	}
-	for range pooled {
-		i := n.next
-		n.next++
-		if i >= 250*250 {
-			n.mu.Unlock()
-			return nil, fmt.Errorf("network %s: no address left", n.bridge)
-		}
-		ips = append(ips, fmt.Sprintf("%s.%d.%d", n.prefix, i/250, i%250+1))
-	}
-	n.mu.Unlock()
-	if len(ips) == 0 {
-		return nil, fmt.Errorf("network %s: host %s: no address", n.bridge, name)
-	}
-	h := &Host{
-		Netns: fmt.Sprintf("%s-%s", n.bridge, name),
-		IP:    ips[0],
-		IPs:   ips,
-		veth:  fmt.Sprintf("tpv%x", rand.Uint32()),
+	h, err := n.reserve(name, static, pooled)
+	if err != nil {
+		return nil, err
 	}
 	inner := h.veth + "n"
 	steps := [][]string{
@@ -118,7 +95,7 @@ func (n *Network) AddHostWith(name string, static []string, pooled int) (*Host, 
 		{"link", "set", h.veth, "up"},
 		{"link", "set", inner, "netns", h.Netns},
 	}
-	for _, a := range ips {
+	for _, a := range h.IPs {
 		steps = append(steps, []string{"-n", h.Netns, "addr", "add", a + "/16", "dev", inner})
 	}
 	steps = append(steps,
@@ -126,13 +103,42 @@ func (n *Network) AddHostWith(name string, static []string, pooled int) (*Host, 
 		[]string{"-n", h.Netns, "link", "set", "lo", "up"})
 	for _, args := range steps {
 		if err := ip(args...); err != nil {
-			h.remove()
+			n.Remove(h)
 			return nil, err
 		}
 	}
+	return h, nil
+}
+
+// reserve picks the Host's addresses and lists it in one step, so that
+// two hosts never get one static address.
+func (n *Network) reserve(name string, static []string, pooled int) (*Host, error) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	ips := slices.Clone(static)
+	for _, a := range static {
+		if err := n.assignableLocked(a); err != nil {
+			return nil, err
+		}
+	}
+	for range pooled {
+		i := n.next
+		n.next++
+		if i >= 250*250 {
+			return nil, fmt.Errorf("network %s: no address left", n.bridge)
+		}
+		ips = append(ips, fmt.Sprintf("%s.%d.%d", n.prefix, i/250, i%250+1))
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("network %s: host %s: no address", n.bridge, name)
+	}
+	h := &Host{
+		Netns: fmt.Sprintf("%s-%s", n.bridge, name),
+		IP:    ips[0],
+		IPs:   ips,
+		veth:  fmt.Sprintf("tpv%x", rand.Uint32()),
+	}
 	n.hosts = append(n.hosts, h)
-	n.mu.Unlock()
 	return h, nil
 }
 
