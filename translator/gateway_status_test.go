@@ -1,6 +1,7 @@
 package translator_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -122,6 +123,35 @@ spec:
   gatewayClassName: tlsplane
   listeners: [{name: a, protocol: HTTP, port: 8080}]`,
 			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"a parametersRef is refused": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{value: 192.0.2.1}]
+  infrastructure: {parametersRef: {group: invalid.io, kind: InvalidParameters, name: invalid}}
+  listeners: [{name: a, protocol: HTTP, port: 8080}]`,
+			typ: "Accepted", status: metav1.ConditionFalse, reason: "InvalidParameters"},
+		"a requested address the Service was not given is not usable": {yaml: requestingGateway("[{value: 192.0.2.1}, {value: 10.9.250.10}]", "[{ip: 10.9.250.10}]"),
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotUsable"},
+		"a requested address the Service was given is programmed": {yaml: requestingGateway("[{value: 10.9.250.10}]", "[{ip: 10.9.250.10}]"),
+			typ: "Programmed", status: metav1.ConditionTrue, reason: "Programmed"},
+		"a requested address the load balancer has not assigned yet": {yaml: requestingGateway("[{value: 10.9.250.10}]", "[]"),
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"an address without a value takes the Service's": {yaml: requestingGateway("[{type: IPAddress}]", "[{ip: 10.9.0.3}]"),
+			typ: "Programmed", status: metav1.ConditionTrue, reason: "Programmed"},
+		"an address without a value and nothing to assign it": {yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: [{type: IPAddress}]
+  listeners: [{name: a, protocol: HTTP, port: 8080}]`,
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
+		"a hostname request the Service cannot meet": {yaml: requestingGateway("[{type: Hostname}]", "[{ip: 10.9.0.3}]"),
+			typ: "Programmed", status: metav1.ConditionFalse, reason: "AddressNotAssigned"},
 		"a labelled Service gives the address": {yaml: `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -157,6 +187,25 @@ spec: {clusterIPs: [10.96.0.7], ports: [{port: 8080}]}`,
 			t.Fatalf("no listener %s in %v", tc.listener, st.Listeners)
 		})
 	}
+}
+
+// requestingGateway is the Gateway ns/gw requesting addresses of the
+// LoadBalancer Service labelled with its name, whose ingress is ingress.
+func requestingGateway(addresses, ingress string) string {
+	return fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: tlsplane
+  addresses: %s
+  listeners: [{name: a, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: envoy, namespace: ns, labels: {gateway.networking.k8s.io/gateway-name: gw}}
+spec: {type: LoadBalancer, ports: [{port: 8080}]}
+status: {loadBalancer: {ingress: %s}}`, addresses, ingress)
 }
 
 func TestRouteParentConditions(t *testing.T) {

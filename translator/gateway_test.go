@@ -321,6 +321,10 @@ func gatewayInputs(t *testing.T, docs string) translator.Inputs {
 			o := &gwv1.ListenerSet{}
 			decode(o)
 			in.ListenerSets = append(in.ListenerSets, o)
+		case "GRPCRoute":
+			o := &gwv1.GRPCRoute{}
+			decode(o)
+			in.GRPCRoutes = append(in.GRPCRoutes, o)
 		case "ReferenceGrant":
 			o := &gwv1.ReferenceGrant{}
 			decode(o)

@@ -53,6 +53,11 @@ func TestConformance(t *testing.T) {
 				suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName,
 			},
 			ReportOutputPath: os.Getenv("CONFORMANCE_REPORT"),
+			// GatewayStaticAddresses: the provisioner gives a Gateway an
+			// address of the bridge's static range; TEST-NET-1 is on no
+			// network here, so it cannot.
+			UsableNetworkAddresses:   []gwv1.GatewaySpecAddress{{Type: new(gwv1.IPAddressType), Value: c.network.StaticAddress(10)}},
+			UnusableNetworkAddresses: []gwv1.GatewaySpecAddress{{Type: new(gwv1.IPAddressType), Value: "192.0.2.10"}},
 			RunTest:          os.Getenv("CONFORMANCE_RUN_TEST"),
 			Implementation: confv1.Implementation{
 				Organization: "tlsplane",

@@ -31,6 +31,7 @@ type cluster struct {
 	api      *apiserver.Server
 	tlsplane *harness.TLSPlane
 	agent    *node.Agent
+	network  *node.Network
 	logDir   string
 }
 
@@ -134,7 +135,7 @@ func newCluster(t *testing.T) *cluster {
 		return nil
 	})
 	must(t, err)
-	return &cluster{api: api, tlsplane: cp, agent: agent, logDir: logDir}
+	return &cluster{api: api, tlsplane: cp, agent: agent, network: network, logDir: logDir}
 }
 
 func must(t *testing.T, err error) {

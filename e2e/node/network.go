@@ -3,9 +3,11 @@ package node
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +35,8 @@ type Network struct {
 // Host is one network namespace on the bridge.
 type Host struct {
 	Netns string
-	IP    string
+	IP    string   // its first address
+	IPs   []string // every address, IP first
 	veth  string
 }
 
@@ -73,17 +76,16 @@ func NewNetwork() (*Network, error) {
 
 // AddHost creates a namespace named after name with the next free address.
 func (n *Network) AddHost(name string) (*Host, error) {
-	n.mu.Lock()
-	i := n.next
-	n.next++
-	n.mu.Unlock()
-	if i >= 250*250 {
-		return nil, fmt.Errorf("network %s: no address left", n.bridge)
-	}
-	h := &Host{
-		Netns: fmt.Sprintf("%s-%s", n.bridge, name),
-		IP:    fmt.Sprintf("%s.%d.%d", n.prefix, i/250, i%250+1),
-		veth:  fmt.Sprintf("tpv%x", rand.Uint32()),
+	return n.AddHostWith(name, nil, 1)
+}
+
+// AddHostWith creates a namespace named after name holding the static
+// addresses (see StaticAddress; each free) and pooled more of the next
+// free ones.
+func (n *Network) AddHostWith(name string, static []string, pooled int) (*Host, error) {
+	h, err := n.reserve(name, static, pooled)
+	if err != nil {
+		return nil, err
 	}
 	inner := h.veth + "n"
 	steps := [][]string{
@@ -92,20 +94,84 @@ func (n *Network) AddHost(name string) (*Host, error) {
 		{"link", "set", h.veth, "master", n.bridge},
 		{"link", "set", h.veth, "up"},
 		{"link", "set", inner, "netns", h.Netns},
-		{"-n", h.Netns, "addr", "add", h.IP + "/16", "dev", inner},
-		{"-n", h.Netns, "link", "set", inner, "up"},
-		{"-n", h.Netns, "link", "set", "lo", "up"},
 	}
+	for _, a := range h.IPs {
+		steps = append(steps, []string{"-n", h.Netns, "addr", "add", a + "/16", "dev", inner})
+	}
+	steps = append(steps,
+		[]string{"-n", h.Netns, "link", "set", inner, "up"},
+		[]string{"-n", h.Netns, "link", "set", "lo", "up"})
 	for _, args := range steps {
 		if err := ip(args...); err != nil {
-			h.remove()
+			n.Remove(h)
 			return nil, err
 		}
 	}
-	n.mu.Lock()
-	n.hosts = append(n.hosts, h)
-	n.mu.Unlock()
 	return h, nil
+}
+
+// reserve picks the Host's addresses and lists it in one step, so that
+// two hosts never get one static address.
+func (n *Network) reserve(name string, static []string, pooled int) (*Host, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ips := slices.Clone(static)
+	for _, a := range static {
+		if err := n.assignableLocked(a); err != nil {
+			return nil, err
+		}
+	}
+	for range pooled {
+		i := n.next
+		n.next++
+		if i >= 250*250 {
+			return nil, fmt.Errorf("network %s: no address left", n.bridge)
+		}
+		ips = append(ips, fmt.Sprintf("%s.%d.%d", n.prefix, i/250, i%250+1))
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("network %s: host %s: no address", n.bridge, name)
+	}
+	h := &Host{
+		Netns: fmt.Sprintf("%s-%s", n.bridge, name),
+		IP:    ips[0],
+		IPs:   ips,
+		veth:  fmt.Sprintf("tpv%x", rand.Uint32()),
+	}
+	n.hosts = append(n.hosts, h)
+	return h, nil
+}
+
+// StaticAddress is the i-th (1–254) address of the bridge's static range,
+// <prefix>.250.0/24, which AddHost never hands out: addresses a Gateway
+// may request in spec.addresses.
+func (n *Network) StaticAddress(i int) string {
+	return fmt.Sprintf("%s.250.%d", n.prefix, i)
+}
+
+// Assignable says why addr cannot be given to a new Host: it is not in
+// the static range, or a Host holds it.
+func (n *Network) Assignable(addr string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.assignableLocked(addr)
+}
+
+func (n *Network) assignableLocked(addr string) error {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not an IP address", addr)
+	}
+	static := netip.MustParsePrefix(n.prefix + ".250.0/24")
+	if !static.Contains(a) || a == static.Addr() || a.As4()[3] == 255 {
+		return fmt.Errorf("%s is not in network %s's static range %s.250.1–254", addr, n.bridge, n.prefix)
+	}
+	for _, h := range n.hosts {
+		if slices.Contains(h.IPs, a.String()) {
+			return fmt.Errorf("%s is held by %s", addr, h.Netns)
+		}
+	}
+	return nil
 }
 
 // Command is argv run inside the host's namespace.

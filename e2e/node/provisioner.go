@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +39,11 @@ const GatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
 // deployment of tlsplane does: one real Envoy of the Gateway's fleet
 // (node cluster "<namespace>/<name>", listeners over ADS), here in a
 // network namespace of its own, and a LoadBalancer Service labelled with
-// the Gateway's name whose ingress is that namespace's address.
+// the Gateway's name (and carrying spec.infrastructure's labels and
+// annotations) whose ingress is that namespace's addresses: those of
+// spec.addresses it can use (IPs of the network's static range that no
+// other host holds), one of its pool per IPAddress request without a
+// value, or one of its pool when nothing is requested.
 type Provisioner struct {
 	Controller gwv1.GatewayController
 	EnvoyBin   string
@@ -57,9 +63,10 @@ type Provisioner struct {
 }
 
 type gatewayEnvoy struct {
-	uid  string
-	host *Host
-	proc *harness.Process
+	uid   string
+	addrs addressRequest
+	host  *Host
+	proc  *harness.Process
 }
 
 // StartProvisioner starts the loop; it stops with ctx.
@@ -131,22 +138,75 @@ func (p *Provisioner) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	gw := obj.(*gwv1.Gateway)
-	e, err := p.ensureEnvoy(key, gw)
+	want := p.requested(key, gw)
+	if want.empty() {
+		// Nothing it can assign: no Envoy, and a Service without ingress.
+		p.stopEnvoy(key)
+		return p.ensureService(ctx, gw, nil)
+	}
+	e, err := p.ensureEnvoy(key, gw, want)
 	if err != nil {
 		return err
 	}
-	return p.ensureService(ctx, gw, e.host.IP)
+	return p.ensureService(ctx, gw, e.host.IPs)
 }
 
-func (p *Provisioner) ensureEnvoy(key string, gw *gwv1.Gateway) (*gatewayEnvoy, error) {
+// addressRequest is what the provisioner gives a Gateway: the static
+// addresses it asked for and can have, and how many from the pool.
+type addressRequest struct {
+	static string // comma-separated, in spec order
+	pooled int
+}
+
+func (r addressRequest) empty() bool { return r.static == "" && r.pooled == 0 }
+
+// requested reads spec.addresses: an IPAddress with a value the network
+// can assign (or the Gateway's Envoy holds already) is kept, one without
+// a value takes one from the pool; no addresses at all take one from the
+// pool. Others (hostnames, unusable IPs) are left out: tlsplane reports
+// them, since they are not in the Service's ingress.
+func (p *Provisioner) requested(key string, gw *gwv1.Gateway) addressRequest {
+	if len(gw.Spec.Addresses) == 0 {
+		return addressRequest{pooled: 1}
+	}
+	p.mu.Lock()
+	var held []string
+	if e := p.envoys[key]; e != nil && e.uid == string(gw.UID) {
+		held = e.host.IPs
+	}
+	p.mu.Unlock()
+	var r addressRequest
+	var static []string
+	for _, a := range gw.Spec.Addresses {
+		if a.Type != nil && *a.Type != gwv1.IPAddressType {
+			continue
+		}
+		switch {
+		case a.Value == "":
+			r.pooled++
+		case slices.Contains(held, a.Value) || p.net.Assignable(a.Value) == nil:
+			static = append(static, a.Value)
+		default:
+			p.t.Logf("gateway provisioner: Gateway %s: spec.addresses %s: %v", key, a.Value, p.net.Assignable(a.Value))
+		}
+	}
+	r.static = strings.Join(static, ",")
+	return r
+}
+
+func (p *Provisioner) ensureEnvoy(key string, gw *gwv1.Gateway, want addressRequest) (*gatewayEnvoy, error) {
 	p.mu.Lock()
 	e := p.envoys[key]
 	p.mu.Unlock()
-	if e != nil && e.uid == string(gw.UID) {
+	if e != nil && e.uid == string(gw.UID) && e.addrs == want {
 		return e, nil
 	}
 	p.stopEnvoy(key)
-	host, err := p.net.AddHost("gw" + shortHash(key+string(gw.UID)))
+	var static []string
+	if want.static != "" {
+		static = strings.Split(want.static, ",")
+	}
+	host, err := p.net.AddHostWith("gw"+shortHash(key+string(gw.UID)), static, want.pooled)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +229,7 @@ func (p *Provisioner) ensureEnvoy(key string, gw *gwv1.Gateway) (*gatewayEnvoy, 
 	}
 	cmd := host.Command(p.EnvoyBin, "-c", path, "--disable-hot-restart", "--concurrency", "1",
 		"-l", "warning", "--drain-time-s", "1", "--base-id", strconv.Itoa(int(time.Now().UnixNano()%1_000_000)))
-	e = &gatewayEnvoy{uid: string(gw.UID), host: host, proc: harness.StartCmd(p.t, p.logDir, name, cmd)}
+	e = &gatewayEnvoy{uid: string(gw.UID), addrs: want, host: host, proc: harness.StartCmd(p.t, p.logDir, name, cmd)}
 	p.mu.Lock()
 	p.envoys[key] = e
 	p.mu.Unlock()
@@ -188,8 +248,10 @@ func (p *Provisioner) stopEnvoy(key string) {
 }
 
 // ensureService keeps the Gateway's LoadBalancer Service: its ports are
-// the listeners' (a Service needs one), its ingress the Envoy's address.
-func (p *Provisioner) ensureService(ctx context.Context, gw *gwv1.Gateway, ip string) error {
+// the listeners' (a Service needs one), its labels and annotations
+// spec.infrastructure's (with the gateway-name label), its ingress the
+// Envoy's addresses.
+func (p *Provisioner) ensureService(ctx context.Context, gw *gwv1.Gateway, ips []string) error {
 	var ports []corev1.ServicePort
 	for _, l := range gw.Spec.Listeners {
 		port := int32(l.Port)
@@ -200,12 +262,13 @@ func (p *Provisioner) ensureService(ctx context.Context, gw *gwv1.Gateway, ip st
 	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
 	name := "tlsplane-gw-" + shortHash(gw.Name)
 	services := p.client.CoreV1().Services(gw.Namespace)
+	labels, annotations := infrastructureMetadata(gw)
 	svc, err := services.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		svc, err = services.Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: gw.Namespace,
-				Labels:          map[string]string{GatewayNameLabel: gw.Name},
+				Labels: labels, Annotations: annotations,
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(gw, gwv1.SchemeGroupVersion.WithKind("Gateway"))},
 			},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: ports, AllocateLoadBalancerNodePorts: new(false)},
@@ -214,18 +277,50 @@ func (p *Provisioner) ensureService(ctx context.Context, gw *gwv1.Gateway, ip st
 	if err != nil {
 		return fmt.Errorf("Service %s/%s: %w", gw.Namespace, name, err)
 	}
-	if !slices.Equal(portNumbers(svc.Spec.Ports), portNumbers(ports)) {
-		svc.Spec.Ports = ports
+	if !slices.Equal(portNumbers(svc.Spec.Ports), portNumbers(ports)) || !maps.Equal(svc.Labels, labels) || !maps.Equal(svc.Annotations, annotations) {
+		svc.Spec.Ports, svc.Labels, svc.Annotations = ports, labels, annotations
 		if svc, err = services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("Service %s/%s: %w", gw.Namespace, name, err)
 		}
 	}
-	if ing := svc.Status.LoadBalancer.Ingress; len(ing) == 1 && ing[0].IP == ip {
+	var ingress []corev1.LoadBalancerIngress
+	for _, ip := range ips {
+		ingress = append(ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	if slices.Equal(ingressIPs(svc.Status.LoadBalancer.Ingress), ips) {
 		return nil
 	}
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
+	svc.Status.LoadBalancer.Ingress = ingress
 	_, err = services.UpdateStatus(ctx, svc, metav1.UpdateOptions{})
 	return err
+}
+
+// infrastructureMetadata are the labels and annotations of what is
+// provisioned for the Gateway: spec.infrastructure's, and the
+// gateway-name label tlsplane finds the Service by (it wins).
+func infrastructureMetadata(gw *gwv1.Gateway) (labels, annotations map[string]string) {
+	labels = map[string]string{}
+	if inf := gw.Spec.Infrastructure; inf != nil {
+		for k, v := range inf.Labels {
+			labels[string(k)] = string(v)
+		}
+		if len(inf.Annotations) > 0 {
+			annotations = map[string]string{}
+			for k, v := range inf.Annotations {
+				annotations[string(k)] = string(v)
+			}
+		}
+	}
+	labels[GatewayNameLabel] = gw.Name
+	return labels, annotations
+}
+
+func ingressIPs(ingress []corev1.LoadBalancerIngress) []string {
+	var out []string
+	for _, in := range ingress {
+		out = append(out, in.IP)
+	}
+	return out
 }
 
 func portNumbers(ports []corev1.ServicePort) []int32 {

@@ -126,8 +126,12 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		}
 		m.countReach(e, delta, backends)
 	}
+	// A listener that held both kinds before the patch counts too: the
+	// routes left there may have lost a conflict to the one going away.
+	mixedBefore := false
 	apply := func(key routeKey, judge func() *routeState) {
 		if e, ok := m.routes[key]; ok {
+			mixedBefore = mixedBefore || holdsBothKinds(e.parents)
 			detachRoute(e.rs, e.parents)
 			note(e, -1)
 			delete(m.routes, key)
@@ -166,6 +170,9 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		}
 		apply(routeKey{kindGRPCRoute, nn}, judge)
 	}
+	if mixedBefore {
+		return RoutePatch{}, false
+	}
 	for l := range patch.Rebuild {
 		if l.byKind[kindHTTPRoute] > 0 && l.byKind[kindGRPCRoute] > 0 {
 			return RoutePatch{}, false
@@ -187,4 +194,17 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		patch.Reached = append(patch.Reached, b)
 	}
 	return patch, true
+}
+
+// holdsBothKinds reports whether a listener a route is attached to holds
+// HTTPRoutes and GRPCRoutes.
+func holdsBothKinds(parents []parentResult) bool {
+	for _, p := range parents {
+		for _, a := range p.attachments {
+			if a.listener.byKind[kindHTTPRoute] > 0 && a.listener.byKind[kindGRPCRoute] > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -20,9 +19,11 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"GRPCRoute",
 	"GRPCRouteNamedRouteRule",
 	"Gateway",
+	"GatewayAddressEmpty",
 	"GatewayBackendClientCertificate",
 	"GatewayHTTPListenerIsolation",
 	"GatewayPort8080",
+	"GatewayStaticAddresses",
 	"HTTPRoute",
 	"HTTPRoute303RedirectStatusCode",
 	"HTTPRoute307RedirectStatusCode",
@@ -80,7 +81,7 @@ func gatewayClassStatus(c *gwv1.GatewayClass, channel Channel, now metav1.Time) 
 // Programmed.
 func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time) gwv1.GatewayStatus {
 	gw := gs.gw
-	addresses, _ := gatewayAddresses(gs, r.memo.g)
+	addr := gatewayAddresses(gs, r.memo.g)
 	programmedListeners := 0
 	for _, l := range gs.listeners {
 		if l.served() && refused[uint32(l.spec.Port)] == "" {
@@ -96,12 +97,11 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 	case programmedListeners == 0:
 		programmed.Status, programmed.Reason = metav1.ConditionFalse, string(gwv1.GatewayReasonInvalid)
 		programmed.Message = "Envoy would reject every listener; see status.listeners"
-	case len(addresses) == 0:
-		programmed.Status, programmed.Reason = metav1.ConditionFalse, string(gwv1.GatewayReasonAddressNotAssigned)
-		programmed.Message = fmt.Sprintf("no address: set spec.addresses, or label a Service of namespace %s %s=%s", gs.nn.Namespace, gwv1.GatewayNameLabelKey, gs.nn.Name)
+	case addr.reason != "":
+		programmed.Status, programmed.Reason, programmed.Message = metav1.ConditionFalse, string(addr.reason), addr.message
 	}
 	st := gwv1.GatewayStatus{
-		Addresses:  addresses,
+		Addresses:  addr.addresses,
 		Conditions: condition.Stamp(gw.Status.Conditions, []metav1.Condition{accepted, programmed, gs.resolvedRefs()}, gw.Generation, now),
 	}
 	prev := map[gwv1.SectionName][]metav1.Condition{}
@@ -132,8 +132,9 @@ func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[uint3
 	}
 }
 
-// acceptedCondition is the Gateway's Accepted: its addresses are of a
-// type tlsplane reports, and some listener of its own is served.
+// acceptedCondition is the Gateway's Accepted: it names no parameters,
+// its addresses are of a type tlsplane reports, and some listener of its
+// own is served.
 func (gs *Gateway) acceptedCondition() metav1.Condition {
 	addrProblem := unsupportedAddress(gs.gw)
 	served, total := 0, len(gs.listeners)
@@ -145,6 +146,10 @@ func (gs *Gateway) acceptedCondition() metav1.Condition {
 	accepted := metav1.Condition{Type: string(gwv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.GatewayReasonAccepted), Message: "Gateway is accepted"}
 	switch {
+	case gs.gw.Spec.Infrastructure != nil && gs.gw.Spec.Infrastructure.ParametersRef != nil:
+		p := gs.gw.Spec.Infrastructure.ParametersRef
+		accepted.Status, accepted.Reason = metav1.ConditionFalse, string(gwv1.GatewayReasonInvalidParameters)
+		accepted.Message = fmt.Sprintf("spec.infrastructure.parametersRef %s/%s %s: tlsplane takes no parameters", p.Group, p.Kind, p.Name)
 	case addrProblem != "":
 		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gwv1.GatewayReasonUnsupportedAddress), addrProblem
 	case served == 0:
@@ -189,56 +194,6 @@ func listenerConditions(l *listenerState, refused string) []metav1.Condition {
 		programmed.Message = fmt.Sprintf("listener %s is not served: Envoy would reject port %d's configuration: %s", l.spec.Name, l.spec.Port, refused)
 	}
 	return []metav1.Condition{accepted, programmed, resolved, conflicted}
-}
-
-// gatewayAddresses are spec.addresses (IP addresses and hostnames), else
-// the addresses of the Services labelled with the Gateway's name: their
-// load-balancer ingress, else their cluster IPs. tlsplane runs no Envoy,
-// so it assigns none itself.
-func gatewayAddresses(gs *Gateway, g *gatewayIndex) ([]gwv1.GatewayStatusAddress, string) {
-	var out []gwv1.GatewayStatusAddress
-	ip, hostname := gwv1.IPAddressType, gwv1.HostnameAddressType
-	if problem := unsupportedAddress(gs.gw); problem != "" {
-		return nil, problem
-	}
-	for _, a := range gs.gw.Spec.Addresses {
-		t := gwv1.IPAddressType
-		if a.Type != nil {
-			t = *a.Type
-		}
-		if a.Value != "" {
-			out = append(out, gwv1.GatewayStatusAddress{Type: ptrTo(t), Value: a.Value})
-		}
-	}
-	if len(out) > 0 {
-		return out, ""
-	}
-	for _, svc := range g.fronting[gs.nn] {
-		for _, in := range svc.Status.LoadBalancer.Ingress {
-			if in.IP != "" {
-				out = append(out, gwv1.GatewayStatusAddress{Type: &ip, Value: in.IP})
-			} else if in.Hostname != "" {
-				out = append(out, gwv1.GatewayStatusAddress{Type: &hostname, Value: in.Hostname})
-			}
-		}
-	}
-	if len(out) > 0 {
-		return out, ""
-	}
-	for _, svc := range g.fronting[gs.nn] {
-		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-			// Its address is the load balancer's, not yet assigned: a
-			// cluster IP reached without a kube-proxy leads nowhere, or
-			// worse, out of the cluster.
-			continue
-		}
-		for _, cip := range svc.Spec.ClusterIPs {
-			if cip != "" && cip != corev1.ClusterIPNone {
-				out = append(out, gwv1.GatewayStatusAddress{Type: &ip, Value: cip})
-			}
-		}
-	}
-	return out, ""
 }
 
 // unsupportedAddress names the first spec.addresses entry of a type
