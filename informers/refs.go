@@ -105,7 +105,8 @@ func (r refs) replace(key heldKey, now []ref, flipped func(translator.Kind, type
 }
 
 // refsOfObject is what a policy's verdict reads (CA refs, client
-// certificate) or the Secrets a Gateway names; nothing for other objects.
+// certificate) or the Secrets a Gateway names and the ConfigMaps and
+// Secrets of its client CAs; nothing for other objects.
 func refsOfObject(obj any) []ref {
 	var out []ref
 	switch o := obj.(type) {
@@ -120,6 +121,9 @@ func refsOfObject(obj any) []ref {
 	case *gwv1.Gateway:
 		for _, nn := range gatewaySecrets(o) {
 			out = append(out, ref{translator.KindSecret, nn})
+		}
+		for _, x := range input.FrontendCARefs(o) {
+			out = append(out, ref{x.Kind, x.Name})
 		}
 	}
 	return out
