@@ -13,7 +13,7 @@ import (
 // refs counts the references to ConfigMaps and Secrets that
 // BackendTLSPolicies read (CA certificate refs, client certificates) and
 // Gateways name (their listeners' certificate refs, their backend client
-// certificate): only changes to these can change a translation. (Every
+// certificate, their spec.tls.frontend client CAs): only changes to these can change a translation. (Every
 // Service is translated, into a plain cluster when no policy targets it,
 // so Services and EndpointSlices are always relevant.) Kept per object, so
 // an event adjusts them by its own object's references (an edit among
