@@ -156,10 +156,10 @@ func TestFrontendValidationChains(t *testing.T) {
 	}
 }
 
-// The client CA ConfigMap deleted, created again, then a route edited: each
-// Update equals a fresh translation (a ConfigMap change runs the Gateway
-// rules, a route patch keeps the 421 virtual hosts), and the publisher
-// accepts each (every SDS secret a chain names is served).
+// The client CA ConfigMap deleted, then created again: each Update equals
+// a fresh translation (a ConfigMap a Gateway names runs the Gateway
+// rules), and the publisher accepts each (every SDS secret a chain names
+// is served).
 func TestFrontendValidationFollowsItsConfigMap(t *testing.T) {
 	in, err := manifests.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
 	if err != nil {
@@ -192,10 +192,6 @@ func TestFrontendValidationFollowsItsConfigMap(t *testing.T) {
 		if step.cm == nil {
 			change.Object = (*corev1.ConfigMap)(nil)
 		}
-		got, ok := tr.Update([]translator.Change{change}, nil, now, translator.Options{})
-		if !ok {
-			t.Fatalf("%s: Update refused", step.name)
-		}
 		replaced := in
 		replaced.ConfigMaps = nil
 		for _, cm := range in.ConfigMaps {
@@ -206,13 +202,7 @@ func TestFrontendValidationFollowsItsConfigMap(t *testing.T) {
 		if step.cm != nil {
 			replaced.ConfigMaps = append(replaced.ConfigMaps, step.cm)
 		}
-		want := translator.Translate(replaced, nil, now, translator.Options{})
-		if diff := fuzzOutputDifference(want, got); diff != "" {
-			t.Fatalf("%s: Update differs from Translate: %s", step.name, diff)
-		}
-		if _, err := p.Publish(got); err != nil {
-			t.Fatalf("%s: the publisher refuses the Update: %v", step.name, err)
-		}
+		got := updateMatchesTranslate(t, step.name, tr, p, change, replaced, now)
 		if served := httpsChain(got.Fleets["shop/mtls"], "https") != nil; served != step.served {
 			t.Errorf("%s: https listener served = %v, want %v", step.name, served, step.served)
 		}
@@ -229,7 +219,10 @@ func TestMisdirectedVirtualHostSurvivesRoutePatch(t *testing.T) {
 	}
 	now := time.Now()
 	tr := translator.New()
-	tr.Translate(in, nil, now, translator.Options{})
+	p := snapshots.New(snapshots.Options{})
+	if _, err := p.Publish(tr.Translate(in, nil, now, translator.Options{})); err != nil {
+		t.Fatal(err)
+	}
 	var route *gwv1.HTTPRoute
 	for _, r := range in.HTTPRoutes {
 		if r.Name == "first" {
@@ -237,10 +230,6 @@ func TestMisdirectedVirtualHostSurvivesRoutePatch(t *testing.T) {
 		}
 	}
 	route.Spec.Hostnames = append(route.Spec.Hostnames, "third.example")
-	got, ok := tr.Update([]translator.Change{{Kind: translator.KindHTTPRoute, Key: types.NamespacedName{Namespace: "shop", Name: "first"}, Object: route}}, nil, now, translator.Options{})
-	if !ok {
-		t.Fatal("Update refused")
-	}
 	edited := in
 	edited.HTTPRoutes = nil
 	for _, r := range in.HTTPRoutes {
@@ -249,10 +238,8 @@ func TestMisdirectedVirtualHostSurvivesRoutePatch(t *testing.T) {
 		}
 		edited.HTTPRoutes = append(edited.HTTPRoutes, r)
 	}
-	want := translator.Translate(edited, nil, now, translator.Options{})
-	if diff := fuzzOutputDifference(want, got); diff != "" {
-		t.Fatalf("Update differs from Translate: %s", diff)
-	}
+	change := translator.Change{Kind: translator.KindHTTPRoute, Key: types.NamespacedName{Namespace: "shop", Name: "first"}, Object: route}
+	got := updateMatchesTranslate(t, "route edited", tr, p, change, edited, now)
 	var rc *routev3.RouteConfiguration
 	for _, r := range got.Fleets["shop/edge"].Routes {
 		if r.Name == "shop/edge/443/https" {
@@ -276,6 +263,24 @@ func TestMisdirectedVirtualHostSurvivesRoutePatch(t *testing.T) {
 	if got := strings.Join(last.Domains, ","); got != "*.wildcard.example,fourth.wildcard.example,second.example" {
 		t.Fatalf("misdirected domains %s", got)
 	}
+}
+
+// updateMatchesTranslate applies change to tr and checks that the Output
+// equals a fresh translation of want, the inputs after the change, and
+// that p publishes it.
+func updateMatchesTranslate(t *testing.T, step string, tr *translator.Translator, p *snapshots.Publisher, change translator.Change, want translator.Inputs, now time.Time) translator.Output {
+	t.Helper()
+	got, ok := tr.Update([]translator.Change{change}, nil, now, translator.Options{})
+	if !ok {
+		t.Fatalf("%s: Update refused", step)
+	}
+	if diff := fuzzOutputDifference(translator.Translate(want, nil, now, translator.Options{}), got); diff != "" {
+		t.Fatalf("%s: Update differs from Translate: %s", step, diff)
+	}
+	if _, err := p.Publish(got); err != nil {
+		t.Fatalf("%s: the publisher refuses the Update: %v", step, err)
+	}
+	return got
 }
 
 func frontendDocs(refs string) string {
