@@ -13,7 +13,7 @@ import (
 // refs counts the references to ConfigMaps and Secrets that
 // BackendTLSPolicies read (CA certificate refs, client certificates) and
 // Gateways name (their listeners' certificate refs, their backend client
-// certificate): only changes to these can change a translation. (Every
+// certificate, their spec.tls.frontend client CAs): only changes to these can change a translation. (Every
 // Service is translated, into a plain cluster when no policy targets it,
 // so Services and EndpointSlices are always relevant.) Kept per object, so
 // an event adjusts them by its own object's references (an edit among
@@ -108,7 +108,8 @@ func (r refs) replace(key heldKey, now []ref, flipped func(translator.Kind, type
 }
 
 // refsOfObject is what a policy's verdict reads (CA refs, client
-// certificate) or the Secrets a Gateway names; nothing for other objects.
+// certificate) or the Secrets a Gateway names and the ConfigMaps and
+// Secrets of its client CAs; nothing for other objects.
 func refsOfObject(obj any) []ref {
 	var out []ref
 	switch o := obj.(type) {
@@ -123,6 +124,9 @@ func refsOfObject(obj any) []ref {
 	case *gwv1.Gateway:
 		for _, nn := range gatewaySecrets(o) {
 			out = append(out, ref{translator.KindSecret, nn})
+		}
+		for _, x := range input.FrontendCARefs(o) {
+			out = append(out, ref{x.Kind, x.Name})
 		}
 	case *gwv1.ListenerSet:
 		for _, l := range o.Spec.Listeners {

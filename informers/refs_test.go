@@ -139,3 +139,32 @@ func TestRefsCountFlips(t *testing.T) {
 		t.Errorf("refs after deleting every policy = %v, %v", r.configMaps, r.held)
 	}
 }
+
+// A Gateway's spec.tls.frontend client CAs (default and per port, of core
+// kinds, in its namespace or another) are referenced: their changes are
+// translated.
+func TestRefsOfGatewayFrontendCAs(t *testing.T) {
+	other := gwv1.Namespace("cas")
+	gw := &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"},
+		Spec: gwv1.GatewaySpec{TLS: &gwv1.GatewayTLSConfig{Frontend: &gwv1.FrontendTLSConfig{
+			Default: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{CACertificateRefs: []gwv1.ObjectReference{
+				{Kind: "ConfigMap", Name: "clients"},
+				{Kind: "Service", Name: "not-a-ca"},
+			}}},
+			PerPort: []gwv1.TLSPortConfig{{Port: 8443, TLS: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{CACertificateRefs: []gwv1.ObjectReference{
+				{Kind: "ConfigMap", Name: "partners", Namespace: &other},
+				{Kind: "Secret", Name: "partners-secret"},
+			}}}}},
+		}}},
+	}
+	r := refsOf(nil, []*gwv1.Gateway{gw}, nil)
+	if r.configMaps[types.NamespacedName{Namespace: "edge", Name: "clients"}] != 1 ||
+		r.configMaps[types.NamespacedName{Namespace: "cas", Name: "partners"}] != 1 ||
+		r.secrets[types.NamespacedName{Namespace: "edge", Name: "partners-secret"}] != 1 {
+		t.Errorf("refs = %+v, want ConfigMaps edge/clients and cas/partners, Secret edge/partners-secret", r)
+	}
+	if len(r.configMaps) != 2 || len(r.secrets) != 1 {
+		t.Errorf("refs = %+v: a Service must not count", r)
+	}
+}

@@ -84,6 +84,7 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 		warnings []string
 	)
 	secrets := map[string]bool{}
+	clientCAs := map[string]bool{}
 	for _, p := range gs.Ports(address) {
 		l, err := envoy.Listener(p.Plan)
 		routes := make([]*routev3.RouteConfiguration, 0, len(p.Tables))
@@ -111,6 +112,9 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 			for _, name := range c.CertSecrets {
 				secrets[name] = true
 			}
+			if c.ClientValidation != nil {
+				clientCAs[c.ClientValidation.CASecret] = true
+			}
 		}
 		for _, c := range p.Plan.Streams {
 			for _, name := range c.CertSecrets {
@@ -121,6 +125,9 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 	for _, name := range input.SortedNames(secrets) {
 		chain, key := gs.Certificate(name)
 		fleet.Secrets = append(fleet.Secrets, envoy.CertificateSecret(name, chain, key))
+	}
+	for name := range clientCAs {
+		fleet.Secrets = append(fleet.Secrets, envoy.CASecret(gs.ClientCA(name)))
 	}
 	slices.SortFunc(fleet.Listeners, func(a, b *listenerv3.Listener) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(fleet.Routes, func(a, b *routev3.RouteConfiguration) int { return strings.Compare(a.Name, b.Name) })

@@ -123,6 +123,7 @@ func (w *world) apply(c Change, u *update) bool {
 		return ok
 	case KindConfigMap:
 		u.refs[backendtls.Ref{Kind: KindConfigMap, Name: nn}] = true
+		u.gateways = u.gateways || w.gateway.namesCA(KindConfigMap, nn) // client CAs
 		return store(w.ix.ConfigMaps, nn, c.Object, deleted)
 	case KindSecret:
 		ok := store(w.ix.Secrets, nn, c.Object, deleted)

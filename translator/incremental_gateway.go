@@ -52,6 +52,20 @@ func (g gatewayObjects) inputs() Inputs {
 	}
 }
 
+// namesCA reports whether a Gateway's spec.tls.frontend names the
+// ConfigMap or Secret as a client CA: a look at every Gateway, which are
+// few next to the ConfigMaps that change.
+func (g gatewayObjects) namesCA(kind Kind, nn types.NamespacedName) bool {
+	for _, gw := range g.gateways {
+		for _, ref := range input.FrontendCARefs(gw) {
+			if ref.Kind == kind && ref.Name == nn {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // any reports whether the Gateway rules have anything to translate.
 func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
 

@@ -11,7 +11,6 @@ import (
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -64,7 +63,7 @@ func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
 		if err != nil {
 			return nil, err
 		}
-		tls, err := anypb.New(downstreamTLSContext(c.CertSecrets))
+		tls, err := anypb.New(downstreamTLSContext(c.CertSecrets, c.ClientValidation))
 		if err != nil {
 			return nil, err
 		}
@@ -120,15 +119,4 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 // statPrefix keeps Envoy's stat names readable: dots would split them.
 func statPrefix(name string) string {
 	return strings.NewReplacer("/", "_", ".", "_").Replace(name)
-}
-
-// downstreamTLSContext terminates TLS with certificates delivered over SDS
-// (ADS), so a certificate rotation changes only the secret.
-func downstreamTLSContext(secrets []string) *tlsv3.DownstreamTlsContext {
-	common := &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2", "http/1.1"}}
-	for _, name := range secrets {
-		common.TlsCertificateSdsSecretConfigs = append(common.TlsCertificateSdsSecretConfigs,
-			&tlsv3.SdsSecretConfig{Name: name, SdsConfig: adsConfigSource()})
-	}
-	return &tlsv3.DownstreamTlsContext{CommonTlsContext: common}
 }

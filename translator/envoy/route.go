@@ -27,6 +27,9 @@ func RouteConfig(t *plan.RouteTable) *routev3.RouteConfiguration {
 	for i := range t.VirtualHosts {
 		vhosts = append(vhosts, VirtualHost(t, &t.VirtualHosts[i]))
 	}
+	if len(t.Misdirected) > 0 {
+		vhosts = append(vhosts, misdirectedVirtualHost(t.Misdirected))
+	}
 	return RouteConfigOf(t, vhosts)
 }
 

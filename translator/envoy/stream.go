@@ -62,7 +62,7 @@ func streamChain(listener string, c plan.StreamChain) (*listenerv3.FilterChain, 
 // certificates over SDS, no ALPN (the stream inside is not known to be
 // HTTP).
 func streamTLSContext(secrets []string) *tlsv3.DownstreamTlsContext {
-	ctx := downstreamTLSContext(secrets)
+	ctx := downstreamTLSContext(secrets, nil)
 	ctx.CommonTlsContext.AlpnProtocols = nil
 	return ctx
 }

@@ -1,5 +1,6 @@
 // Package gateway owns the Gateway API rules: GatewayClasses, Gateways and
-// their listeners and certificates, HTTPRoutes, ReferenceGrants, hostname
+// their listeners, certificates and client certificate validation
+// (spec.tls.frontend), HTTPRoutes, ReferenceGrants, hostname
 // intersection and route precedence, statuses, each Gateway's listener and
 // route-table plans, and which Gateways reach each Service port.
 // PatchRoutes applies a change to HTTPRoutes alone. It judges and plans;

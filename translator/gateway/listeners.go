@@ -35,7 +35,12 @@ type listenerState struct {
 	resolvedReason, resolvedMsg string
 	conflictReason, conflictMsg string
 	certSecrets                 []string
-	attached                    int32
+	// frontend is the client certificate validation the listener's chain
+	// applies (spec.tls.frontend), nil for none; caReason and caMsg say
+	// why one of its caCertificateRefs cannot be used.
+	frontend        *frontendValidation
+	caReason, caMsg string
+	attached        int32
 	// byKind counts the attached routes of each kind: a listener with both
 	// has conflicts to settle (conflicts.go), which a patch does not.
 	byKind map[routeKind]int
@@ -66,17 +71,17 @@ type listenerOwner struct {
 
 // judgeListeners validates each listener of a Gateway, then the conflicts
 // between them.
-func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) []*listenerState {
+func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate, frontend *frontendTLS) []*listenerState {
 	owner := listenerOwner{kind: "Gateway", nn: input.NameOf(gw.Namespace, gw.Name)}
 	out := make([]*listenerState, 0, len(gw.Spec.Listeners))
 	for i := range gw.Spec.Listeners {
-		out = append(out, judgeListener(owner, &gw.Spec.Listeners[i], ix, g, secrets))
+		out = append(out, judgeListener(owner, &gw.Spec.Listeners[i], ix, g, secrets, frontend))
 	}
 	markConflicts(out)
 	return out
 }
 
-func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) *listenerState {
+func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate, frontend *frontendTLS) *listenerState {
 	s := &listenerState{spec: l, owner: owner, accepted: true, resolved: true}
 	if l.Hostname != nil {
 		s.hostname = string(*l.Hostname)
@@ -102,6 +107,9 @@ func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *ga
 	terminates := s.https || l.Protocol == gwv1.TLSProtocolType && !s.passthrough
 	if terminates && s.accepted {
 		judgeCertificates(owner, l, s, ix, g, secrets)
+	}
+	if s.https && s.accepted {
+		judgeClientValidation(l, s, frontend)
 	}
 	return s
 }

@@ -127,7 +127,7 @@ func judgeListenerSets(gs *Gateway, ix *input.Index, g *gatewayIndex, secrets ma
 		served := 0
 		for i := range ls.Spec.Listeners {
 			spec := gwv1.Listener(ls.Spec.Listeners[i])
-			l := judgeListener(owner, &spec, ix, g, secrets)
+			l := judgeListener(owner, &spec, ix, g, secrets, gs.frontend)
 			l.set = s
 			claims.settle(l)
 			if l.served() {

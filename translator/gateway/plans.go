@@ -24,6 +24,9 @@ type Port struct {
 type Table struct {
 	Plan      *plan.RouteTable
 	listeners []*listenerState
+	// peers are the port's other HTTPS listeners, for an HTTPS listener's
+	// table: requests their hostnames take are misdirected here.
+	peers []*listenerState
 }
 
 // Ports plans a Gateway's served listeners, grouped by port: every HTTP
@@ -50,7 +53,7 @@ func (gs *Gateway) Ports(address string) []Port {
 		defaulted := false  // some chain takes connections whatever their SNI
 		hasStreams := false // a TLS or TCP listener is on the port
 		if !ls[0].https && !ls[0].stream {
-			t := routeTable(p.Name, p.Port, ls)
+			t := routeTable(p.Name, p.Port, ls, nil)
 			p.HTTP, tables = t.Plan, []*Table{t}
 		} else {
 			for _, l := range ls {
@@ -59,8 +62,9 @@ func (gs *Gateway) Ports(address string) []Port {
 					continue
 				}
 				defaulted = defaulted || l.hostname == ""
-				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.chainName()), p.Port, []*listenerState{l})
-				c := plan.TLSChain{Listener: l.chainName(), CertSecrets: l.certSecrets, Routes: t.Plan}
+				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.chainName()), p.Port, []*listenerState{l}, httpsPeers(ls, l))
+				c := plan.TLSChain{Listener: l.chainName(), CertSecrets: l.certSecrets, Routes: t.Plan,
+					ClientValidation: l.clientValidation()}
 				if l.hostname != "" {
 					c.ServerNames = []string{l.hostname}
 				}
@@ -87,17 +91,17 @@ func (gs *Gateway) Certificate(secret string) (chain, key []byte) {
 
 // routeTable gathers the routes attached to listeners into one virtual
 // host per hostname, each in precedence order.
-func routeTable(name string, port uint32, ls []*listenerState) *Table {
+func routeTable(name string, port uint32, ls, peers []*listenerState) *Table {
+	t := &Table{Plan: &plan.RouteTable{Name: name, Port: port, Misdirected: misdirectedHosts(peers)}, listeners: ls, peers: peers}
 	hosts := map[string]bool{}
 	for _, l := range ls {
 		for h := range l.byHost {
 			hosts[h] = true
 		}
-		if len(ls) > 1 && l.hostname != "" {
+		if t.shared() && l.hostname != "" {
 			hosts[l.hostname] = true
 		}
 	}
-	t := &Table{Plan: &plan.RouteTable{Name: name, Port: port}, listeners: ls}
 	for _, h := range input.SortedNames(hosts) {
 		if vh, ok := t.VirtualHost(h); ok {
 			t.Plan.VirtualHosts = append(t.Plan.VirtualHosts, vh)
@@ -106,21 +110,24 @@ func routeTable(name string, port uint32, ls []*listenerState) *Table {
 	return t
 }
 
+// shared: other listeners take requests on the table's port, so a
+// listener's own hostname 404s here rather than fall to theirs.
+func (t *Table) shared() bool { return len(t.listeners) > 1 || len(t.peers) > 0 }
+
 // VirtualHost is the virtual host of hostname h in the table: the routes
 // attached for h to the listeners that own it, in precedence order, as
 // they are judged now. ok is false when the table has none for h.
 func (t *Table) VirtualHost(h string) (plan.VirtualHost, bool) {
-	ls := t.listeners
 	// With other listeners on the port, a listener's own hostname 404s
-	// here rather than fall to a wider listener's routes.
+	// here rather than fall to a wider listener's routes (or 421).
 	exists := false
 	var rrs []rankedRoute
 	seen := map[string]bool{}
-	for _, l := range ls {
-		if len(ls) > 1 && l.hostname != "" && l.hostname == h {
+	for _, l := range t.listeners {
+		if t.shared() && l.hostname != "" && l.hostname == h {
 			exists = true
 		}
-		if len(l.byHost[h]) == 0 || !owns(ls, l, h) {
+		if len(l.byHost[h]) == 0 || !owns(t.listeners, l, h) || !owns(t.peers, l, h) {
 			continue
 		}
 		for _, rs := range l.byHost[h] {
@@ -168,4 +175,31 @@ func owns(ls []*listenerState, l *listenerState, h string) bool {
 		}
 	}
 	return true
+}
+
+// httpsPeers are the HTTPS listeners of ls but l.
+func httpsPeers(ls []*listenerState, l *listenerState) []*listenerState {
+	var out []*listenerState
+	for _, p := range ls {
+		if p != l && p.https {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// misdirectedHosts are the virtual host domains of peers' hostnames, sorted.
+func misdirectedHosts(peers []*listenerState) []string {
+	if len(peers) == 0 {
+		return nil
+	}
+	hosts := make(map[string]bool, len(peers))
+	for _, p := range peers {
+		h := p.hostname
+		if h == "" {
+			h = "*"
+		}
+		hosts[h] = true
+	}
+	return input.SortedNames(hosts)
 }

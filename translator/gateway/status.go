@@ -21,7 +21,10 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"Gateway",
 	"GatewayAddressEmpty",
 	"GatewayBackendClientCertificate",
+	"GatewayFrontendClientCertificateValidation",
+	"GatewayFrontendClientCertificateValidationInsecureFallback",
 	"GatewayHTTPListenerIsolation",
+	"GatewayHTTPSListenerDetectMisdirectedRequests",
 	"GatewayPort8080",
 	"GatewayStaticAddresses",
 	"HTTPRoute",
@@ -102,7 +105,7 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 	}
 	st := gwv1.GatewayStatus{
 		Addresses:  addr.addresses,
-		Conditions: condition.Stamp(gw.Status.Conditions, []metav1.Condition{accepted, programmed, gs.resolvedRefs()}, gw.Generation, now),
+		Conditions: condition.Stamp(gw.Status.Conditions, gs.conditions(accepted, programmed), gw.Generation, now),
 	}
 	prev := map[gwv1.SectionName][]metav1.Condition{}
 	for _, l := range gw.Status.Listeners {
@@ -170,8 +173,11 @@ func listenerConditions(l *listenerState, refused string) []metav1.Condition {
 	}
 	resolved := metav1.Condition{Type: string(gwv1.ListenerConditionResolvedRefs), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.ListenerReasonResolvedRefs), Message: "All references are resolved"}
-	if !l.resolved {
+	switch {
+	case !l.resolved:
 		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, l.resolvedReason, l.resolvedMsg
+	case l.caReason != "":
+		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, l.caReason, l.caMsg
 	}
 	conflicted := metav1.Condition{Type: string(gwv1.ListenerConditionConflicted), Status: metav1.ConditionFalse,
 		Reason: string(gwv1.ListenerReasonNoConflicts), Message: "No conflicts"}
@@ -207,6 +213,20 @@ func unsupportedAddress(gw *gwv1.Gateway) string {
 	return ""
 }
 
+// conditions are the Gateway's conditions: Accepted, Programmed,
+// ResolvedRefs, and InsecureFrontendValidationMode while a client
+// certificate validation lets clients through without a valid
+// certificate (the condition is absent otherwise, as the spec asks).
+func (gs *Gateway) conditions(accepted, programmed metav1.Condition) []metav1.Condition {
+	out := []metav1.Condition{accepted, programmed, gs.resolvedRefs()}
+	if fields := gs.frontend.insecureFields(gs.gw); len(fields) > 0 {
+		out = append(out, metav1.Condition{Type: string(gwv1.GatewayConditionInsecureFrontendValidationMode), Status: metav1.ConditionTrue,
+			Reason:  string(gwv1.GatewayReasonConfigurationChanged),
+			Message: fmt.Sprintf("%s: AllowInsecureFallback: clients without a certificate, or with one that fails validation, are let through", strings.Join(fields, ", "))})
+	}
+	return out
+}
+
 // resolvedRefs is the Gateway's ResolvedRefs: its backend client
 // certificate, then a summary of its listeners' ResolvedRefs. It does not
 // change Accepted or Programmed: a Gateway with a bad backend certificate
@@ -220,7 +240,7 @@ func (gs *Gateway) resolvedRefs() metav1.Condition {
 	}
 	var unresolved []string
 	for _, l := range gs.listeners {
-		if !l.resolved {
+		if !l.resolved || l.caReason != "" {
 			unresolved = append(unresolved, string(l.spec.Name))
 		}
 	}

@@ -81,8 +81,9 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		if !accepted[string(gw.Spec.GatewayClassName)] {
 			continue
 		}
-		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs), certs: certs,
-			backend: judgeBackendCertificate(gw, ix, g)}
+		frontend := judgeFrontendTLS(gw, ix, g)
+		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs, frontend), certs: certs,
+			backend: judgeBackendCertificate(gw, ix, g), frontend: frontend}
 		gs.sets = judgeListenerSets(gs, ix, g, certs)
 		gateways[gs.nn] = gs
 		res.Gateways = append(res.Gateways, gs)
@@ -138,6 +139,9 @@ type Gateway struct {
 	certs map[string]*certificate
 	// backend is spec.tls.backend's client certificate; nil without one.
 	backend *backendCertificate
+	// frontend is spec.tls.frontend's client certificate validations; nil
+	// without any.
+	frontend *frontendTLS
 }
 
 // Name is the Gateway's namespace/name.

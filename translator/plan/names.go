@@ -60,3 +60,12 @@ func ClientCertificateSecretName(namespace, name string) string {
 func GatewayClientCertificateSecretName(namespace, gateway string) string {
 	return "gateway-client/" + namespace + "/" + gateway
 }
+
+// FrontendCASecretName is the SDS secret of the CA bundle a Gateway's
+// HTTPS listeners validate client certificates against: scope is
+// "default" (spec.tls.frontend.default) or a port (its perPort entry).
+// Named after the Gateway, not the ConfigMaps, so pointing it at other
+// CAs changes the secret alone, never a listener.
+func FrontendCASecretName(namespace, gateway, scope string) string {
+	return "frontend-ca/" + namespace + "/" + gateway + "/" + scope
+}

@@ -63,6 +63,19 @@ type TLSChain struct {
 	ServerNames []string    `json:"serverNames,omitempty"` // empty: any SNI (and none)
 	CertSecrets []string    `json:"certSecrets,omitempty"` // SDS secret names
 	Routes      *RouteTable `json:"routes,omitempty"`
+	// ClientValidation is how the chain validates client certificates
+	// (the Gateway's spec.tls.frontend); nil asks for none.
+	ClientValidation *ClientValidation `json:"clientValidation,omitempty"`
+}
+
+// ClientValidation is an HTTPS listener's client certificate validation.
+type ClientValidation struct {
+	// CASecret is the SDS secret of the CA bundle client certificates
+	// must chain to (a plan.CABundle the Gateway serves).
+	CASecret string `json:"caSecret"`
+	// InsecureFallback (AllowInsecureFallback) lets a client through
+	// without a certificate, or with one that fails validation.
+	InsecureFallback bool `json:"insecureFallback,omitempty"`
 }
 
 // RouteTable is one route configuration.
@@ -72,6 +85,11 @@ type RouteTable struct {
 	// scheme sends the client.
 	Port         uint32        `json:"port,omitempty"`
 	VirtualHosts []VirtualHost `json:"virtualHosts,omitempty"` // sorted by hostname
+	// Misdirected are the hostnames ("*" for any) of the other HTTPS
+	// listeners of the port: a request for one of them that reached this
+	// listener's chain (by SNI) is answered 421 Misdirected Request, unless
+	// a virtual host of this table is the more specific match.
+	Misdirected []string `json:"misdirected,omitempty"`
 }
 
 // VirtualHost is the routes of one hostname, in precedence order.
