@@ -38,6 +38,7 @@ func Merge(parts []Part, warn func(string)) translator.Inputs {
 		mergeKind(m, "GRPCRoute", src, &out.GRPCRoutes, in.GRPCRoutes)
 		mergeKind(m, "TLSRoute", src, &out.TLSRoutes, in.TLSRoutes)
 		mergeKind(m, "TCPRoute", src, &out.TCPRoutes, in.TCPRoutes)
+		mergeKind(m, "UDPRoute", src, &out.UDPRoutes, in.UDPRoutes)
 		mergeKind(m, "ReferenceGrant", src, &out.ReferenceGrants, in.ReferenceGrants)
 		mergeKind(m, "Namespace", src, &out.Namespaces, in.Namespaces)
 	}

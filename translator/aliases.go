@@ -36,6 +36,7 @@ const (
 	KindGRPCRoute        = input.KindGRPCRoute
 	KindTLSRoute         = input.KindTLSRoute
 	KindTCPRoute         = input.KindTCPRoute
+	KindUDPRoute         = input.KindUDPRoute
 	KindReferenceGrant   = input.KindReferenceGrant
 	KindNamespace        = input.KindNamespace
 )

@@ -121,6 +121,8 @@ type GatewayAPIStatuses struct {
 	// TLSRoutes and TCPRoutes with a parentRef to one of those Gateways.
 	TLSRoutes map[types.NamespacedName]gwv1.TLSRouteStatus
 	TCPRoutes map[types.NamespacedName]gwv1.TCPRouteStatus
+	// UDPRoutes with a parentRef to one of those Gateways.
+	UDPRoutes map[types.NamespacedName]gwv1.UDPRouteStatus
 }
 
 // ResourceChanges say which resources of an Output differ from those of

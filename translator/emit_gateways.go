@@ -54,6 +54,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 			GRPCRoutes:     res.GRPCRoutes,
 			TLSRoutes:      res.TLSRoutes,
 			TCPRoutes:      res.TCPRoutes,
+			UDPRoutes:      res.UDPRoutes,
 		},
 		tables: map[types.NamespacedName][]*tableState{},
 	}

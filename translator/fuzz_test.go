@@ -437,6 +437,7 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.GRPCRoutes = fuzzShuffle(r, in.GRPCRoutes)
 	out.TLSRoutes = fuzzShuffle(r, in.TLSRoutes)
 	out.TCPRoutes = fuzzShuffle(r, in.TCPRoutes)
+	out.UDPRoutes = fuzzShuffle(r, in.UDPRoutes)
 	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
 	return out
@@ -482,6 +483,7 @@ func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
 		"GRPCRoutes":     reflect.DeepEqual(a.GRPCRoutes, b.GRPCRoutes),
 		"TLSRoutes":      reflect.DeepEqual(a.TLSRoutes, b.TLSRoutes),
 		"TCPRoutes":      reflect.DeepEqual(a.TCPRoutes, b.TCPRoutes),
+		"UDPRoutes":      reflect.DeepEqual(a.UDPRoutes, b.UDPRoutes),
 	} {
 		if !equal {
 			kinds = append(kinds, kind)

@@ -128,6 +128,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.TCPRoutes {
 		fn(translator.KindTCPRoute, o)
 	}
+	for _, o := range in.UDPRoutes {
+		fn(translator.KindUDPRoute, o)
+	}
 	for _, o := range in.ReferenceGrants {
 		fn(translator.KindReferenceGrant, o)
 	}

@@ -65,7 +65,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
 		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
-		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes}
+		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, UDPRoutes: gw.statuses.UDPRoutes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

@@ -25,6 +25,7 @@ const (
 	kindGRPCRoute routeKind = "GRPCRoute"
 	kindTLSRoute  routeKind = "TLSRoute"
 	kindTCPRoute  routeKind = "TCPRoute"
+	kindUDPRoute  routeKind = "UDPRoute"
 )
 
 // routeKey names a route: kinds have names of their own.
@@ -45,7 +46,7 @@ type routeState struct {
 	parentRefs  []gwv1.ParentReference
 	prevParents []gwv1.RouteParentStatus // the object's status.parents
 	plans       []rankedRoute
-	// stream are a TLSRoute's or TCPRoute's backends.
+	// stream are a TLSRoute's, TCPRoute's or UDPRoute's backends.
 	stream []plan.WeightedBackend
 	// resolvedReason is "" when every backendRef resolved; resolvedMsg
 	// names each that did not.
@@ -69,6 +70,14 @@ func newRouteState(kind routeKind, meta *metav1.ObjectMeta, spec gwv1.CommonRout
 }
 
 func (rs *routeState) key() routeKey { return routeKey{rs.kind, rs.nn} }
+
+// transport is the Service port protocol the kind's backends must have.
+func (k routeKind) transport() corev1.Protocol {
+	if k == kindUDPRoute {
+		return corev1.ProtocolUDP
+	}
+	return corev1.ProtocolTCP
+}
 
 // judgeRoute translates every rule and match of an HTTPRoute.
 func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState {
@@ -325,12 +334,15 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 		if p.Port != int32(*ref.Port) {
 			continue
 		}
-		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
-			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; HTTP needs TCP", nn, p.Port, p.Protocol)
+		if want := rs.kind.transport(); input.ProtocolOrTCP(p.Protocol) != want {
+			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; a %s needs %s", nn, p.Port, input.ProtocolOrTCP(p.Protocol), rs.kind, want)
 		}
 		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
-		if rs.kind == kindGRPCRoute {
+		switch rs.kind {
+		case kindGRPCRoute:
 			return plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), "", ""
+		case kindUDPRoute:
+			return plan.UDPClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 		}
 		return plan.ClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 	}

@@ -21,6 +21,7 @@ const (
 	KindGRPCRoute        Kind = "GRPCRoute"
 	KindTLSRoute         Kind = "TLSRoute"
 	KindTCPRoute         Kind = "TCPRoute"
+	KindUDPRoute         Kind = "UDPRoute"
 	KindReferenceGrant   Kind = "ReferenceGrant"
 	KindNamespace        Kind = "Namespace"
 )

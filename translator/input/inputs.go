@@ -26,6 +26,7 @@ type Inputs struct {
 	GRPCRoutes      []*gwv1.GRPCRoute
 	TLSRoutes       []*gwv1.TLSRoute
 	TCPRoutes       []*gwv1.TCPRoute
+	UDPRoutes       []*gwv1.UDPRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 }
@@ -56,6 +57,8 @@ func (in *Inputs) Add(obj metav1.Object) bool {
 		in.TLSRoutes = append(in.TLSRoutes, o)
 	case *gwv1.TCPRoute:
 		in.TCPRoutes = append(in.TCPRoutes, o)
+	case *gwv1.UDPRoute:
+		in.UDPRoutes = append(in.UDPRoutes, o)
 	case *gwv1.ReferenceGrant:
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
 	case *corev1.Namespace:

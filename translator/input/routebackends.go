@@ -8,7 +8,8 @@ import (
 // routes naming it; the Index keeps one for GRPCRoutes (those ports get a
 // cluster speaking HTTP/2, plan.GRPCClusterName) and one for TLSRoutes and
 // TCPRoutes (a raw cluster, plan.RawClusterName), each beside the port's
-// own. Counted from the objects alone, before any Gateway rule: a ref no
+// own, and one for UDPRoutes (the UDP port's only cluster,
+// plan.UDPClusterName). Counted from the objects alone, before any Gateway rule: a ref no
 // ReferenceGrant permits still counts (the extra cluster is harmless, and
 // a grant arriving later needs no recount).
 type RouteBackends map[ServicePort]int
@@ -52,6 +53,15 @@ func TLSRouteBackends(r *gwv1.TLSRoute) []ServicePort {
 
 // TCPRouteBackends are the Service ports a TCPRoute's backendRefs name.
 func TCPRouteBackends(r *gwv1.TCPRoute) []ServicePort {
+	var refs []gwv1.BackendRef
+	for _, rule := range r.Spec.Rules {
+		refs = append(refs, rule.BackendRefs...)
+	}
+	return servicePortsOf(r.Namespace, refs)
+}
+
+// UDPRouteBackends are the Service ports a UDPRoute's backendRefs name.
+func UDPRouteBackends(r *gwv1.UDPRoute) []ServicePort {
 	var refs []gwv1.BackendRef
 	for _, rule := range r.Spec.Rules {
 		refs = append(refs, rule.BackendRefs...)
