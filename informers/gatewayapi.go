@@ -38,6 +38,10 @@ func (v *view) tcpRoutes() []*gwv1.TCPRoute {
 	return listServed(v, func(s *scope) lister[*gwv1.TCPRoute] { return s.tcpRoutes })
 }
 
+func (v *view) udpRoutes() []*gwv1.UDPRoute {
+	return listServed(v, func(s *scope) lister[*gwv1.UDPRoute] { return s.udpRoutes })
+}
+
 // lister is what listServed needs of one kind's lister.
 type lister[T any] interface {
 	List(labels.Selector) ([]T, error)
@@ -117,6 +121,11 @@ func (s *Source) TLSRoute(nn types.NamespacedName) (*gwv1.TLSRoute, bool) {
 // TCPRoute returns the cached TCPRoute namespace/name.
 func (s *Source) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
 	return cached(s, nn, func(sc *scope) gwlisters.TCPRouteLister { return sc.tcpRoutes }, gwlisters.TCPRouteLister.TCPRoutes)
+}
+
+// UDPRoute returns the cached UDPRoute namespace/name.
+func (s *Source) UDPRoute(nn types.NamespacedName) (*gwv1.UDPRoute, bool) {
+	return cached(s, nn, func(sc *scope) gwlisters.UDPRouteLister { return sc.udpRoutes }, gwlisters.UDPRouteLister.UDPRoutes)
 }
 
 // getter is what cached needs of one kind's namespace lister.

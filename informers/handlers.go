@@ -25,6 +25,7 @@ const (
 	kindGRPCRoute      = "GRPCRoute"
 	kindTLSRoute       = "TLSRoute"
 	kindTCPRoute       = "TCPRoute"
+	kindUDPRoute       = "UDPRoute"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
 )

@@ -147,6 +147,7 @@ func (s *Source) Inputs() translator.Inputs {
 		GRPCRoutes:      v.grpcRoutes(),
 		TLSRoutes:       v.tlsRoutes(),
 		TCPRoutes:       v.tcpRoutes(),
+		UDPRoutes:       v.udpRoutes(),
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
 	}

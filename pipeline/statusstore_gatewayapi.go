@@ -17,8 +17,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute and
-// TCPRoute whose conditions changed.
+// logs each GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute
+// and UDPRoute whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -45,6 +45,7 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "TLSRoute", old.TLSRoutes, statuses.TLSRoutes, func(st gwv1.TLSRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "TCPRoute", old.TCPRoutes, statuses.TCPRoutes, func(st gwv1.TCPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	logRoutes(s, "UDPRoute", old.UDPRoutes, statuses.UDPRoutes, func(st gwv1.UDPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 }
 
 // logRoutes logs each route of kind whose parents of ours changed from
@@ -132,6 +133,7 @@ type debugGatewayAPI struct {
 	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus] `json:"grpcRoutes"`
 	TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]  `json:"tlsRoutes"`
 	TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]  `json:"tcpRoutes"`
+	UDPRoutes      []debugRoute[gwv1.UDPRouteStatus]  `json:"udpRoutes"`
 }
 
 type debugGatewayClass struct {
@@ -156,7 +158,7 @@ func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
 	out := debugGatewayAPI{
 		GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{},
 		HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes),
-		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes),
+		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes), UDPRoutes: debugRoutes(st.UDPRoutes),
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
 		out.GatewayClasses = append(out.GatewayClasses, debugGatewayClass{name, st.GatewayClasses[name]})

@@ -16,4 +16,5 @@ type Cache interface {
 	GRPCRoute(types.NamespacedName) (*gwv1.GRPCRoute, bool)
 	TLSRoute(types.NamespacedName) (*gwv1.TLSRoute, bool)
 	TCPRoute(types.NamespacedName) (*gwv1.TCPRoute, bool)
+	UDPRoute(types.NamespacedName) (*gwv1.UDPRoute, bool)
 }

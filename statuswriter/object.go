@@ -13,6 +13,7 @@ const (
 	KindGRPCRoute        Kind = "GRPCRoute"
 	KindTLSRoute         Kind = "TLSRoute"
 	KindTCPRoute         Kind = "TCPRoute"
+	KindUDPRoute         Kind = "UDPRoute"
 )
 
 // Object is one queued status write: a kind and its namespace/name
