@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 )
 
-// TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS
-// and GATEWAY-TCP profiles; the features
+// TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS,
+// GATEWAY-TCP and GATEWAY-UDP profiles; the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them). CONFORMANCE_REPORT is
 // where the ConformanceReport is written; CONFORMANCE_RUN_TEST runs one
@@ -50,6 +50,7 @@ func TestConformance(t *testing.T) {
 			ConformanceProfiles: []suite.ConformanceProfileName{
 				suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
 				suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName,
+				suite.GatewayUDPConformanceProfileName,
 			},
 			ReportOutputPath: os.Getenv("CONFORMANCE_REPORT"),
 			RunTest:          os.Getenv("CONFORMANCE_RUN_TEST"),
