@@ -1,9 +1,7 @@
 package translator_test
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	udpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/udp/udp_proxy/v3"
 	consistenthashingv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/input_matchers/consistent_hashing/v3"
-	"google.golang.org/protobuf/encoding/protojson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -250,26 +247,5 @@ func TestEnvoyAcceptsUDPListeners(t *testing.T) {
 		t.Fatalf("want the 3 listeners of shop/edge: %+v", fleet)
 	}
 	clusters := append([]*clusterv3.Cluster{xdsCluster()}, out.Clusters...)
-	bootstrap := &bootstrapv3.Bootstrap{
-		Node:            &corev3.Node{Id: "probe", Cluster: "shop/edge"},
-		StaticResources: &bootstrapv3.Bootstrap_StaticResources{Listeners: fleet.Listeners, Clusters: clusters},
-		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{AdsConfig: &corev3.ApiConfigSource{
-			ApiType:             corev3.ApiConfigSource_GRPC,
-			TransportApiVersion: corev3.ApiVersion_V3,
-			GrpcServices:        []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: "xds"}}}},
-		}},
-	}
-	b, err := protojson.Marshal(bootstrap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "bootstrap.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, envoy, "--mode", "validate", "--disable-hot-restart", "--log-level", "error", "-c", path).CombinedOutput(); err != nil {
-		t.Fatalf("Envoy rejects the UDP Gateway configuration: %v\n%s", err, out)
-	}
+	envoyValidates(t, envoy, "shop/edge", &bootstrapv3.Bootstrap_StaticResources{Listeners: fleet.Listeners, Clusters: clusters})
 }

@@ -18,11 +18,7 @@ import (
 // judgeUDPRoute judges a UDPRoute's rules; it has no hostnames.
 func judgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, g *gatewayIndex) *routeState {
 	rs := newRouteState(kindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
-	}
-	rs.judgeStream(refs, ix, g)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, g)
 	return rs
 }
 

@@ -44,29 +44,26 @@ func GRPCRouteBackends(r *gwv1.GRPCRoute) []ServicePort {
 
 // TLSRouteBackends are the Service ports a TLSRoute's backendRefs name.
 func TLSRouteBackends(r *gwv1.TLSRoute) []ServicePort {
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
-	}
-	return servicePortsOf(r.Namespace, refs)
+	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
 }
 
 // TCPRouteBackends are the Service ports a TCPRoute's backendRefs name.
 func TCPRouteBackends(r *gwv1.TCPRoute) []ServicePort {
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
-	}
-	return servicePortsOf(r.Namespace, refs)
+	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
 }
 
 // UDPRouteBackends are the Service ports a UDPRoute's backendRefs name.
 func UDPRouteBackends(r *gwv1.UDPRoute) []ServicePort {
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
+	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
+}
+
+// RulesBackendRefs are the backendRefs of a stream route's rules, in order.
+func RulesBackendRefs[R any](rules []R, refs func(R) []gwv1.BackendRef) []gwv1.BackendRef {
+	var out []gwv1.BackendRef
+	for _, rule := range rules {
+		out = append(out, refs(rule)...)
 	}
-	return servicePortsOf(r.Namespace, refs)
+	return out
 }
 
 // servicePortsOf are the Service ports refs name (core Services with a
