@@ -249,3 +249,28 @@ func TestEnvoyAcceptsUDPListeners(t *testing.T) {
 	clusters := append([]*clusterv3.Cluster{xdsCluster()}, out.Clusters...)
 	envoyValidates(t, envoy, "shop/edge", &bootstrapv3.Bootstrap_StaticResources{Listeners: fleet.Listeners, Clusters: clusters})
 }
+
+// A UDPRoute does not make its Gateway an ancestor of a policy on the
+// Service: no BackendTLSPolicy applies to UDP, and the TCP port of the
+// same number is not reached.
+func TestUDPRouteIsNoPolicyReach(t *testing.T) {
+	policy := `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: dns-tls, namespace: shop}
+spec:
+  targetRefs: [{group: "", kind: Service, name: dns}]
+  validation: {hostname: dns.shop.example, wellKnownCACertificates: System}
+`
+	out := translateUDP(t, udpWorld+udpRoute("r", "shop", "{name: edge, sectionName: dns}", "{name: dns, port: 53}")+policy)
+	st := out.Statuses[types.NamespacedName{Namespace: "shop", Name: "dns-tls"}]
+	for _, a := range st.Ancestors {
+		if a.AncestorRef.Kind != nil && *a.AncestorRef.Kind == "Gateway" {
+			t.Errorf("ancestor Gateway %s: a UDPRoute reached the policy's Service", a.AncestorRef.Name)
+		}
+	}
+	if len(st.Ancestors) == 0 {
+		t.Fatalf("policy dns-tls has no ancestor: %+v", st)
+	}
+}

@@ -54,7 +54,8 @@ type routeState struct {
 	// unsupported names what tlsplane does not serve (a filter, a bad
 	// regular expression); those rules answer 500.
 	unsupported []string
-	// backends are the Service ports the route sends traffic to.
+	// backends are the Service ports the route sends TCP traffic to: the
+	// reach of policies and client certificates.
 	backends []input.ServicePort
 }
 
@@ -337,13 +338,17 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 		if want := rs.kind.transport(); input.ProtocolOrTCP(p.Protocol) != want {
 			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; a %s needs %s", nn, p.Port, input.ProtocolOrTCP(p.Protocol), rs.kind, want)
 		}
-		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
 		switch rs.kind {
 		case kindGRPCRoute:
+			rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
 			return plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 		case kindUDPRoute:
+			// Not a reach: backends are what BackendTLSPolicies and client
+			// certificates apply to, by port number, and neither applies to
+			// UDP (a TCP port of the same number is not reached).
 			return plan.UDPClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 		}
+		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
 		return plan.ClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 	}
 	return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s has no port %d", nn, *ref.Port)
