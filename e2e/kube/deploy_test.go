@@ -54,7 +54,7 @@ func TestDeployManifestsApply(t *testing.T) {
 		{"create", "gateway.networking.k8s.io", "referencegrants", "", "edge", false},
 		{"update", "gateway.networking.k8s.io", "referencegrants", "status", "edge", false},
 		{"update", "", "namespaces", "", "", false},
-		{"list", "gateway.networking.k8s.io", "udproutes", "", "", false},
+		{"list", "gateway.networking.k8s.io", "backendlbpolicies", "", "", false},
 		// The replicas' handshake ConfigMaps, in its own namespace only.
 		{"create", "", "configmaps", "", "tlsplane-system", true},
 		{"delete", "", "configmaps", "", "tlsplane-system", true},
