@@ -52,6 +52,14 @@ spec:
 ---
 apiVersion: v1
 kind: Service
+metadata: {name: dns-tcp-first, namespace: shop}
+spec:
+  ports:
+  - {name: dns-tcp, port: 53, protocol: TCP}
+  - {name: dns, port: 53, protocol: UDP}
+---
+apiVersion: v1
+kind: Service
 metadata: {name: dns, namespace: infra}
 spec:
   ports: [{name: dns, port: 53, protocol: UDP}]
@@ -119,6 +127,8 @@ spec:
 			metav1.ConditionTrue, metav1.ConditionFalse, "Accepted", "BackendNotFound", "shop/nothing does not exist"},
 		{"no such port", udpRoute("r", "shop", "{name: edge, sectionName: dns}", "{name: dns, port: 54}"),
 			metav1.ConditionTrue, metav1.ConditionFalse, "Accepted", "BackendNotFound", "no port 54"},
+		{"UDP after TCP of the number", udpRoute("r", "shop", "{name: edge, sectionName: dns}", "{name: dns-tcp-first, port: 53}"),
+			metav1.ConditionTrue, metav1.ConditionTrue, "Accepted", "ResolvedRefs", ""},
 		{"a TCP port", udpRoute("r", "shop", "{name: edge, sectionName: dns}", "{name: dns, port: 8080}"),
 			metav1.ConditionTrue, metav1.ConditionFalse, "Accepted", "UnsupportedProtocol", "port 8080 is TCP; a UDPRoute needs UDP"},
 		{"another namespace without a grant", udpRoute("r", "shop", "{name: edge, sectionName: dns}", "{name: dns, namespace: infra, port: 53}"),

@@ -331,12 +331,16 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 	if ref.Port == nil {
 		return "", string(gwv1.RouteReasonUnsupportedValue), fmt.Sprintf("Service %s: port is required", nn)
 	}
+	// A number may be a TCP and a UDP port (DNS): the route's transport
+	// picks one; only when there is none is the port's protocol wrong.
+	want, other := rs.kind.transport(), corev1.Protocol("")
 	for _, p := range svc.Spec.Ports {
 		if p.Port != int32(*ref.Port) {
 			continue
 		}
-		if want := rs.kind.transport(); input.ProtocolOrTCP(p.Protocol) != want {
-			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; a %s needs %s", nn, p.Port, input.ProtocolOrTCP(p.Protocol), rs.kind, want)
+		if input.ProtocolOrTCP(p.Protocol) != want {
+			other = input.ProtocolOrTCP(p.Protocol)
+			continue
 		}
 		switch rs.kind {
 		case kindGRPCRoute:
@@ -350,6 +354,9 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 		}
 		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
 		return plan.ClusterName(nn.Namespace, nn.Name, p.Port), "", ""
+	}
+	if other != "" {
+		return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; a %s needs %s", nn, *ref.Port, other, rs.kind, want)
 	}
 	return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s has no port %d", nn, *ref.Port)
 }

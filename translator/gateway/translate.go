@@ -29,8 +29,7 @@ type Result struct {
 	Classes map[string]gwv1.GatewayClassStatus
 	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
 	// GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes are those routes'
-	// statuses, as
-	// Routes the HTTPRoutes'.
+	// statuses, as Routes the HTTPRoutes'.
 	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
 	TLSRoutes  map[types.NamespacedName]gwv1.TLSRouteStatus
 	TCPRoutes  map[types.NamespacedName]gwv1.TCPRouteStatus
