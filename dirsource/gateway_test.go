@@ -53,6 +53,12 @@ spec:
   parentRef: {name: edge}
   listeners: [{name: extra, port: 8080, protocol: HTTP}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: UDPRoute
+metadata: {name: dns, namespace: shop, uid: u-10, resourceVersion: "7"}
+spec:
+  parentRefs: [{name: edge}]
+---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: routes, namespace: shop, uid: u-4, resourceVersion: "7"}
@@ -90,13 +96,13 @@ func TestSourceGatewayAPIObjectsAreObjects(t *testing.T) {
 			t.Fatalf("after a read: again=%v, %d objects; want again=%v, %d\nlogs:\n%s", again, got, wantAgain, wantObjects, logs)
 		}
 	}
-	rescan(false, 9)
+	rescan(false, 10)
 	in := src.Inputs()
 	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.GRPCRoutes) != 1 ||
-		len(in.TLSRoutes) != 1 || len(in.TCPRoutes) != 1 || len(in.ListenerSets) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
-		t.Fatalf("read %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d TLS routes, %d TCP routes, %d listener sets, %d grants, %d namespaces; want 1 each",
+		len(in.TLSRoutes) != 1 || len(in.TCPRoutes) != 1 || len(in.ListenerSets) != 1 || len(in.UDPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
+		t.Fatalf("read %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d TLS routes, %d TCP routes, %d listener sets, %d UDP routes, %d grants, %d namespaces; want 1 each",
 			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.TLSRoutes), len(in.TCPRoutes),
-			len(in.ListenerSets), len(in.ReferenceGrants), len(in.Namespaces))
+			len(in.ListenerSets), len(in.UDPRoutes), len(in.ReferenceGrants), len(in.Namespaces))
 	}
 	for _, o := range objects(in) {
 		if o.GetResourceVersion() != "" {
@@ -105,9 +111,9 @@ func TestSourceGatewayAPIObjectsAreObjects(t *testing.T) {
 	}
 
 	write(t, path, "")
-	rescan(true, 9) // an in-place rewrite caught between truncate and write
+	rescan(true, 10) // an in-place rewrite caught between truncate and write
 	write(t, path, gatewayAPIObjects)
-	rescan(false, 9)
+	rescan(false, 10)
 }
 
 // The directory-mode example reads without a warning into every kind

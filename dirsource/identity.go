@@ -57,6 +57,7 @@ func keyedObjects(in translator.Inputs) []keyed {
 	all = appendKeyed(all, translator.KindTLSRoute, in.TLSRoutes)
 	all = appendKeyed(all, translator.KindTCPRoute, in.TCPRoutes)
 	all = appendKeyed(all, translator.KindListenerSet, in.ListenerSets)
+	all = appendKeyed(all, translator.KindUDPRoute, in.UDPRoutes)
 	all = appendKeyed(all, translator.KindReferenceGrant, in.ReferenceGrants)
 	all = appendKeyed(all, translator.KindNamespace, in.Namespaces)
 	return all

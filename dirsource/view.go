@@ -24,8 +24,8 @@ var kindOrder = map[translator.Kind]int{
 	translator.KindBackendTLSPolicy: 0, translator.KindService: 1, translator.KindEndpointSlice: 2,
 	translator.KindConfigMap: 3, translator.KindSecret: 4, translator.KindGatewayClass: 5,
 	translator.KindGateway: 6, translator.KindHTTPRoute: 7, translator.KindGRPCRoute: 8,
-	translator.KindTLSRoute: 9, translator.KindTCPRoute: 10, translator.KindListenerSet: 11,
-	translator.KindReferenceGrant: 12, translator.KindNamespace: 13,
+	translator.KindTLSRoute: 9, translator.KindTCPRoute: 10, translator.KindListenerSet: 11, translator.KindUDPRoute: 12,
+	translator.KindReferenceGrant: 13, translator.KindNamespace: 14,
 }
 
 func compareKeys(a, b objectKey) int {

@@ -21,7 +21,7 @@ import (
 // naming the CRD, and read as an empty list. A CRD installed afterwards is
 // read after a restart.
 type served struct {
-	gatewayClasses, gateways, httpRoutes, grpcRoutes, tlsRoutes, tcpRoutes, listenerSets bool
+	gatewayClasses, gateways, httpRoutes, grpcRoutes, tlsRoutes, tcpRoutes, listenerSets, udpRoutes bool
 	// referenceGrants is the version read: "v1" when served, else
 	// "v1beta1" (the CRD's storage version, and the only one of older
 	// releases), else "" when neither is.
@@ -37,6 +37,7 @@ const (
 	crdTLSRoutes       = "tlsroutes.gateway.networking.k8s.io"
 	crdTCPRoutes       = "tcproutes.gateway.networking.k8s.io"
 	crdListenerSets    = "listenersets.gateway.networking.k8s.io"
+	crdUDPRoutes       = "udproutes.gateway.networking.k8s.io"
 	crdReferenceGrants = "referencegrants.gateway.networking.k8s.io"
 )
 
@@ -49,7 +50,8 @@ func discover(d discovery.DiscoveryInterface) (served, error) {
 		return served{}, err
 	}
 	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"], grpcRoutes: v1["grpcroutes"],
-		tlsRoutes: v1["tlsroutes"], tcpRoutes: v1["tcproutes"], listenerSets: v1["listenersets"]}
+		tlsRoutes: v1["tlsroutes"], tcpRoutes: v1["tcproutes"], listenerSets: v1["listenersets"],
+		udpRoutes: v1["udproutes"]}
 	if v1["referencegrants"] {
 		s.referenceGrants = "v1"
 		return s, nil
@@ -127,6 +129,9 @@ func (s served) missing() []string {
 	}
 	if !s.listenerSets {
 		out = append(out, crdListenerSets)
+	}
+	if !s.udpRoutes {
+		out = append(out, crdUDPRoutes)
 	}
 	if s.referenceGrants == "" {
 		out = append(out, crdReferenceGrants)

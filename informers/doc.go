@@ -1,7 +1,7 @@
 // Package informers is Kubernetes mode's source: client-go shared informers
 // for Services, EndpointSlices, ConfigMaps, Secrets and Namespaces, and the
 // Gateway API informers for BackendTLSPolicy, GatewayClass, Gateway,
-// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, ListenerSet and ReferenceGrant (v1, or
+// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet and ReferenceGrant (v1, or
 // v1beta1 where only that is served), turned into translator.Inputs and a
 // "something relevant changed" signal.
 //

@@ -42,6 +42,10 @@ func (v *view) listenerSets() []*gwv1.ListenerSet {
 	return listServed(v, func(s *scope) lister[*gwv1.ListenerSet] { return s.listenerSets })
 }
 
+func (v *view) udpRoutes() []*gwv1.UDPRoute {
+	return listServed(v, func(s *scope) lister[*gwv1.UDPRoute] { return s.udpRoutes })
+}
+
 // lister is what listServed needs of one kind's lister.
 type lister[T any] interface {
 	List(labels.Selector) ([]T, error)
@@ -126,6 +130,11 @@ func (s *Source) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
 // ListenerSet returns the cached ListenerSet namespace/name.
 func (s *Source) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool) {
 	return cached(s, nn, func(sc *scope) gwlisters.ListenerSetLister { return sc.listenerSets }, gwlisters.ListenerSetLister.ListenerSets)
+}
+
+// UDPRoute returns the cached UDPRoute namespace/name.
+func (s *Source) UDPRoute(nn types.NamespacedName) (*gwv1.UDPRoute, bool) {
+	return cached(s, nn, func(sc *scope) gwlisters.UDPRouteLister { return sc.udpRoutes }, gwlisters.UDPRouteLister.UDPRoutes)
 }
 
 // getter is what cached needs of one kind's namespace lister.

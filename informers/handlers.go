@@ -26,6 +26,7 @@ const (
 	kindTLSRoute       = "TLSRoute"
 	kindTCPRoute       = "TCPRoute"
 	kindListenerSet    = "ListenerSet"
+	kindUDPRoute       = "UDPRoute"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
 )

@@ -148,6 +148,7 @@ func (s *Source) Inputs() translator.Inputs {
 		TLSRoutes:       v.tlsRoutes(),
 		TCPRoutes:       v.tcpRoutes(),
 		ListenerSets:    sets,
+		UDPRoutes:       v.udpRoutes(),
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
 	}

@@ -66,7 +66,7 @@ func TestSourceWithoutGatewayCRDsServesPolicies(t *testing.T) {
 	if len(in.Policies) != 1 {
 		t.Fatalf("policies = %d, want 1", len(in.Policies))
 	}
-	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.TLSRoutes != nil || in.TCPRoutes != nil ||
+	if in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil || in.TLSRoutes != nil || in.TCPRoutes != nil || in.UDPRoutes != nil ||
 		in.ReferenceGrants != nil || in.Namespaces != nil {
 		t.Errorf("Gateway API inputs = %+v, want none when their CRDs are not installed", in)
 	}
@@ -101,6 +101,8 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 		Spec: gwv1.TLSRouteSpec{Hostnames: []gwv1.Hostname{"vault.shop.example"}}}
 	tcpRoute := &gwv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "db"},
 		Spec: gwv1.TCPRouteSpec{Rules: []gwv1.TCPRouteRule{{BackendRefs: []gwv1.BackendRef{{BackendObjectReference: gwv1.BackendObjectReference{Name: "postgres"}}}}}}}
+	udpRoute := &gwv1.UDPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "dns"},
+		Spec: gwv1.UDPRouteSpec{Rules: []gwv1.UDPRouteRule{{BackendRefs: []gwv1.BackendRef{{BackendObjectReference: gwv1.BackendObjectReference{Name: "coredns"}}}}}}}
 	grant := &gwv1beta1.ReferenceGrant{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "from-edge"},
 		Spec: gwv1beta1.ReferenceGrantSpec{
@@ -116,22 +118,22 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	kube := kubefake.NewClientset(cert, unrelated, ns)
 	// NewClientset's tracker knows no Gateway; NewSimpleClientset's does
 	// not list one given to it, only one created through the client.
-	gwc := gwfake.NewSimpleClientset(class, route, grpcRoute, tlsRoute, tcpRoute, grant)
+	gwc := gwfake.NewSimpleClientset(class, route, grpcRoute, tlsRoute, tcpRoute, udpRoute, grant)
 	if _, err := gwc.GatewayV1().Gateways("edge").Create(context.Background(), gw, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	src, changes := runSource(t, kube, gwc, map[string][]string{
 		// ReferenceGrant served as v1beta1 only, as before Gateway API v1.2.
-		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes"},
+		"gateway.networking.k8s.io/v1":      {"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes"},
 		"gateway.networking.k8s.io/v1beta1": {"referencegrants"},
 	})
 
 	in := src.Inputs()
 	if len(in.GatewayClasses) != 1 || len(in.Gateways) != 1 || len(in.HTTPRoutes) != 1 || len(in.GRPCRoutes) != 1 ||
-		len(in.TLSRoutes) != 1 || len(in.TCPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
-		t.Fatalf("inputs: %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d TLS routes, %d TCP routes, %d grants, %d namespaces; want 1 each",
+		len(in.TLSRoutes) != 1 || len(in.TCPRoutes) != 1 || len(in.UDPRoutes) != 1 || len(in.ReferenceGrants) != 1 || len(in.Namespaces) != 1 {
+		t.Fatalf("inputs: %d classes, %d gateways, %d HTTP routes, %d gRPC routes, %d TLS routes, %d TCP routes, %d UDP routes, %d grants, %d namespaces; want 1 each",
 			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.TLSRoutes), len(in.TCPRoutes),
-			len(in.ReferenceGrants), len(in.Namespaces))
+			len(in.UDPRoutes), len(in.ReferenceGrants), len(in.Namespaces))
 	}
 	if in.ReferenceGrants[0].Spec.From[0].Namespace != from {
 		t.Errorf("v1beta1 ReferenceGrant read as %+v", in.ReferenceGrants[0].Spec)
@@ -162,6 +164,9 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	}
 	if _, ok := src.TCPRoute(nameOfAny(tlsRoute)); ok {
 		t.Error("TCPRoute lookup found the TLSRoute of its name")
+	}
+	if r, ok := src.UDPRoute(nameOfAny(udpRoute)); !ok || r.Spec.Rules[0].BackendRefs[0].Name != "coredns" {
+		t.Errorf("UDPRoute lookup = %v, %v", r, ok)
 	}
 
 	// An unreferenced Secret's change is ignored; the certificate's is not.
@@ -239,16 +244,18 @@ func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 		want        served
 		wantMissing []string
 	}{
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "listenersets", "udproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, udpRoutes: true, referenceGrants: "v1"}, nil},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "listenersets", "udproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, udpRoutes: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "listenersets", "udproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, listenerSets: true, udpRoutes: true, referenceGrants: "v1"}, []string{crdTCPRoutes}},
+		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants"},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, udpRoutes: true, referenceGrants: "v1"}, []string{crdListenerSets}},
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "listenersets", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, referenceGrants: "v1"}, nil},
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "listenersets", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "listenersets", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, listenerSets: true, referenceGrants: "v1"}, []string{crdTCPRoutes}},
-		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, referenceGrants: "v1"}, []string{crdListenerSets}},
+			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, referenceGrants: "v1"}, []string{crdUDPRoutes}},
 		{[]string{"backendtlspolicies", "grpcroutes", "tcproutes"},
-			served{grpcRoutes: true, tcpRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdTLSRoutes, crdListenerSets, crdReferenceGrants}},
+			served{grpcRoutes: true, tcpRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdTLSRoutes, crdListenerSets, crdUDPRoutes, crdReferenceGrants}},
 	} {
 		kube := kubefake.NewClientset()
 		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1})

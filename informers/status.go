@@ -8,12 +8,12 @@ import (
 // statusKinds are the kinds whose status the status writer writes.
 var statusKinds = map[string]bool{
 	kindPolicy: true, kindGatewayClass: true, kindGateway: true,
-	kindHTTPRoute: true, kindGRPCRoute: true, kindTLSRoute: true, kindTCPRoute: true, kindListenerSet: true,
+	kindHTTPRoute: true, kindGRPCRoute: true, kindTLSRoute: true, kindTCPRoute: true, kindListenerSet: true, kindUDPRoute: true,
 }
 
 // NotifyStatusChanges has changed called with each add or update, after
 // Synced, of a BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, HTTPRoute,
-// GRPCRoute, TLSRoute or TCPRoute (kind named so): statusOnly when nothing
+// GRPCRoute, TLSRoute, TCPRoute or UDPRoute (kind named so): statusOnly when nothing
 // but its status changed, which signals no translation. It is called on
 // the informers' event goroutine, never concurrently, and must return
 // quickly; the cache holds the object it names already. Set it before Run.

@@ -59,6 +59,7 @@ type scope struct {
 	tlsRoutes     gwlisters.TLSRouteLister
 	tcpRoutes     gwlisters.TCPRouteLister
 	listenerSets  gwlisters.ListenerSetLister
+	udpRoutes     gwlisters.UDPRouteLister
 	grantsV1      gwlisters.ReferenceGrantLister
 	grantsV1beta1 gwlistersv1beta1.ReferenceGrantLister
 }
@@ -147,6 +148,7 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 		sc.tlsRoutes = watchServed(&informers, kinds.tlsRoutes, kindTLSRoute, gf.Gateway().V1().TLSRoutes())
 		sc.tcpRoutes = watchServed(&informers, kinds.tcpRoutes, kindTCPRoute, gf.Gateway().V1().TCPRoutes())
 		sc.listenerSets = watchServed(&informers, kinds.listenerSets, kindListenerSet, gf.Gateway().V1().ListenerSets())
+		sc.udpRoutes = watchServed(&informers, kinds.udpRoutes, kindUDPRoute, gf.Gateway().V1().UDPRoutes())
 		sc.grantsV1 = watchServed(&informers, kinds.referenceGrants == "v1", kindReferenceGrant, gf.Gateway().V1().ReferenceGrants())
 		sc.grantsV1beta1 = watchServed(&informers, kinds.referenceGrants == "v1beta1", kindReferenceGrant, gf.Gateway().V1beta1().ReferenceGrants())
 		if err := v.handle(informers, ns, s); err != nil {

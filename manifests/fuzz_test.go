@@ -30,7 +30,7 @@ func FuzzReadManifests(f *testing.F) {
 			}
 			if in.Policies != nil || in.Services != nil || in.EndpointSlices != nil || in.ConfigMaps != nil || in.Secrets != nil ||
 				in.GatewayClasses != nil || in.Gateways != nil || in.HTTPRoutes != nil || in.GRPCRoutes != nil ||
-				in.TLSRoutes != nil || in.TCPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
+				in.TLSRoutes != nil || in.TCPRoutes != nil || in.UDPRoutes != nil || in.ReferenceGrants != nil || in.Namespaces != nil {
 				t.Fatalf("an error and objects: %v", err)
 			}
 			return
@@ -72,6 +72,9 @@ func FuzzReadManifests(f *testing.F) {
 		}
 		for _, o := range in.TCPRoutes {
 			noNamespace(t, "TCPRoute", o.Namespace, o.Name)
+		}
+		for _, o := range in.UDPRoutes {
+			noNamespace(t, "UDPRoute", o.Namespace, o.Name)
 		}
 		for _, o := range in.ReferenceGrants {
 			noNamespace(t, "ReferenceGrant", o.Namespace, o.Name)

@@ -76,6 +76,13 @@ metadata: {name: shop, labels: {tier: edge}}
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: HTTPRoute
 metadata: {name: old, namespace: shop}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: UDPRoute
+metadata: {name: dns}
+spec:
+  parentRefs: [{name: edge, namespace: shop, sectionName: dns}]
+  rules: [{backendRefs: [{name: coredns, port: 53, weight: 2}]}]
 `
 	var warnings []string
 	in, err := Parse("gw.yaml", []byte(doc), func(w string) { warnings = append(warnings, w) })
@@ -104,6 +111,10 @@ metadata: {name: old, namespace: shop}
 		in.TCPRoutes[0].Spec.Rules[0].BackendRefs[0].Name != "postgres" || *in.TCPRoutes[0].Spec.ParentRefs[0].SectionName != "tcp" {
 		t.Errorf("tcproutes = %+v, want default/db with its parentRef section, backend and weight", in.TCPRoutes)
 	}
+	if len(in.UDPRoutes) != 1 || in.UDPRoutes[0].Namespace != "default" || *in.UDPRoutes[0].Spec.Rules[0].BackendRefs[0].Weight != 2 ||
+		in.UDPRoutes[0].Spec.Rules[0].BackendRefs[0].Name != "coredns" || *in.UDPRoutes[0].Spec.ParentRefs[0].SectionName != "dns" {
+		t.Errorf("udproutes = %+v, want default/dns with its parentRef section, backend and weight", in.UDPRoutes)
+	}
 	if len(in.ReferenceGrants) != 2 {
 		t.Fatalf("referencegrants = %d, want 2", len(in.ReferenceGrants))
 	}
@@ -119,7 +130,7 @@ metadata: {name: old, namespace: shop}
 		t.Errorf("namespaces = %+v, want shop with its labels", in.Namespaces)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "gw.yaml: document 10 (gateway.networking.k8s.io/v1beta1 HTTPRoute shop/old): skipped: tlsplane reads only") ||
-		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, ListenerSet and ReferenceGrant") || !strings.Contains(warnings[0], "Namespace") {
+		!strings.Contains(warnings[0], "HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet and ReferenceGrant") || !strings.Contains(warnings[0], "Namespace") {
 		t.Errorf("warnings = %q, want one naming the v1beta1 HTTPRoute and what is read", warnings)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // skippedMessage is the end of the warning for a kind tlsplane does not
 // read; it lists every entry of kinds.
-const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, ListenerSet and ReferenceGrant (" +
+const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet and ReferenceGrant (" +
 	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
 
 type kindKey struct{ apiVersion, kind string }
@@ -52,6 +52,9 @@ var kinds = map[kindKey]kindReader{
 	}),
 	{gwv1.GroupVersion.String(), "ListenerSet"}: namespaced(func(in *translator.Inputs, o *gwv1.ListenerSet) {
 		in.ListenerSets = append(in.ListenerSets, o)
+	}),
+	{gwv1.GroupVersion.String(), "UDPRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.UDPRoute) {
+		in.UDPRoutes = append(in.UDPRoutes, o)
 	}),
 	{gwv1.GroupVersion.String(), "ReferenceGrant"}: namespaced(func(in *translator.Inputs, o *gwv1.ReferenceGrant) {
 		in.ReferenceGrants = append(in.ReferenceGrants, o)

@@ -39,6 +39,7 @@ func Merge(parts []Part, warn func(string)) translator.Inputs {
 		mergeKind(m, "TLSRoute", src, &out.TLSRoutes, in.TLSRoutes)
 		mergeKind(m, "TCPRoute", src, &out.TCPRoutes, in.TCPRoutes)
 		mergeKind(m, "ListenerSet", src, &out.ListenerSets, in.ListenerSets)
+		mergeKind(m, "UDPRoute", src, &out.UDPRoutes, in.UDPRoutes)
 		mergeKind(m, "ReferenceGrant", src, &out.ReferenceGrants, in.ReferenceGrants)
 		mergeKind(m, "Namespace", src, &out.Namespaces, in.Namespaces)
 	}

@@ -19,7 +19,7 @@ import (
 // StatusStore is the StatusSink of directory mode, where statuses have no
 // object to be written to: it keeps the latest statuses in memory for
 // /debug/status and logs every change, one line per policy, GatewayClass,
-// Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute or TCPRoute.
+// Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute or UDPRoute.
 type StatusStore struct {
 	log        *slog.Logger
 	controller gwv1.GatewayController

@@ -17,8 +17,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute and
-// TCPRoute whose conditions changed.
+// logs each GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute,
+// TCPRoute and UDPRoute whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -37,6 +37,7 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "TLSRoute", old.TLSRoutes, statuses.TLSRoutes, func(st gwv1.TLSRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 	logRoutes(s, "TCPRoute", old.TCPRoutes, statuses.TCPRoutes, func(st gwv1.TCPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	logRoutes(s, "UDPRoute", old.UDPRoutes, statuses.UDPRoutes, func(st gwv1.UDPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
 }
 
 // logListenerHolders logs each Gateway (or ListenerSet, as
@@ -153,6 +154,7 @@ type debugGatewayAPI struct {
 	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus]   `json:"grpcRoutes"`
 	TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]    `json:"tlsRoutes"`
 	TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]    `json:"tcpRoutes"`
+	UDPRoutes      []debugRoute[gwv1.UDPRouteStatus]    `json:"udpRoutes"`
 	ListenerSets   []debugRoute[gwv1.ListenerSetStatus] `json:"listenerSets"`
 }
 
@@ -178,7 +180,7 @@ func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
 	out := debugGatewayAPI{
 		GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{},
 		HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes),
-		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes),
+		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes), UDPRoutes: debugRoutes(st.UDPRoutes),
 		ListenerSets: debugRoutes(st.ListenerSets),
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {

@@ -17,4 +17,5 @@ type Cache interface {
 	TLSRoute(types.NamespacedName) (*gwv1.TLSRoute, bool)
 	TCPRoute(types.NamespacedName) (*gwv1.TCPRoute, bool)
 	ListenerSet(types.NamespacedName) (*gwv1.ListenerSet, bool)
+	UDPRoute(types.NamespacedName) (*gwv1.UDPRoute, bool)
 }

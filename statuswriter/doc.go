@@ -1,6 +1,6 @@
 // Package statuswriter writes the translator's statuses to the API server
 // (the status subresource): BackendTLSPolicy ancestors and HTTPRoute,
-// GRPCRoute, TLSRoute and TCPRoute parents of this controller, keeping every
+// GRPCRoute, TLSRoute, TCPRoute and UDPRoute parents of this controller, keeping every
 // other controller's entries as they are on the live object, and the whole
 // status of GatewayClasses, Gateways and ListenerSets of this controller. It writes only
 // what differs from the informers' copy, retries conflicts, rate-limits per

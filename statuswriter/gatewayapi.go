@@ -13,7 +13,7 @@ import (
 )
 
 // ReportGatewayAPI records the desired GatewayClass, Gateway, ListenerSet,
-// HTTPRoute, GRPCRoute, TLSRoute and TCPRoute statuses and queues those that changed
+// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and UDPRoute statuses and queues those that changed
 // since the last report and differ from the cached live objects. A route
 // that carried parents of ours and is no longer in the statuses (its
 // parentRefs left our Gateways) is queued to have them removed.
@@ -242,6 +242,12 @@ var routeKinds = map[Kind]routeKind{
 			return st.TCPRoutes
 		},
 		func(s gwv1.TCPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
+	KindUDPRoute: routeKindOf(Cache.UDPRoute, gwv1client.GatewayV1Interface.UDPRoutes,
+		func(r *gwv1.UDPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
+		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.UDPRouteStatus {
+			return st.UDPRoutes
+		},
+		func(s gwv1.UDPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
 }
 
 // routeKindOf is the routeKind of T: cached is its lookup in a Cache,

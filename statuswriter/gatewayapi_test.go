@@ -52,6 +52,10 @@ func (a apiCache) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool)
 	o, err := a.c.GatewayV1().ListenerSets(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
+func (a apiCache) UDPRoute(nn types.NamespacedName) (*gwv1.UDPRoute, bool) {
+	o, err := a.c.GatewayV1().UDPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
 
 var (
 	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}

@@ -62,7 +62,7 @@ func ourParents(st gwv1.RouteStatus, controller gwv1.GatewayController) []gwv1.R
 }
 
 // routeNeedsWrite is needsWrite for a route's parents (HTTPRoute,
-// GRPCRoute, TLSRoute, TCPRoute: their statuses are a RouteStatus each).
+// GRPCRoute, TLSRoute, TCPRoute, UDPRoute: their statuses are a RouteStatus each).
 func routeNeedsWrite(live, desired gwv1.RouteStatus, controller gwv1.GatewayController) bool {
 	a, b := ourParents(live, controller), ourParents(desired, controller)
 	if len(a) == 0 && len(b) == 0 {

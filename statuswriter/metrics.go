@@ -13,7 +13,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_status_writes_total",
-			Help: "Status writes by kind (BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute) and result: written, unchanged (compare found nothing to do), conflict, error, rejected.",
+			Help: "Status writes by kind (BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute) and result: written, unchanged (compare found nothing to do), conflict, error, rejected.",
 		}, []string{"kind", "result"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "tlsplane_status_leader",

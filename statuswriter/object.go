@@ -14,6 +14,7 @@ const (
 	KindTLSRoute         Kind = "TLSRoute"
 	KindTCPRoute         Kind = "TCPRoute"
 	KindListenerSet      Kind = "ListenerSet"
+	KindUDPRoute         Kind = "UDPRoute"
 )
 
 // Object is one queued status write: a kind and its namespace/name

@@ -37,6 +37,7 @@ const (
 	KindTLSRoute         = input.KindTLSRoute
 	KindTCPRoute         = input.KindTCPRoute
 	KindListenerSet      = input.KindListenerSet
+	KindUDPRoute         = input.KindUDPRoute
 	KindReferenceGrant   = input.KindReferenceGrant
 	KindNamespace        = input.KindNamespace
 )

@@ -127,6 +127,8 @@ type GatewayAPIStatuses struct {
 	TCPRoutes map[types.NamespacedName]gwv1.TCPRouteStatus
 	// ListenerSets whose parentRef names one of those Gateways.
 	ListenerSets map[types.NamespacedName]gwv1.ListenerSetStatus
+	// UDPRoutes with a parentRef to one of those Gateways.
+	UDPRoutes map[types.NamespacedName]gwv1.UDPRouteStatus
 }
 
 // ResourceChanges say which resources of an Output differ from those of

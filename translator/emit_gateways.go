@@ -55,6 +55,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 			TLSRoutes:      res.TLSRoutes,
 			TCPRoutes:      res.TCPRoutes,
 			ListenerSets:   map[types.NamespacedName]gwv1.ListenerSetStatus{},
+			UDPRoutes:      res.UDPRoutes,
 		},
 		tables: map[types.NamespacedName][]*tableState{},
 	}

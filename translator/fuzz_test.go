@@ -438,6 +438,7 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.TLSRoutes = fuzzShuffle(r, in.TLSRoutes)
 	out.TCPRoutes = fuzzShuffle(r, in.TCPRoutes)
 	out.ListenerSets = fuzzShuffle(r, in.ListenerSets)
+	out.UDPRoutes = fuzzShuffle(r, in.UDPRoutes)
 	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
 	return out
@@ -484,6 +485,7 @@ func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
 		"TLSRoutes":      reflect.DeepEqual(a.TLSRoutes, b.TLSRoutes),
 		"TCPRoutes":      reflect.DeepEqual(a.TCPRoutes, b.TCPRoutes),
 		"ListenerSets":   reflect.DeepEqual(a.ListenerSets, b.ListenerSets),
+		"UDPRoutes":      reflect.DeepEqual(a.UDPRoutes, b.UDPRoutes),
 	} {
 		if !equal {
 			kinds = append(kinds, kind)

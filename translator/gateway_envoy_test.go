@@ -70,8 +70,16 @@ func envoyValidatesFleet(t *testing.T, in translator.Inputs, name string) {
 			FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{Name: "envoy.filters.network.http_connection_manager", ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm}}}}},
 		})
 	}
+	envoyValidates(t, envoy, "shop/edge", static)
+}
+
+// envoyValidates puts static resources, beside an ADS config source, to
+// Envoy's `--mode validate` as the node of fleet, and fails t with what
+// Envoy says when it refuses them.
+func envoyValidates(t *testing.T, envoy, fleet string, static *bootstrapv3.Bootstrap_StaticResources) {
+	t.Helper()
 	bootstrap := &bootstrapv3.Bootstrap{
-		Node:            &corev3.Node{Id: "probe", Cluster: "shop/edge"},
+		Node:            &corev3.Node{Id: "probe", Cluster: fleet},
 		StaticResources: static,
 		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{AdsConfig: &corev3.ApiConfigSource{
 			ApiType:             corev3.ApiConfigSource_GRPC,
@@ -83,7 +91,7 @@ func envoyValidatesFleet(t *testing.T, in translator.Inputs, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, envoy, "--mode", "validate", "--disable-hot-restart", "--log-level", "error", "-c", path).CombinedOutput(); err != nil {
-		t.Fatalf("Envoy rejects the Gateway configuration: %v\n%s", err, out)
+		t.Fatalf("Envoy rejects the configuration of fleet %s: %v\n%s", fleet, err, out)
 	}
 }
 

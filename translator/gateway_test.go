@@ -46,7 +46,7 @@ spec:
     port: 10443
     hostname: "*.shop.example"
     tls: {certificateRefs: [{name: edge-cert}]}
-  - {name: udp, protocol: UDP, port: 10090}
+  - {name: quic, protocol: example.com/quic, port: 10090}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -242,10 +242,10 @@ func TestGatewayTranslation(t *testing.T) {
 	}
 	// http: pay, ledger, vault; https: pay (elsewhere's hostname matches
 	// no listener, so it is not attached).
-	if attached["http"] != 3 || attached["https"] != 1 || attached["udp"] != 0 {
+	if attached["http"] != 3 || attached["https"] != 1 || attached["quic"] != 0 {
 		t.Fatalf("attachedRoutes = %v", attached)
 	}
-	wantCondition(t, "udp listener", gwStatus.Listeners[2].Conditions, "Accepted", metav1.ConditionFalse, "UnsupportedProtocol")
+	wantCondition(t, "quic listener", gwStatus.Listeners[2].Conditions, "Accepted", metav1.ConditionFalse, "UnsupportedProtocol")
 	if _, ok := out.GatewayAPI.Gateways[types.NamespacedName{Namespace: "shop", Name: "theirs"}]; ok {
 		t.Fatalf("another controller's Gateway got a status")
 	}

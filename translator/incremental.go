@@ -142,9 +142,11 @@ func (w *world) apply(c Change, u *update) bool {
 	case KindGRPCRoute:
 		return w.applyGRPCRoute(c, nn, deleted, u)
 	case KindTLSRoute:
-		return applyStreamRoute(w, w.gateway.tlsRoutes, c, nn, deleted, u, input.TLSRouteBackends)
+		return applyStreamRoute(w, w.gateway.tlsRoutes, w.ix.StreamBackends, c, nn, deleted, u, input.TLSRouteBackends)
 	case KindTCPRoute:
-		return applyStreamRoute(w, w.gateway.tcpRoutes, c, nn, deleted, u, input.TCPRouteBackends)
+		return applyStreamRoute(w, w.gateway.tcpRoutes, w.ix.StreamBackends, c, nn, deleted, u, input.TCPRouteBackends)
+	case KindUDPRoute:
+		return applyStreamRoute(w, w.gateway.udpRoutes, w.ix.DatagramBackends, c, nn, deleted, u, input.UDPRouteBackends)
 	case KindListenerSet:
 		u.gateways = true
 		return store(w.gateway.sets, nn, c.Object, deleted)

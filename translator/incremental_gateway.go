@@ -19,6 +19,7 @@ type gatewayObjects struct {
 	tlsRoutes  map[types.NamespacedName]*gwv1.TLSRoute
 	tcpRoutes  map[types.NamespacedName]*gwv1.TCPRoute
 	sets       map[types.NamespacedName]*gwv1.ListenerSet
+	udpRoutes  map[types.NamespacedName]*gwv1.UDPRoute
 	grants     map[types.NamespacedName]*gwv1.ReferenceGrant
 	namespaces map[types.NamespacedName]*corev1.Namespace
 }
@@ -32,6 +33,7 @@ func newGatewayObjects(in Inputs) gatewayObjects {
 		tlsRoutes:  input.ByKey(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		tcpRoutes:  input.ByKey(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		sets:       input.ByKey(in.ListenerSets, func(o *gwv1.ListenerSet) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		udpRoutes:  input.ByKey(in.UDPRoutes, func(o *gwv1.UDPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		grants:     input.ByKey(in.ReferenceGrants, func(o *gwv1.ReferenceGrant) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		namespaces: input.ByKey(in.Namespaces, func(o *corev1.Namespace) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 	}
@@ -47,6 +49,7 @@ func (g gatewayObjects) inputs() Inputs {
 		TLSRoutes:       input.ValuesOf(g.tlsRoutes),
 		TCPRoutes:       input.ValuesOf(g.tcpRoutes),
 		ListenerSets:    input.ValuesOf(g.sets),
+		UDPRoutes:       input.ValuesOf(g.udpRoutes),
 		ReferenceGrants: input.ValuesOf(g.grants),
 		Namespaces:      input.ValuesOf(g.namespaces),
 	}
@@ -93,14 +96,14 @@ func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, 
 	return true
 }
 
-// applyStreamRoute stores a TLSRoute or TCPRoute change: the Gateway rules
-// run whole (stream routes have no route table to patch), and the
-// Services whose ports it starts or stops naming are translated again:
-// they gain or lose their raw cluster.
+// applyStreamRoute stores a TLSRoute, TCPRoute or UDPRoute change: the
+// Gateway rules run whole (stream routes have no route table to patch),
+// and the Services whose ports it starts or stops naming (counted in
+// counts) are translated again: they gain or lose their raw or UDP cluster.
 func applyStreamRoute[R interface {
-	*gwv1.TLSRoute | *gwv1.TCPRoute
+	*gwv1.TLSRoute | *gwv1.TCPRoute | *gwv1.UDPRoute
 	metav1.Object
-}](w *world, routes map[types.NamespacedName]R, c Change, nn types.NamespacedName, deleted bool, u *update, backends func(R) []input.ServicePort) bool {
+}](w *world, routes map[types.NamespacedName]R, counts input.RouteBackends, c Change, nn types.NamespacedName, deleted bool, u *update, backends func(R) []input.ServicePort) bool {
 	r, ok := typed[R](c.Object, deleted)
 	if !ok {
 		return false
@@ -108,10 +111,10 @@ func applyStreamRoute[R interface {
 	u.gateways = true
 	var flipped []input.ServicePort
 	if old, found := routes[nn]; found {
-		flipped = append(flipped, w.ix.StreamBackends.Add(backends(old), -1)...)
+		flipped = append(flipped, counts.Add(backends(old), -1)...)
 	}
 	if !deleted {
-		flipped = append(flipped, w.ix.StreamBackends.Add(backends(r), 1)...)
+		flipped = append(flipped, counts.Add(backends(r), 1)...)
 	}
 	for _, sp := range flipped {
 		u.services[sp.Service] = true

@@ -131,6 +131,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.ListenerSets {
 		fn(translator.KindListenerSet, o)
 	}
+	for _, o := range in.UDPRoutes {
+		fn(translator.KindUDPRoute, o)
+	}
 	for _, o := range in.ReferenceGrants {
 		fn(translator.KindReferenceGrant, o)
 	}

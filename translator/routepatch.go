@@ -71,7 +71,8 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	gw.fleets = fleets.m
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
 		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
-		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, ListenerSets: setStatuses.m}
+		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, ListenerSets: setStatuses.m,
+		UDPRoutes: gw.statuses.UDPRoutes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

@@ -90,7 +90,7 @@ func judgeStage(in translator.Inputs, opts translator.Options) planDocument {
 		for _, port := range svc.Spec.Ports {
 			governors = append(governors, backendtls.Governing(winners, nn, port))
 		}
-		for _, p := range upstream.Ports(svc, nn, governors, ix.GRPCBackends, ix.StreamBackends) {
+		for _, p := range upstream.Ports(svc, nn, governors, ix.GRPCBackends, ix.StreamBackends, ix.DatagramBackends) {
 			c, tls, unserved := p.Cluster(svc, nn)
 			cp := clusterPlan{Cluster: c, TLS: tlsNames[tls], Unserved: unserved}
 			if p.Governor != nil {

@@ -268,7 +268,7 @@ func (t *Translator) servicePorts(svc *corev1.Service, nn types.NamespacedName, 
 		return e.ports
 	}
 	var ports []portOutput
-	for _, cp := range upstream.Ports(svc, nn, governors, ix.GRPCBackends, ix.StreamBackends) {
+	for _, cp := range upstream.Ports(svc, nn, governors, ix.GRPCBackends, ix.StreamBackends, ix.DatagramBackends) {
 		var g *governor
 		if cp.Governor != nil {
 			g = t.governorOf(cp.Governor, emitted)
@@ -383,15 +383,15 @@ func (t *Translator) Prepare() {
 }
 
 // variantPorts are the ports of svc that GRPCRoutes name, then -1, then
-// those TLSRoutes or TCPRoutes name, in spec order: what decides its
-// clusters beside the ports' own. nil for none (the common case costs no
-// allocation).
+// those TLSRoutes or TCPRoutes name, then -1, then those UDPRoutes name, in
+// spec order: what decides its clusters beside the ports' own. nil for
+// none (the common case costs no allocation).
 func variantPorts(svc *corev1.Service, nn types.NamespacedName, ix *input.Index) []int32 {
-	if len(ix.GRPCBackends) == 0 && len(ix.StreamBackends) == 0 {
+	if len(ix.GRPCBackends) == 0 && len(ix.StreamBackends) == 0 && len(ix.DatagramBackends) == 0 {
 		return nil
 	}
 	var out []int32
-	for i, routes := range []input.RouteBackends{ix.GRPCBackends, ix.StreamBackends} {
+	for i, routes := range []input.RouteBackends{ix.GRPCBackends, ix.StreamBackends, ix.DatagramBackends} {
 		if i > 0 {
 			out = append(out, -1)
 		}

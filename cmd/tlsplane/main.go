@@ -1,6 +1,6 @@
 // Command tlsplane is an Envoy xDS control plane for Gateway API
-// BackendTLSPolicy, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes and
-// TCPRoutes. This file only dispatches subcommands; each lives in its own
+// BackendTLSPolicy, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, TCPRoutes
+// and UDPRoutes. This file only dispatches subcommands; each lives in its own
 // file and owns its flags.
 package main
 
@@ -10,7 +10,7 @@ import (
 )
 
 const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy,
-Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes and TCPRoutes
+Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes
 
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)

@@ -22,7 +22,7 @@ directory, documents that are not Kubernetes objects are skipped with a
 warning) and prints the Envoy clusters, endpoints and secrets, each Gateway
 fleet's listeners, route configurations and certificates (private keys
 redacted), and the policies, GatewayClasses, Gateways, ListenerSets, HTTPRoutes,
-GRPCRoutes, TLSRoutes and TCPRoutes with their computed status. Flags may
+GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes with their computed status. Flags may
 come before or after the paths.
 SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.
 `

@@ -68,6 +68,7 @@ var RequiredCRDs = []string{
 	"grpcroutes.gateway.networking.k8s.io",
 	"tlsroutes.gateway.networking.k8s.io",
 	"tcproutes.gateway.networking.k8s.io",
+	"udproutes.gateway.networking.k8s.io",
 	"referencegrants.gateway.networking.k8s.io",
 }
 

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 )
 
-// TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS
-// and GATEWAY-TCP profiles; the features
+// TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS,
+// GATEWAY-TCP and GATEWAY-UDP profiles; the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them), which depend on the
 // channel of the CRDs installed (GATEWAY_API_CHANNEL). CONFORMANCE_REPORT is
@@ -51,6 +51,7 @@ func TestConformance(t *testing.T) {
 			ConformanceProfiles: []suite.ConformanceProfileName{
 				suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
 				suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName,
+				suite.GatewayUDPConformanceProfileName,
 			},
 			ReportOutputPath: os.Getenv("CONFORMANCE_REPORT"),
 			// GatewayStaticAddresses: the provisioner gives a Gateway an
@@ -58,7 +59,7 @@ func TestConformance(t *testing.T) {
 			// network here, so it cannot.
 			UsableNetworkAddresses:   []gwv1.GatewaySpecAddress{{Type: new(gwv1.IPAddressType), Value: c.network.StaticAddress(10)}},
 			UnusableNetworkAddresses: []gwv1.GatewaySpecAddress{{Type: new(gwv1.IPAddressType), Value: "192.0.2.10"}},
-			RunTest:          os.Getenv("CONFORMANCE_RUN_TEST"),
+			RunTest:                  os.Getenv("CONFORMANCE_RUN_TEST"),
 			Implementation: confv1.Implementation{
 				Organization: "tlsplane",
 				Project:      "tlsplane",

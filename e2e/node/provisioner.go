@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -248,18 +249,23 @@ func (p *Provisioner) stopEnvoy(key string) {
 }
 
 // ensureService keeps the Gateway's LoadBalancer Service: its ports are
-// the listeners' (a Service needs one), its labels and annotations
-// spec.infrastructure's (with the gateway-name label), its ingress the
-// Envoy's addresses.
+// the listeners' (a Service needs one; UDP listeners' are UDP ports), its
+// labels and annotations spec.infrastructure's (with the gateway-name
+// label), its ingress the Envoy's addresses.
 func (p *Provisioner) ensureService(ctx context.Context, gw *gwv1.Gateway, ips []string) error {
 	var ports []corev1.ServicePort
 	for _, l := range gw.Spec.Listeners {
-		port := int32(l.Port)
-		if !slices.ContainsFunc(ports, func(sp corev1.ServicePort) bool { return sp.Port == port }) {
-			ports = append(ports, corev1.ServicePort{Name: "port-" + strconv.Itoa(int(port)), Port: port, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(port)})
+		port, protocol, name := int32(l.Port), corev1.ProtocolTCP, "port-"
+		if l.Protocol == gwv1.UDPProtocolType {
+			protocol, name = corev1.ProtocolUDP, "udp-"
+		}
+		if !slices.ContainsFunc(ports, func(sp corev1.ServicePort) bool { return sp.Port == port && sp.Protocol == protocol }) {
+			ports = append(ports, corev1.ServicePort{Name: name + strconv.Itoa(int(port)), Port: port, Protocol: protocol, TargetPort: intstr.FromInt32(port)})
 		}
 	}
-	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
+	slices.SortFunc(ports, func(a, b corev1.ServicePort) int {
+		return cmp.Or(cmp.Compare(a.Port, b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
+	})
 	name := "tlsplane-gw-" + shortHash(gw.Name)
 	services := p.client.CoreV1().Services(gw.Namespace)
 	labels, annotations := infrastructureMetadata(gw)
@@ -277,7 +283,7 @@ func (p *Provisioner) ensureService(ctx context.Context, gw *gwv1.Gateway, ips [
 	if err != nil {
 		return fmt.Errorf("Service %s/%s: %w", gw.Namespace, name, err)
 	}
-	if !slices.Equal(portNumbers(svc.Spec.Ports), portNumbers(ports)) || !maps.Equal(svc.Labels, labels) || !maps.Equal(svc.Annotations, annotations) {
+	if !slices.Equal(portKeys(svc.Spec.Ports), portKeys(ports)) || !maps.Equal(svc.Labels, labels) || !maps.Equal(svc.Annotations, annotations) {
 		svc.Spec.Ports, svc.Labels, svc.Annotations = ports, labels, annotations
 		if svc, err = services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("Service %s/%s: %w", gw.Namespace, name, err)
@@ -323,10 +329,11 @@ func ingressIPs(ingress []corev1.LoadBalancerIngress) []string {
 	return out
 }
 
-func portNumbers(ports []corev1.ServicePort) []int32 {
-	var out []int32
+// portKeys are the ports' numbers and protocols, as 53/UDP.
+func portKeys(ports []corev1.ServicePort) []string {
+	var out []string
 	for _, sp := range ports {
-		out = append(out, sp.Port)
+		out = append(out, strconv.Itoa(int(sp.Port))+"/"+string(sp.Protocol))
 	}
 	return out
 }

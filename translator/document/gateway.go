@@ -73,6 +73,7 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 		renderWithStatus(doc, "grpcroutes", "GRPCRoute", in.GRPCRoutes, st.GRPCRoutes, func(o *gwv1.GRPCRoute) *gwv1.GRPCRouteStatus { return &o.Status }),
 		renderWithStatus(doc, "tlsroutes", "TLSRoute", in.TLSRoutes, st.TLSRoutes, func(o *gwv1.TLSRoute) *gwv1.TLSRouteStatus { return &o.Status }),
 		renderWithStatus(doc, "tcproutes", "TCPRoute", in.TCPRoutes, st.TCPRoutes, func(o *gwv1.TCPRoute) *gwv1.TCPRouteStatus { return &o.Status }),
+		renderWithStatus(doc, "udproutes", "UDPRoute", in.UDPRoutes, st.UDPRoutes, func(o *gwv1.UDPRoute) *gwv1.UDPRouteStatus { return &o.Status }),
 	)
 }
 

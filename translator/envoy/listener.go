@@ -26,6 +26,9 @@ const (
 // port, one chain per Gateway listener picked by SNI, its certificates over
 // SDS (ADS).
 func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
+	if p.UDP != nil {
+		return udpListener(p)
+	}
 	l := &listenerv3.Listener{
 		Name: p.Name,
 		Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{

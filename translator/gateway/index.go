@@ -20,6 +20,7 @@ type gatewayIndex struct {
 	grpcRoutes []*gwv1.GRPCRoute
 	tlsRoutes  []*gwv1.TLSRoute
 	tcpRoutes  []*gwv1.TCPRoute
+	udpRoutes  []*gwv1.UDPRoute
 	namespaces map[string]*corev1.Namespace
 	// grants are the ReferenceGrants by the namespace they grant into.
 	grants map[string][]*gwv1.ReferenceGrant
@@ -54,6 +55,7 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 	g.tlsRoutes = input.UniqueSorted(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.tcpRoutes = input.UniqueSorted(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.indexListenerSets(in.ListenerSets)
+	g.udpRoutes = input.UniqueSorted(in.UDPRoutes, func(o *gwv1.UDPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	if len(g.gateways) > 0 {
 		for _, nn := range input.SortedKeys(ix.Services) {
 			svc := ix.Services[nn]

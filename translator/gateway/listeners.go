@@ -27,7 +27,9 @@ type listenerState struct {
 	// stream: a TLS or TCP listener, whose routes' backends get the
 	// connection as it is (passthrough, TCP) or after TLS (terminate).
 	stream, passthrough bool
-	supported           []gwv1.RouteGroupKind
+	// datagram: a UDP listener, whose route's backends get its sessions.
+	datagram  bool
+	supported []gwv1.RouteGroupKind
 	// accepted is false for a protocol or mode tlsplane does not serve;
 	// resolved is false for a certificate that cannot be used.
 	accepted, resolved          bool
@@ -95,10 +97,12 @@ func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *ga
 		s.passthrough = l.TLS != nil && l.TLS.Mode != nil && *l.TLS.Mode == gwv1.TLSModePassthrough
 	case gwv1.TCPProtocolType:
 		s.stream = true
+	case gwv1.UDPProtocolType:
+		s.datagram = true
 	default:
 		s.accepted = false
 		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedProtocol)
-		s.acceptedMsg = fmt.Sprintf("listener %s: protocol %q is not supported; tlsplane serves HTTP, HTTPS, TLS and TCP", l.Name, l.Protocol)
+		s.acceptedMsg = fmt.Sprintf("listener %s: protocol %q is not supported; tlsplane serves HTTP, HTTPS, TLS, TCP and UDP", l.Name, l.Protocol)
 	}
 	s.supported, s.resolvedReason, s.resolvedMsg = routeKinds(l)
 	if s.resolvedReason != "" {
@@ -126,6 +130,8 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 		served = []routeKind{kindTLSRoute}
 	case gwv1.TCPProtocolType:
 		served = []routeKind{kindTCPRoute}
+	case gwv1.UDPProtocolType:
+		served = []routeKind{kindUDPRoute}
 	}
 	kindOf := func(k routeKind) gwv1.RouteGroupKind {
 		return gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: gwv1.Kind(k)}
@@ -262,17 +268,23 @@ func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[s
 
 // markConflicts: HTTP and HTTPS on one port is a protocol conflict for
 // every listener of the port; two listeners of one protocol, port and
-// hostname conflict with each other.
+// hostname conflict with each other. UDP ports are apart from TCP ports
+// of the same number: a UDP listener conflicts only with another UDP one.
 func markConflicts(ls []*listenerState) {
-	protocols := map[gwv1.PortNumber]map[gwv1.ProtocolType]bool{}
+	type socket struct {
+		port gwv1.PortNumber
+		udp  bool
+	}
+	protocols := map[socket]map[gwv1.ProtocolType]bool{}
+	socketOf := func(l *listenerState) socket { return socket{l.spec.Port, l.datagram} }
 	for _, l := range ls {
 		if !l.accepted {
 			continue
 		}
-		if protocols[l.spec.Port] == nil {
-			protocols[l.spec.Port] = map[gwv1.ProtocolType]bool{}
+		if protocols[socketOf(l)] == nil {
+			protocols[socketOf(l)] = map[gwv1.ProtocolType]bool{}
 		}
-		protocols[l.spec.Port][protocolClass(l.spec.Protocol)] = true
+		protocols[socketOf(l)][protocolClass(l.spec.Protocol)] = true
 	}
 	hostnames := map[string]int{}
 	for _, l := range ls {
@@ -285,7 +297,7 @@ func markConflicts(ls []*listenerState) {
 			continue
 		}
 		switch {
-		case len(protocols[l.spec.Port]) > 1:
+		case len(protocols[socketOf(l)]) > 1:
 			l.conflictReason = string(gwv1.ListenerReasonProtocolConflict)
 			l.conflictMsg = fmt.Sprintf("listener %s: port %d is used by listeners of another protocol", l.spec.Name, l.spec.Port)
 		case hostnames[fmt.Sprintf("%d/%s/%s", l.spec.Port, protocolClass(l.spec.Protocol), l.hostname)] > 1:

@@ -31,11 +31,12 @@ type Table struct {
 
 // Ports plans a Gateway's served listeners, grouped by port: every HTTP
 // listener of a port shares one route table (virtual hosts tell their
-// hostnames apart); each HTTPS listener is a filter chain of its own.
+// hostnames apart); each HTTPS listener is a filter chain of its own. UDP
+// listeners come last, an Envoy listener of their own per port.
 func (gs *Gateway) Ports(address string) []Port {
 	byPort := map[gwv1.PortNumber][]*listenerState{}
 	for _, l := range gs.allListeners() {
-		if l.served() {
+		if l.served() && !l.datagram {
 			byPort[l.spec.Port] = append(byPort[l.spec.Port], l)
 		}
 	}
@@ -79,7 +80,7 @@ func (gs *Gateway) Ports(address string) []Port {
 		}
 		out = append(out, Port{Plan: p, Tables: tables})
 	}
-	return out
+	return append(out, gs.udpPorts(address)...)
 }
 
 // Certificate is a listener certificate's content, by the SDS name a

@@ -25,6 +25,7 @@ const (
 	kindGRPCRoute routeKind = "GRPCRoute"
 	kindTLSRoute  routeKind = "TLSRoute"
 	kindTCPRoute  routeKind = "TCPRoute"
+	kindUDPRoute  routeKind = "UDPRoute"
 )
 
 // routeKey names a route: kinds have names of their own.
@@ -45,7 +46,7 @@ type routeState struct {
 	parentRefs  []gwv1.ParentReference
 	prevParents []gwv1.RouteParentStatus // the object's status.parents
 	plans       []rankedRoute
-	// stream are a TLSRoute's or TCPRoute's backends.
+	// stream are a TLSRoute's, TCPRoute's or UDPRoute's backends.
 	stream []plan.WeightedBackend
 	// resolvedReason is "" when every backendRef resolved; resolvedMsg
 	// names each that did not.
@@ -53,7 +54,8 @@ type routeState struct {
 	// unsupported names what tlsplane does not serve (a filter, a bad
 	// regular expression); those rules answer 500.
 	unsupported []string
-	// backends are the Service ports the route sends traffic to.
+	// backends are the Service ports the route sends TCP traffic to: the
+	// reach of policies and client certificates.
 	backends []input.ServicePort
 }
 
@@ -69,6 +71,14 @@ func newRouteState(kind routeKind, meta *metav1.ObjectMeta, spec gwv1.CommonRout
 }
 
 func (rs *routeState) key() routeKey { return routeKey{rs.kind, rs.nn} }
+
+// transport is the Service port protocol the kind's backends must have.
+func (k routeKind) transport() corev1.Protocol {
+	if k == kindUDPRoute {
+		return corev1.ProtocolUDP
+	}
+	return corev1.ProtocolTCP
+}
 
 // judgeRoute translates every rule and match of an HTTPRoute.
 func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState {
@@ -339,18 +349,32 @@ func (rs *routeState) resolveBackend(ref gwv1.BackendObjectReference, ix *input.
 	if ref.Port == nil {
 		return "", string(gwv1.RouteReasonUnsupportedValue), fmt.Sprintf("Service %s: port is required", nn)
 	}
+	// A number may be a TCP and a UDP port (DNS): the route's transport
+	// picks one; only when there is none is the port's protocol wrong.
+	want, other := rs.kind.transport(), corev1.Protocol("")
 	for _, p := range svc.Spec.Ports {
 		if p.Port != int32(*ref.Port) {
 			continue
 		}
-		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
-			return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; HTTP needs TCP", nn, p.Port, p.Protocol)
+		if input.ProtocolOrTCP(p.Protocol) != want {
+			other = input.ProtocolOrTCP(p.Protocol)
+			continue
+		}
+		switch rs.kind {
+		case kindGRPCRoute:
+			rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
+			return plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), "", ""
+		case kindUDPRoute:
+			// Not a reach: backends are what BackendTLSPolicies and client
+			// certificates apply to, by port number, and neither applies to
+			// UDP (a TCP port of the same number is not reached).
+			return plan.UDPClusterName(nn.Namespace, nn.Name, p.Port), "", ""
 		}
 		rs.backends = append(rs.backends, input.ServicePort{Service: nn, Port: p.Port})
-		if rs.kind == kindGRPCRoute {
-			return plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), "", ""
-		}
 		return plan.ClusterName(nn.Namespace, nn.Name, p.Port), "", ""
+	}
+	if other != "" {
+		return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("Service %s port %d is %s; a %s needs %s", nn, *ref.Port, other, rs.kind, want)
 	}
 	return "", string(gwv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s has no port %d", nn, *ref.Port)
 }

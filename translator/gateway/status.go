@@ -57,6 +57,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"TLSRoute",
 	"TLSRouteModeMixed",
 	"TLSRouteModeTerminate",
+	"UDPRoute",
 }
 
 // gatewayClassStatus accepts a class of ours unless it names parameters,

@@ -22,22 +22,14 @@ import (
 // judgeTLSRoute judges a TLSRoute's rule.
 func judgeTLSRoute(r *gwv1.TLSRoute, ix *input.Index, g *gatewayIndex) *routeState {
 	rs := newRouteState(kindTLSRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
-	}
-	rs.judgeStream(refs, ix, g)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, g)
 	return rs
 }
 
 // judgeTCPRoute judges a TCPRoute's rule; it has no hostnames.
 func judgeTCPRoute(r *gwv1.TCPRoute, ix *input.Index, g *gatewayIndex) *routeState {
 	rs := newRouteState(kindTCPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
-	}
-	rs.judgeStream(refs, ix, g)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, g)
 	return rs
 }
 

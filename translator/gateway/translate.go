@@ -31,11 +31,12 @@ type Config struct {
 type Result struct {
 	Classes map[string]gwv1.GatewayClassStatus
 	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
-	// GRPCRoutes, TLSRoutes and TCPRoutes are those routes' statuses, as
-	// Routes the HTTPRoutes'.
+	// GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes are those routes'
+	// statuses, as Routes the HTTPRoutes'.
 	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
 	TLSRoutes  map[types.NamespacedName]gwv1.TLSRouteStatus
 	TCPRoutes  map[types.NamespacedName]gwv1.TCPRouteStatus
+	UDPRoutes  map[types.NamespacedName]gwv1.UDPRouteStatus
 	// Gateways are the Gateways of our accepted classes, sorted by
 	// namespace/name.
 	Gateways []*Gateway
@@ -58,6 +59,7 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{},
 		TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{},
 		TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{},
+		UDPRoutes:  map[types.NamespacedName]gwv1.UDPRouteStatus{},
 		Reach:      map[input.ServicePort][]types.NamespacedName{},
 		cfg:        cfg,
 	}
@@ -105,6 +107,9 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 	}
 	for _, r := range g.tcpRoutes {
 		judged = append(judged, judgeTCPRoute(r, ix, g))
+	}
+	for _, r := range g.udpRoutes {
+		judged = append(judged, judgeUDPRoute(r, ix, g))
 	}
 	var entries []routeEntry
 	for _, rs := range judged {
@@ -159,6 +164,8 @@ func (r *Result) setStatus(rs *routeState, st gwv1.RouteStatus) {
 		r.TLSRoutes[rs.nn] = gwv1.TLSRouteStatus{RouteStatus: st}
 	case kindTCPRoute:
 		r.TCPRoutes[rs.nn] = gwv1.TCPRouteStatus{RouteStatus: st}
+	case kindUDPRoute:
+		r.UDPRoutes[rs.nn] = gwv1.UDPRouteStatus{RouteStatus: st}
 	default:
 		r.Routes[rs.nn] = gwv1.HTTPRouteStatus{RouteStatus: st}
 	}

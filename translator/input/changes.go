@@ -22,6 +22,7 @@ const (
 	KindTLSRoute         Kind = "TLSRoute"
 	KindTCPRoute         Kind = "TCPRoute"
 	KindListenerSet      Kind = "ListenerSet"
+	KindUDPRoute         Kind = "UDPRoute"
 	KindReferenceGrant   Kind = "ReferenceGrant"
 	KindNamespace        Kind = "Namespace"
 )

@@ -18,26 +18,32 @@ type Index struct {
 	// kubernetes.io/service-name label.
 	SlicesByService map[types.NamespacedName][]*discoveryv1.EndpointSlice
 	// GRPCBackends are the Service ports GRPCRoutes name as backends;
-	// StreamBackends those TLSRoutes and TCPRoutes name.
-	GRPCBackends   RouteBackends
-	StreamBackends RouteBackends
+	// StreamBackends those TLSRoutes and TCPRoutes name; DatagramBackends
+	// those UDPRoutes name.
+	GRPCBackends     RouteBackends
+	StreamBackends   RouteBackends
+	DatagramBackends RouteBackends
 }
 
 // NewIndex indexes the namespaced objects of in.
 func NewIndex(in Inputs) *Index {
 	ix := &Index{
-		Services:        make(map[types.NamespacedName]*corev1.Service, len(in.Services)),
-		ConfigMaps:      make(map[types.NamespacedName]*corev1.ConfigMap, len(in.ConfigMaps)),
-		Secrets:         make(map[types.NamespacedName]*corev1.Secret, len(in.Secrets)),
-		SlicesByService: make(map[types.NamespacedName][]*discoveryv1.EndpointSlice),
-		GRPCBackends:    RouteBackends{},
-		StreamBackends:  RouteBackends{},
+		Services:         make(map[types.NamespacedName]*corev1.Service, len(in.Services)),
+		ConfigMaps:       make(map[types.NamespacedName]*corev1.ConfigMap, len(in.ConfigMaps)),
+		Secrets:          make(map[types.NamespacedName]*corev1.Secret, len(in.Secrets)),
+		SlicesByService:  make(map[types.NamespacedName][]*discoveryv1.EndpointSlice),
+		GRPCBackends:     RouteBackends{},
+		StreamBackends:   RouteBackends{},
+		DatagramBackends: RouteBackends{},
 	}
 	for _, r := range ByKey(in.TLSRoutes, func(r *gwv1.TLSRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
 		ix.StreamBackends.Add(TLSRouteBackends(r), 1)
 	}
 	for _, r := range ByKey(in.TCPRoutes, func(r *gwv1.TCPRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
 		ix.StreamBackends.Add(TCPRouteBackends(r), 1)
+	}
+	for _, r := range ByKey(in.UDPRoutes, func(r *gwv1.UDPRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
+		ix.DatagramBackends.Add(UDPRouteBackends(r), 1)
 	}
 	// The last object of a key wins, as everywhere.
 	for _, r := range ByKey(in.GRPCRoutes, func(r *gwv1.GRPCRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {

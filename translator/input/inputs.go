@@ -28,6 +28,7 @@ type Inputs struct {
 	TLSRoutes       []*gwv1.TLSRoute
 	TCPRoutes       []*gwv1.TCPRoute
 	ListenerSets    []*gwv1.ListenerSet
+	UDPRoutes       []*gwv1.UDPRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 }
@@ -60,6 +61,8 @@ func (in *Inputs) Add(obj metav1.Object) bool {
 		in.TCPRoutes = append(in.TCPRoutes, o)
 	case *gwv1.ListenerSet:
 		in.ListenerSets = append(in.ListenerSets, o)
+	case *gwv1.UDPRoute:
+		in.UDPRoutes = append(in.UDPRoutes, o)
 	case *gwv1.ReferenceGrant:
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
 	case *corev1.Namespace:

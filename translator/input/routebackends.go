@@ -8,7 +8,8 @@ import (
 // routes naming it; the Index keeps one for GRPCRoutes (those ports get a
 // cluster speaking HTTP/2, plan.GRPCClusterName) and one for TLSRoutes and
 // TCPRoutes (a raw cluster, plan.RawClusterName), each beside the port's
-// own. Counted from the objects alone, before any Gateway rule: a ref no
+// own, and one for UDPRoutes (the UDP port's only cluster,
+// plan.UDPClusterName). Counted from the objects alone, before any Gateway rule: a ref no
 // ReferenceGrant permits still counts (the extra cluster is harmless, and
 // a grant arriving later needs no recount).
 type RouteBackends map[ServicePort]int
@@ -43,20 +44,26 @@ func GRPCRouteBackends(r *gwv1.GRPCRoute) []ServicePort {
 
 // TLSRouteBackends are the Service ports a TLSRoute's backendRefs name.
 func TLSRouteBackends(r *gwv1.TLSRoute) []ServicePort {
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
-	}
-	return servicePortsOf(r.Namespace, refs)
+	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
 }
 
 // TCPRouteBackends are the Service ports a TCPRoute's backendRefs name.
 func TCPRouteBackends(r *gwv1.TCPRoute) []ServicePort {
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		refs = append(refs, rule.BackendRefs...)
+	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
+}
+
+// UDPRouteBackends are the Service ports a UDPRoute's backendRefs name.
+func UDPRouteBackends(r *gwv1.UDPRoute) []ServicePort {
+	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
+}
+
+// RulesBackendRefs are the backendRefs of a stream route's rules, in order.
+func RulesBackendRefs[R any](rules []R, refs func(R) []gwv1.BackendRef) []gwv1.BackendRef {
+	var out []gwv1.BackendRef
+	for _, rule := range rules {
+		out = append(out, refs(rule)...)
 	}
-	return servicePortsOf(r.Namespace, refs)
+	return out
 }
 
 // servicePortsOf are the Service ports refs name (core Services with a

@@ -30,6 +30,13 @@ func RawClusterName(namespace, service string, port int32) string {
 // RawOf is the raw cluster beside the port's cluster named cluster.
 func RawOf(cluster string) string { return cluster + "/tcp" }
 
+// UDPClusterName is the cluster UDPRoutes send a Service's UDP port's
+// datagrams to: the port's only cluster (a UDP port gets none of its own,
+// no BackendTLSPolicy applying to UDP), reading the UDP port's endpoints.
+func UDPClusterName(namespace, service string, port int32) string {
+	return ClusterName(namespace, service, port) + "/udp"
+}
+
 // GatewayFleet is the fleet (the Envoy node's cluster) that serves a
 // Gateway: `<namespace>/<gateway>`.
 func GatewayFleet(namespace, gateway string) string {

@@ -20,6 +20,9 @@ type Listener struct {
 	// Streams are the filter chains of TLS and TCP listeners: TCP proxied
 	// to backends, chosen by SNI (TLS) or the only one (TCP).
 	Streams []StreamChain `json:"streams,omitempty"`
+	// UDP is set for a port of UDP listeners: its datagrams are proxied
+	// by session, and the listener has nothing else.
+	UDP *UDPProxy `json:"udp,omitempty"`
 }
 
 // StreamChain is one TLS listener's hostname, or a TCP listener: the

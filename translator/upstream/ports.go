@@ -35,6 +35,8 @@ const (
 	// Raw has no TLS of its own, for TLSRoutes in Passthrough and
 	// TCPRoutes: RawClusterName.
 	Raw
+	// UDP is a UDP port's only cluster, for UDPRoutes: UDPClusterName.
+	UDP
 )
 
 // Ports lists the TCP ports of svc that get a cluster, in spec
@@ -45,8 +47,18 @@ const (
 //
 // A port some GRPCRoute names (grpc) gets an entry for its HTTP/2
 // cluster, one some TLSRoute or TCPRoute names (stream) one for its raw
-// cluster.
-func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, grpc, stream input.RouteBackends) []Port {
+// cluster. A UDP port some UDPRoute names (datagram) gets its UDP cluster,
+// after the TCP ports; no policy governs it (GEP-1897 refuses UDP).
+func Ports(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, grpc, stream, datagram input.RouteBackends) []Port {
+	out := tcpPorts(svc, nn, governors, grpc, stream)
+	if len(datagram) == 0 {
+		return out
+	}
+	return append(out, udpPorts(svc, nn, datagram)...)
+}
+
+// tcpPorts are the TCP ports' clusters of Ports.
+func tcpPorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, grpc, stream input.RouteBackends) []Port {
 	out := make([]Port, 0, len(svc.Spec.Ports))
 	byNumber := make(map[int32]int, len(svc.Spec.Ports))
 	for i, port := range svc.Spec.Ports {
@@ -117,6 +129,8 @@ func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Clus
 		c.Name, c.EDSName = plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), c.Name
 	case Raw:
 		c.Name, c.EDSName = plan.RawClusterName(nn.Namespace, nn.Name, p.Port), c.Name
+	case UDP:
+		c.Name = plan.UDPClusterName(nn.Namespace, nn.Name, p.Port) // its own endpoints: the UDP port's
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		if svc.Spec.ExternalName == "" {
@@ -128,7 +142,7 @@ func (p Port) Cluster(svc *corev1.Service, nn types.NamespacedName) (c plan.Clus
 		c.ExternalName, c.Port, c.EDSName = svc.Spec.ExternalName, uint32(p.Port), ""
 	}
 	switch {
-	case p.Variant == Raw:
+	case p.Variant == Raw || p.Variant == UDP:
 		tls = Plaintext // the client's own TLS, or TCP, goes through as it is
 	case p.Variant == GRPC && p.Governor == nil:
 		tls = H2C // gRPC in clear is HTTP/2 with prior knowledge

@@ -36,10 +36,10 @@ the translator reports on and gets the live object after a conflict
   resources: [referencegrants]
   verbs: [list, watch]
 - apiGroups: [gateway.networking.k8s.io]
-  resources: [backendtlspolicies, gateways, listenersets, httproutes, grpcroutes, tlsroutes, tcproutes]
+  resources: [backendtlspolicies, gateways, listenersets, httproutes, grpcroutes, tlsroutes, tcproutes, udproutes]
   verbs: [get, list, watch]
 - apiGroups: [gateway.networking.k8s.io]
-  resources: [backendtlspolicies/status, gateways/status, listenersets/status, httproutes/status, grpcroutes/status, tlsroutes/status, tcproutes/status]
+  resources: [backendtlspolicies/status, gateways/status, listenersets/status, httproutes/status, grpcroutes/status, tlsroutes/status, tcproutes/status, udproutes/status]
   verbs: [update]
 {{- end }}
 

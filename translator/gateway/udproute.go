@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+)
+
+// UDPRoutes carry datagrams: a route is its rules' backends (UDP ports of
+// Services), and a UDP listener proxies each client session to one of
+// them. UDP listeners of one port share one Envoy UDP listener, apart from
+// any TCP listener of the same number.
+
+// judgeUDPRoute judges a UDPRoute's rules; it has no hostnames.
+func judgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, g *gatewayIndex) *routeState {
+	rs := newRouteState(kindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, g)
+	return rs
+}
+
+// udpPorts plans a Gateway's served UDP listeners, one Envoy listener per
+// port, named <gateway>/<port>/udp.
+func (gs *Gateway) udpPorts(address string) []Port {
+	byPort := map[gwv1.PortNumber]*listenerState{}
+	for _, l := range gs.listeners {
+		// Two UDP listeners of a port conflict (markConflicts): at most
+		// one is served.
+		if l.datagram && l.served() {
+			byPort[l.spec.Port] = l
+		}
+	}
+	ports := make([]gwv1.PortNumber, 0, len(byPort))
+	for port := range byPort {
+		ports = append(ports, port)
+	}
+	slices.Sort(ports)
+	out := make([]Port, 0, len(ports))
+	for _, port := range ports {
+		l := byPort[port]
+		p := &plan.Listener{Name: fmt.Sprintf("%s/%d/udp", gatewayKey(gs.nn), port), Address: address, Port: uint32(port),
+			UDP: &plan.UDPProxy{Name: string(l.spec.Name), Backends: udpBackends(l)}}
+		out = append(out, Port{Plan: p})
+	}
+	return out
+}
+
+// udpBackends are the backends of the listener's oldest route (then first
+// by namespace/name): a UDP listener has one destination, and the newer
+// routes stay attached but unserved, as with TCP.
+func udpBackends(l *listenerState) []plan.WeightedBackend {
+	var oldest *routeState
+	for _, routes := range l.byHost {
+		for _, rs := range routes {
+			if oldest == nil || olderFirst(rs, oldest) {
+				oldest = rs
+			}
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	return oldest.stream
+}
