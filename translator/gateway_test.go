@@ -321,6 +321,10 @@ func gatewayInputs(t *testing.T, docs string) translator.Inputs {
 			o := &gwv1.ListenerSet{}
 			decode(o)
 			in.ListenerSets = append(in.ListenerSets, o)
+		case "UDPRoute":
+			o := &gwv1.UDPRoute{}
+			decode(o)
+			in.UDPRoutes = append(in.UDPRoutes, o)
 		case "GRPCRoute":
 			o := &gwv1.GRPCRoute{}
 			decode(o)

@@ -272,3 +272,48 @@ func ptrString(p *int32) string {
 	}
 	return fmt.Sprint(*p)
 }
+
+// A ListenerSet's UDP listener shares no socket with the Gateway's TCP
+// listener of the same number: it is not conflicted, a UDPRoute through
+// the set attaches, and the Gateway's fleet gets the UDP listener.
+func TestUDPListenerThroughListenerSet(t *testing.T) {
+	in := gatewayInputs(t, listenerSetGateway+`
+apiVersion: v1
+kind: Service
+metadata: {name: dns, namespace: team}
+spec: {ports: [{name: dns, port: 53, protocol: UDP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: team}
+spec:
+  parentRef: {name: gw, namespace: ns}
+  listeners: [{name: dns, protocol: UDP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: UDPRoute
+metadata: {name: dns, namespace: team}
+spec: {parentRefs: [{kind: ListenerSet, name: extra, sectionName: dns}], rules: [{backendRefs: [{name: dns, port: 53}]}]}`)
+	out := translator.Translate(in, nil, time.Now(), translator.Options{})
+	st := out.GatewayAPI.ListenerSets[teamSet]
+	if len(st.Listeners) != 1 {
+		t.Fatalf("ListenerSet listeners = %+v, want dns", st.Listeners)
+	}
+	wantCondition(t, "set listener dns", st.Listeners[0].Conditions, "Conflicted", metav1.ConditionFalse, "NoConflicts")
+	wantCondition(t, "set listener dns", st.Listeners[0].Conditions, "Programmed", metav1.ConditionTrue, "Programmed")
+	if st.Listeners[0].AttachedRoutes != 1 {
+		t.Errorf("set listener dns attachedRoutes = %d, want 1", st.Listeners[0].AttachedRoutes)
+	}
+	route := out.GatewayAPI.UDPRoutes[types.NamespacedName{Namespace: "team", Name: "dns"}]
+	if len(route.Parents) != 1 {
+		t.Fatalf("UDPRoute parents = %+v", route.Parents)
+	}
+	wantCondition(t, "UDPRoute dns", route.Parents[0].Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
+	var names []string
+	for _, l := range out.Fleets["ns/gw"].Listeners {
+		names = append(names, l.Name)
+	}
+	if !slices.Contains(names, "ns/gw/8080/udp") || !slices.Contains(names, "ns/gw/8080") {
+		t.Errorf("fleet listeners = %v, want ns/gw/8080 (the Gateway's HTTP) and ns/gw/8080/udp (the set's UDP)", names)
+	}
+}

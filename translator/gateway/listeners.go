@@ -271,12 +271,8 @@ func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[s
 // hostname conflict with each other. UDP ports are apart from TCP ports
 // of the same number: a UDP listener conflicts only with another UDP one.
 func markConflicts(ls []*listenerState) {
-	type socket struct {
-		port gwv1.PortNumber
-		udp  bool
-	}
-	protocols := map[socket]map[gwv1.ProtocolType]bool{}
-	socketOf := func(l *listenerState) socket { return socket{l.spec.Port, l.datagram} }
+	protocols := map[listenerSocket]map[gwv1.ProtocolType]bool{}
+	socketOf := (*listenerState).socket
 	for _, l := range ls {
 		if !l.accepted {
 			continue
@@ -359,3 +355,12 @@ func (g *gatewayIndex) admits(from gwv1.FromNamespaces, selector *metav1.LabelSe
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// listenerSocket is what a listener binds: a port number, as UDP or as
+// TCP. Listeners conflict only within one socket.
+type listenerSocket struct {
+	port gwv1.PortNumber
+	udp  bool
+}
+
+func (l *listenerState) socket() listenerSocket { return listenerSocket{l.spec.Port, l.datagram} }

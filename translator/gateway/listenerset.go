@@ -156,12 +156,12 @@ func (g *gatewayIndex) admitsListenerSet(gw *gwv1.Gateway, ns string) bool {
 // portClaims are the ports, protocols and hostnames taken by the
 // listeners earlier in a Gateway's merged list.
 type portClaims struct {
-	protocols map[gwv1.PortNumber]gwv1.ProtocolType
+	protocols map[listenerSocket]gwv1.ProtocolType
 	hostnames map[string]bool
 }
 
 func newPortClaims() portClaims {
-	return portClaims{protocols: map[gwv1.PortNumber]gwv1.ProtocolType{}, hostnames: map[string]bool{}}
+	return portClaims{protocols: map[listenerSocket]gwv1.ProtocolType{}, hostnames: map[string]bool{}}
 }
 
 func (c portClaims) hostKey(l *listenerState) string {
@@ -173,20 +173,20 @@ func (c portClaims) claim(l *listenerState) {
 	if !l.accepted {
 		return
 	}
-	if _, ok := c.protocols[l.spec.Port]; !ok {
-		c.protocols[l.spec.Port] = protocolClass(l.spec.Protocol)
+	if _, ok := c.protocols[l.socket()]; !ok {
+		c.protocols[l.socket()] = protocolClass(l.spec.Protocol)
 	}
 	c.hostnames[c.hostKey(l)] = true
 }
 
 // settle marks a ListenerSet listener conflicted when an earlier listener
-// holds its port with another protocol, or its port, protocol and
-// hostname; otherwise it claims them.
+// holds its socket (port, as UDP or TCP) with another protocol, or its
+// port, protocol and hostname; otherwise it claims them.
 func (c portClaims) settle(l *listenerState) {
 	if !l.accepted {
 		return
 	}
-	if p, ok := c.protocols[l.spec.Port]; ok && p != protocolClass(l.spec.Protocol) {
+	if p, ok := c.protocols[l.socket()]; ok && p != protocolClass(l.spec.Protocol) {
 		l.conflictReason = string(gwv1.ListenerReasonProtocolConflict)
 		l.conflictMsg = fmt.Sprintf("listener %s: port %d is taken by an earlier %s listener of the Gateway or its ListenerSets", l.spec.Name, l.spec.Port, p)
 		return

@@ -26,9 +26,9 @@ func judgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, g *gatewayIndex) *routeSta
 // port, named <gateway>/<port>/udp.
 func (gs *Gateway) udpPorts(address string) []Port {
 	byPort := map[gwv1.PortNumber]*listenerState{}
-	for _, l := range gs.listeners {
-		// Two UDP listeners of a port conflict (markConflicts): at most
-		// one is served.
+	for _, l := range gs.allListeners() {
+		// Two UDP listeners of a port conflict (markConflicts, or a
+		// ListenerSet's settle): at most one is served.
 		if l.datagram && l.served() {
 			byPort[l.spec.Port] = l
 		}
