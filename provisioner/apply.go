@@ -19,63 +19,45 @@ type write struct {
 	delete  func(context.Context, metav1.DeleteOptions) error
 }
 
-// writes are the calls for the objects of objs (namespace and name only
-// when objs comes from a Gateway no longer provisioned).
+// typedClient is what writes use of a typed client of one kind.
+type typedClient[T metav1.Object, A any] interface {
+	Apply(context.Context, A, metav1.ApplyOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+// writeOf is the calls of object name of kind k through c; config is
+// what apply sends, applied its AppliedAnnotation.
+func writeOf[T metav1.Object, A any](k kind, c typedClient[T, A], name string, config A, applied string) write {
+	return write{
+		kind: k, applied: applied,
+		apply: func(ctx context.Context, o metav1.ApplyOptions) error {
+			_, err := c.Apply(ctx, config, o)
+			return err
+		},
+		get:    func(ctx context.Context) (metav1.Object, error) { return c.Get(ctx, name, metav1.GetOptions{}) },
+		delete: func(ctx context.Context, o metav1.DeleteOptions) error { return c.Delete(ctx, name, o) },
+	}
+}
+
+// writesFor are the calls for the objects of objs (namespace and name only
+// when objs comes from a Gateway no longer provisioned: then only get and
+// delete are used).
 func (p *Provisioner) writesFor(objs *Objects) []write {
 	ns, name := objs.Namespace, objs.Name
 	core, apps := p.opts.Client.CoreV1(), p.opts.Client.AppsV1()
 	applied := func(a map[string]string) string { return a[AppliedAnnotation] }
-	w := []write{
-		{kind: kindServiceAccount,
-			apply: func(ctx context.Context, o metav1.ApplyOptions) error {
-				_, err := core.ServiceAccounts(ns).Apply(ctx, objs.ServiceAccount, o)
-				return err
-			},
-			get: func(ctx context.Context) (metav1.Object, error) {
-				return core.ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			delete: func(ctx context.Context, o metav1.DeleteOptions) error {
-				return core.ServiceAccounts(ns).Delete(ctx, name, o)
-			}},
-		{kind: kindConfigMap,
-			apply: func(ctx context.Context, o metav1.ApplyOptions) error {
-				_, err := core.ConfigMaps(ns).Apply(ctx, objs.ConfigMap, o)
-				return err
-			},
-			get: func(ctx context.Context) (metav1.Object, error) {
-				return core.ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			delete: func(ctx context.Context, o metav1.DeleteOptions) error {
-				return core.ConfigMaps(ns).Delete(ctx, name, o)
-			}},
-		{kind: kindDeployment,
-			apply: func(ctx context.Context, o metav1.ApplyOptions) error {
-				_, err := apps.Deployments(ns).Apply(ctx, objs.Deployment, o)
-				return err
-			},
-			get: func(ctx context.Context) (metav1.Object, error) {
-				return apps.Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			delete: func(ctx context.Context, o metav1.DeleteOptions) error {
-				return apps.Deployments(ns).Delete(ctx, name, o)
-			}},
-		{kind: kindService,
-			apply: func(ctx context.Context, o metav1.ApplyOptions) error {
-				_, err := core.Services(ns).Apply(ctx, objs.Service, o)
-				return err
-			},
-			get: func(ctx context.Context) (metav1.Object, error) {
-				return core.Services(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			delete: func(ctx context.Context, o metav1.DeleteOptions) error { return core.Services(ns).Delete(ctx, name, o) }},
-	}
+	var sa, cm, deploy, svc string
 	if objs.ServiceAccount != nil {
-		w[0].applied = applied(objs.ServiceAccount.Annotations)
-		w[1].applied = applied(objs.ConfigMap.Annotations)
-		w[2].applied = applied(objs.Deployment.Annotations)
-		w[3].applied = applied(objs.Service.Annotations)
+		sa, cm = applied(objs.ServiceAccount.Annotations), applied(objs.ConfigMap.Annotations)
+		deploy, svc = applied(objs.Deployment.Annotations), applied(objs.Service.Annotations)
 	}
-	return w
+	return []write{
+		writeOf(kindServiceAccount, core.ServiceAccounts(ns), name, objs.ServiceAccount, sa),
+		writeOf(kindConfigMap, core.ConfigMaps(ns), name, objs.ConfigMap, cm),
+		writeOf(kindDeployment, apps.Deployments(ns), name, objs.Deployment, deploy),
+		writeOf(kindService, core.Services(ns), name, objs.Service, svc),
+	}
 }
 
 // ensure applies each object whose live copy differs from objs (by

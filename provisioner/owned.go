@@ -2,6 +2,7 @@ package provisioner
 
 import (
 	"context"
+	"log/slog"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +35,7 @@ type owned struct {
 
 // changed hears of each add, update (deleted false) and delete of a
 // watched object, on the informers' goroutines.
-func newOwned(client kubernetes.Interface, namespaces []string, changed func(k kind, obj metav1.Object, deleted bool)) (*owned, error) {
+func newOwned(client kubernetes.Interface, namespaces []string, log *slog.Logger, changed func(k kind, obj metav1.Object, deleted bool)) (*owned, error) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
@@ -65,6 +66,13 @@ func newOwned(client kubernetes.Interface, namespaces []string, changed func(k k
 		}
 		for k, inf := range byKind {
 			if _, err := inf.AddEventHandler(handler(k)); err != nil {
+				return nil, err
+			}
+			// A refused list (RBAC) would otherwise only reach klog, and
+			// the provisioner would wait for the sync silently.
+			if err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+				log.Warn("watch of provisioned objects failed; retrying", "kind", k, "namespace", ns, "error", err)
+			}); err != nil {
 				return nil, err
 			}
 			if o.stores[k] == nil {

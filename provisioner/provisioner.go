@@ -95,7 +95,7 @@ func New(opts Options) (*Provisioner, error) {
 			return nil, err
 		}
 	}
-	owned, err := newOwned(opts.Client, opts.Namespaces, p.ownedChanged)
+	owned, err := newOwned(opts.Client, opts.Namespaces, p.log, p.ownedChanged)
 	if err != nil {
 		return nil, err
 	}

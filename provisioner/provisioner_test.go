@@ -93,12 +93,10 @@ func stillWrites(t *testing.T, client *fake.Clientset, n int, why string) {
 	}
 }
 
-func TestProvisionerWritesOnlyChanges(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	client := fake.NewClientset()
-	gw := infraGateway()
-	nn := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
+// startProvisioner runs a Provisioner on client (not leading) over a
+// cache holding gw, until ctx ends.
+func startProvisioner(ctx context.Context, t *testing.T, client *fake.Clientset, gw *gwv1.Gateway) (*Provisioner, *gatewayCache) {
+	t.Helper()
 	cache := &gatewayCache{gateways: map[types.NamespacedName]*gwv1.Gateway{}}
 	cache.set(gw)
 	p, err := New(Options{Client: client, Cache: cache, Controller: controller, Config: testConfig})
@@ -106,6 +104,15 @@ func TestProvisionerWritesOnlyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	go p.Run(ctx)
+	return p, cache
+}
+
+func TestProvisionerWritesOnlyChanges(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	gw := infraGateway()
+	p, cache := startProvisioner(ctx, t, client, gw)
 
 	t.Log("not leading: reports write nothing")
 	p.ReportGatewayAPI(statusesWith(gw, true))
@@ -197,7 +204,6 @@ func TestProvisionerWritesOnlyChanges(t *testing.T) {
 	cache.set(infraGateway())
 	p.ReportGatewayAPI(statusesWith(gw, true))
 	stillWrites(t, client, n, "after the term")
-	_ = nn
 }
 
 func getErr[T any](_ T, err error) error { return err }
@@ -211,13 +217,7 @@ func TestProvisionerLeavesForeignObjects(t *testing.T) {
 	if _, err := client.CoreV1().ServiceAccounts("shop").Create(ctx, serviceAccount("shop", "tlsplane-edge"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cache := &gatewayCache{gateways: map[types.NamespacedName]*gwv1.Gateway{}}
-	cache.set(gw)
-	p, err := New(Options{Client: client, Cache: cache, Controller: controller, Config: testConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Run(ctx)
+	p, _ := startProvisioner(ctx, t, client, gw)
 	go p.Lead(ctx)
 	p.ReportGatewayAPI(statusesWith(gw, true))
 	waitFor(t, "the other three applied", func() error {
