@@ -28,7 +28,7 @@ func TestBootstrapEnvoyValidates(t *testing.T) {
 	withTLS.XDSClientSecret = "edge-xds-client"
 	for name, cfg := range map[string]Config{"plaintext": testConfig, "mutual-tls": withTLS} {
 		t.Run(name, func(t *testing.T) {
-			objs, err := Build(infraGateway(), controller, cfg)
+			objs, err := Build(infraGateway(), nil, controller, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

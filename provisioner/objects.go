@@ -24,14 +24,15 @@ type Objects struct {
 	Service         *corev1ac.ServiceApplyConfiguration
 }
 
-// Build is what Gateway gw should have, provisioned by controller.
-func Build(gw *gwv1.Gateway, controller gwv1.GatewayController, cfg Config) (*Objects, error) {
+// Build is what Gateway gw should have, provisioned by controller; the
+// listeners of its accepted listenerSets are its too.
+func Build(gw *gwv1.Gateway, listenerSets []*gwv1.ListenerSet, controller gwv1.GatewayController, cfg Config) (*Objects, error) {
 	if err := checkName(gw); err != nil {
 		return nil, err
 	}
 	ns, name := gw.Namespace, ObjectName(gw.Name)
 	labels, annotations := labelsFor(gw), annotationsFor(gw, controller)
-	ports := listenerPorts(gw)
+	ports := listenerPorts(gw, listenerSets)
 	envoy := portsFor(ports)
 	boot, err := bootstrap(gw.Namespace+"/"+gw.Name, cfg, envoy)
 	if err != nil {

@@ -39,7 +39,7 @@ func infraGateway() *gwv1.Gateway {
 }
 
 func TestBuildMetadata(t *testing.T) {
-	objs, err := Build(infraGateway(), controller, testConfig)
+	objs, err := Build(infraGateway(), nil, controller, testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestBuildMetadata(t *testing.T) {
 }
 
 func TestBuildServicePorts(t *testing.T) {
-	objs, err := Build(infraGateway(), controller, testConfig)
+	objs, err := Build(infraGateway(), nil, controller, testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +119,17 @@ func TestBuildServicePorts(t *testing.T) {
 	if *objs.Service.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		t.Errorf("Service type %s", *objs.Service.Spec.Type)
 	}
+	objs, _ = Build(infraGateway(), []*gwv1.ListenerSet{listenerSet("shop", "more", "edge", 8443), listenerSet("shop", "dup", "edge", 443)}, controller, testConfig)
+	got = nil
+	for _, p := range objs.Service.Spec.Ports {
+		got = append(got, *p.Name)
+	}
+	if want := "udp-53 tcp-80 tcp-443 tcp-8443 tcp-19000"; strings.Join(got, " ") != want {
+		t.Errorf("with ListenerSets: Service ports %q, want %q", strings.Join(got, " "), want)
+	}
 	cfg := testConfig
 	cfg.ServiceType = corev1.ServiceTypeNodePort
-	objs, _ = Build(infraGateway(), controller, cfg)
+	objs, _ = Build(infraGateway(), nil, controller, cfg)
 	if *objs.Service.Spec.Type != corev1.ServiceTypeNodePort {
 		t.Errorf("Service type %s, want NodePort", *objs.Service.Spec.Type)
 	}
@@ -138,7 +146,7 @@ func bootstrapOf(t *testing.T, objs *Objects) map[string]any {
 }
 
 func TestBuildBootstrap(t *testing.T) {
-	objs, err := Build(infraGateway(), controller, testConfig)
+	objs, err := Build(infraGateway(), nil, controller, testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +176,7 @@ func TestBuildBootstrap(t *testing.T) {
 func TestBuildXDSClientSecret(t *testing.T) {
 	cfg := testConfig
 	cfg.XDSClientSecret = GatewayPlaceholder + "-xds-client"
-	objs, err := Build(infraGateway(), controller, cfg)
+	objs, err := Build(infraGateway(), nil, controller, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +195,7 @@ func TestBuildXDSClientSecret(t *testing.T) {
 	}
 
 	cfg.XDSAddress = "10.0.0.7:18000"
-	objs, _ = Build(infraGateway(), controller, cfg)
+	objs, _ = Build(infraGateway(), nil, controller, cfg)
 	text = objs.ConfigMap.Data[bootstrapKey]
 	if strings.Contains(text, `"sni"`) || !strings.Contains(text, `"san_type": "IP_ADDRESS"`) {
 		t.Errorf("an IP xDS address: want no SNI and an IP SAN:\n%s", text)
@@ -197,7 +205,7 @@ func TestBuildXDSClientSecret(t *testing.T) {
 func TestBuildNames(t *testing.T) {
 	gw := infraGateway()
 	gw.Name = "edge.example"
-	objs, err := Build(gw, controller, testConfig)
+	objs, err := Build(gw, nil, controller, testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +216,7 @@ func TestBuildNames(t *testing.T) {
 		t.Errorf("gateway-name label %q", objs.Service.Labels[gwv1.GatewayNameLabelKey])
 	}
 	gw.Name = strings.Repeat("a", 64)
-	if _, err := Build(gw, controller, testConfig); err == nil || !strings.Contains(err.Error(), "gateway-name") {
+	if _, err := Build(gw, nil, controller, testConfig); err == nil || !strings.Contains(err.Error(), "gateway-name") {
 		t.Errorf("a 64-character name: %v, want a refusal naming the label", err)
 	}
 }
@@ -216,14 +224,14 @@ func TestBuildNames(t *testing.T) {
 // An edit of anything provisioned changes its applied hash; the same
 // Gateway gives the same hashes.
 func TestBuildAppliedHash(t *testing.T) {
-	a, _ := Build(infraGateway(), controller, testConfig)
-	b, _ := Build(infraGateway(), controller, testConfig)
+	a, _ := Build(infraGateway(), nil, controller, testConfig)
+	b, _ := Build(infraGateway(), nil, controller, testConfig)
 	if a.Deployment.Annotations[AppliedAnnotation] != b.Deployment.Annotations[AppliedAnnotation] {
 		t.Fatal("the same Gateway built twice gives different hashes")
 	}
 	gw := infraGateway()
 	gw.Spec.Infrastructure.Labels["team"] = "checkout"
-	c, _ := Build(gw, controller, testConfig)
+	c, _ := Build(gw, nil, controller, testConfig)
 	for kind, pair := range map[string][2]map[string]string{
 		"ServiceAccount": {a.ServiceAccount.Annotations, c.ServiceAccount.Annotations},
 		"ConfigMap":      {a.ConfigMap.Annotations, c.ConfigMap.Annotations},

@@ -17,17 +17,26 @@ type servicePort struct {
 	protocol corev1.Protocol
 }
 
-// listenerPorts are the Gateway's listener ports, once each per protocol
-// (UDP for UDP listeners, TCP for every other), sorted.
-func listenerPorts(gw *gwv1.Gateway) []servicePort {
+// listenerPorts are the listener ports of the Gateway and its
+// ListenerSets, once each per protocol (UDP for UDP listeners, TCP for
+// every other), sorted.
+func listenerPorts(gw *gwv1.Gateway, listenerSets []*gwv1.ListenerSet) []servicePort {
 	var out []servicePort
-	for _, l := range gw.Spec.Listeners {
-		sp := servicePort{port: int32(l.Port), protocol: corev1.ProtocolTCP}
-		if l.Protocol == gwv1.UDPProtocolType {
+	add := func(port gwv1.PortNumber, protocol gwv1.ProtocolType) {
+		sp := servicePort{port: int32(port), protocol: corev1.ProtocolTCP}
+		if protocol == gwv1.UDPProtocolType {
 			sp.protocol = corev1.ProtocolUDP
 		}
 		if !slices.Contains(out, sp) {
 			out = append(out, sp)
+		}
+	}
+	for _, l := range gw.Spec.Listeners {
+		add(l.Port, l.Protocol)
+	}
+	for _, ls := range listenerSets {
+		for _, l := range ls.Spec.Listeners {
+			add(l.Port, l.Protocol)
 		}
 	}
 	slices.SortFunc(out, func(a, b servicePort) int {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,10 +24,11 @@ import (
 // someone else (replicas scaled by an autoscaler) is left to them.
 const FieldManager = "tlsplane-provisioner"
 
-// GatewayCache is the informers' copy of the Gateways; *informers.Source
-// is one.
+// GatewayCache is the informers' copy of the Gateways and ListenerSets;
+// *informers.Source is one.
 type GatewayCache interface {
 	Gateway(types.NamespacedName) (*gwv1.Gateway, bool)
+	ListenerSet(types.NamespacedName) (*gwv1.ListenerSet, bool)
 }
 
 // Options configure a Provisioner.
@@ -57,6 +60,9 @@ type Provisioner struct {
 	// ours are the Gateways of our classes; accepted those of them
 	// Accepted, which are provisioned.
 	ours, accepted map[types.NamespacedName]bool
+	// listenerSets are the accepted ListenerSets of each Gateway, sorted:
+	// their listeners are the Gateway's too.
+	listenerSets map[types.NamespacedName][]types.NamespacedName
 	// queued is the UID and generation each accepted Gateway was last
 	// queued with: a report that changes neither queues nothing.
 	queued map[types.NamespacedName]string
@@ -118,8 +124,6 @@ func (p *Provisioner) Report(map[types.NamespacedName]gwv1.PolicyStatus) {}
 // ReportGatewayAPI records which Gateways are ours and accepted, and
 // queues those whose spec (generation) or standing changed.
 func (p *Provisioner) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	ours, accepted := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	for nn, st := range statuses.Gateways {
 		ours[nn] = true
@@ -127,17 +131,22 @@ func (p *Provisioner) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 			accepted[nn] = true
 		}
 	}
-	for nn := range p.ours {
+	sets := p.acceptedListenerSets(statuses.ListenerSets)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wasOurs, was := p.ours, p.accepted
+	p.ours, p.accepted, p.listenerSets = ours, accepted, sets
+	for nn := range wasOurs {
 		if !ours[nn] {
-			p.queueLocked(nn) // left our classes: what it has goes
+			p.queueLocked(nn) // left our classes (or deleted): what it has goes
+			delete(p.queued, nn)
 		}
 	}
 	for nn := range accepted {
-		if !p.accepted[nn] || p.queued[nn] != p.version(nn) {
+		if !was[nn] || p.queued[nn] != p.versionLocked(nn) {
 			p.queueLocked(nn)
 		}
 	}
-	p.ours, p.accepted = ours, accepted
 	select {
 	case <-p.reported:
 	default:
@@ -145,13 +154,53 @@ func (p *Provisioner) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	}
 }
 
-// version is what makes a Gateway's objects: its UID and generation.
-func (p *Provisioner) version(nn types.NamespacedName) string {
+// acceptedListenerSets are the Accepted ListenerSets by parent Gateway.
+func (p *Provisioner) acceptedListenerSets(statuses map[types.NamespacedName]gwv1.ListenerSetStatus) map[types.NamespacedName][]types.NamespacedName {
+	out := map[types.NamespacedName][]types.NamespacedName{}
+	for nn, st := range statuses {
+		if !meta.IsStatusConditionTrue(st.Conditions, string(gwv1.ListenerSetConditionAccepted)) {
+			continue
+		}
+		ls, ok := p.opts.Cache.ListenerSet(nn)
+		if !ok {
+			continue
+		}
+		parent := types.NamespacedName{Namespace: ls.Namespace, Name: string(ls.Spec.ParentRef.Name)}
+		if ns := ls.Spec.ParentRef.Namespace; ns != nil && *ns != "" {
+			parent.Namespace = string(*ns)
+		}
+		out[parent] = append(out[parent], nn)
+	}
+	for _, sets := range out {
+		slices.SortFunc(sets, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	}
+	return out
+}
+
+// listenerSetsLocked are the cached accepted ListenerSets of Gateway nn;
+// p.mu is held.
+func (p *Provisioner) listenerSetsLocked(nn types.NamespacedName) []*gwv1.ListenerSet {
+	var out []*gwv1.ListenerSet
+	for _, set := range p.listenerSets[nn] {
+		if ls, ok := p.opts.Cache.ListenerSet(set); ok {
+			out = append(out, ls)
+		}
+	}
+	return out
+}
+
+// versionLocked is what makes a Gateway's objects: its UID and generation,
+// and those of its accepted ListenerSets; p.mu is held.
+func (p *Provisioner) versionLocked(nn types.NamespacedName) string {
 	gw, ok := p.opts.Cache.Gateway(nn)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%s/%d", gw.UID, gw.Generation)
+	v := fmt.Sprintf("%s/%d", gw.UID, gw.Generation)
+	for _, ls := range p.listenerSetsLocked(nn) {
+		v += fmt.Sprintf(" %s/%s/%d", ls.Name, ls.UID, ls.Generation)
+	}
+	return v
 }
 
 // queueLocked queues nn while leading; p.mu is held.
@@ -159,7 +208,7 @@ func (p *Provisioner) queueLocked(nn types.NamespacedName) {
 	if p.queue == nil {
 		return // the next term checks every Gateway
 	}
-	p.queued[nn] = p.version(nn)
+	p.queued[nn] = p.versionLocked(nn)
 	p.queue.Add(nn)
 }
 
@@ -269,11 +318,11 @@ func (p *Provisioner) sync(ctx context.Context, nn types.NamespacedName) error {
 		return nil
 	}
 	p.mu.Lock()
-	ours, accepted := p.ours[nn], p.accepted[nn]
+	ours, accepted, sets := p.ours[nn], p.accepted[nn], p.listenerSetsLocked(nn)
 	p.mu.Unlock()
 	switch {
 	case accepted:
-		objs, err := Build(gw, p.opts.Controller, p.opts.Config)
+		objs, err := Build(gw, sets, p.opts.Controller, p.opts.Config)
 		if err != nil {
 			p.log.Warn("not provisioned", "gateway", nn.String(), "error", err)
 			return nil // retrying cannot help: the next change of the Gateway is checked

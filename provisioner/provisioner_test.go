@@ -17,10 +17,18 @@ import (
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// gatewayCache stands in for the informers' Gateways.
+// gatewayCache stands in for the informers' Gateways and ListenerSets.
 type gatewayCache struct {
-	mu       sync.Mutex
-	gateways map[types.NamespacedName]*gwv1.Gateway
+	mu           sync.Mutex
+	gateways     map[types.NamespacedName]*gwv1.Gateway
+	listenerSets map[types.NamespacedName]*gwv1.ListenerSet
+}
+
+func (c *gatewayCache) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ls, ok := c.listenerSets[nn]
+	return ls, ok
 }
 
 func (c *gatewayCache) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
@@ -97,7 +105,7 @@ func stillWrites(t *testing.T, client *fake.Clientset, n int, why string) {
 // cache holding gw, until ctx ends.
 func startProvisioner(ctx context.Context, t *testing.T, client *fake.Clientset, gw *gwv1.Gateway) (*Provisioner, *gatewayCache) {
 	t.Helper()
-	cache := &gatewayCache{gateways: map[types.NamespacedName]*gwv1.Gateway{}}
+	cache := &gatewayCache{gateways: map[types.NamespacedName]*gwv1.Gateway{}, listenerSets: map[types.NamespacedName]*gwv1.ListenerSet{}}
 	cache.set(gw)
 	p, err := New(Options{Client: client, Cache: cache, Controller: controller, Config: testConfig})
 	if err != nil {
@@ -162,6 +170,32 @@ func TestProvisionerWritesOnlyChanges(t *testing.T) {
 		return nil
 	})
 	stillWrites(t, client, 8, "after the change")
+
+	t.Log("an accepted ListenerSet adds port 8443: only the Service changes")
+	ls := listenerSet("shop", "more", "edge", 8443)
+	cache.mu.Lock()
+	cache.listenerSets[types.NamespacedName{Namespace: "shop", Name: "more"}] = ls
+	cache.mu.Unlock()
+	withSet := statusesWith(changed, true)
+	withSet.ListenerSets = map[types.NamespacedName]gwv1.ListenerSetStatus{{Namespace: "shop", Name: "more"}: {
+		Conditions: []metav1.Condition{{Type: string(gwv1.ListenerSetConditionAccepted), Status: metav1.ConditionTrue}}}}
+	p.ReportGatewayAPI(withSet)
+	waitFor(t, "port 8443 on the Service", func() error {
+		svc, err := client.CoreV1().Services("shop").Get(ctx, "tlsplane-edge", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, port := range svc.Spec.Ports {
+			if port.Port == 8443 {
+				return nil
+			}
+		}
+		return fmt.Errorf("ports %v", svc.Spec.Ports)
+	})
+	stillWrites(t, client, 9, "a ListenerSet's port")
+	if w := writes(client); w["patch services"] != 3 {
+		t.Errorf("writes %v: want only the Service written again", w)
+	}
 
 	t.Log("someone deletes the Service: it is put back")
 	if err := client.CoreV1().Services("shop").Delete(ctx, "tlsplane-edge", metav1.DeleteOptions{}); err != nil {
@@ -236,6 +270,16 @@ func TestProvisionerLeavesForeignObjects(t *testing.T) {
 		if a.GetVerb() == "patch" {
 			t.Errorf("wrote %v", a.(k8stesting.PatchAction).GetName())
 		}
+	}
+}
+
+func listenerSet(ns, name, gateway string, port gwv1.PortNumber) *gwv1.ListenerSet {
+	return &gwv1.ListenerSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "ls-uid", Generation: 1},
+		Spec: gwv1.ListenerSetSpec{
+			ParentRef: gwv1.ParentGatewayReference{Name: gwv1.ObjectName(gateway)},
+			Listeners: []gwv1.ListenerEntry{{Name: "extra", Protocol: gwv1.HTTPSProtocolType, Port: port}},
+		},
 	}
 }
 
