@@ -22,7 +22,8 @@ import (
 // an accepted Gateway gets a ServiceAccount, bootstrap ConfigMap,
 // Deployment and Service carrying its spec.infrastructure labels and
 // annotations and owned by it, as do the ReplicaSet and Pod the
-// controllers make from them; a changed infrastructure label reaches them
+// controllers make from them (in a namespace enforcing the restricted Pod
+// Security Standard); a changed infrastructure label reaches them
 // all with one write per object and nothing more; deleting the Gateway
 // deletes them all.
 func TestGatewayProvisioner(t *testing.T) {
@@ -36,6 +37,22 @@ func TestGatewayProvisioner(t *testing.T) {
 	kubeconfig := serviceAccountKubeconfig(t)
 	applyDeploy(t, "provisioner-rbac.yaml", false)
 	ns := newNamespace(t, c)
+	// The Envoy Pods must pass the restricted Pod Security Standard: the
+	// ReplicaSet controller could not create them otherwise.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := c.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+		_, err = c.kube.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	cp := startTLSPlane(t, "tlsplane", kubeconfig, append(leaseFlags("provisioner"), "--namespaces", ns,
 		"--provision-gateways", "--gateway-xds-address", "tlsplane-xds.tlsplane-system.svc:18000")...)
 
