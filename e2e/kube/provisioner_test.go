@@ -56,14 +56,7 @@ func TestGatewayProvisioner(t *testing.T) {
 	cp := startTLSPlane(t, "tlsplane", kubeconfig, append(leaseFlags("provisioner"), "--namespaces", ns,
 		"--provision-gateways", "--gateway-xds-address", "tlsplane-xds.tlsplane-system.svc:18000")...)
 
-	class := "tlsplane-" + ns[strings.LastIndex(ns, "-")+1:]
-	if _, err := c.gateway.GatewayV1().GatewayClasses().Create(ctx, &gwv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: class},
-		Spec:       gwv1.GatewayClassSpec{ControllerName: controller},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.gateway.GatewayV1().GatewayClasses().Delete(ctx, class, metav1.DeleteOptions{}) })
+	class := createClass(t, c, ns)
 	gw, err := c.gateway.GatewayV1().Gateways(ns).Create(ctx, &gwv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
 		Spec: gwv1.GatewaySpec{
@@ -165,6 +158,22 @@ func TestGatewayProvisioner(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// createClass creates a GatewayClass of ours named after namespace ns,
+// deleted at the end.
+func createClass(t *testing.T, c clients, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	class := "tlsplane-" + ns[strings.LastIndex(ns, "-")+1:]
+	if _, err := c.gateway.GatewayV1().GatewayClasses().Create(ctx, &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: class},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: controller},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.gateway.GatewayV1().GatewayClasses().Delete(ctx, class, metav1.DeleteOptions{}) })
+	return class
 }
 
 // provisioned checks the four objects ns/name: labels and annotations
