@@ -23,8 +23,16 @@ import (
 // it (its node id from --service-node), in a network namespace standing in
 // for the Pod: it connects to tlsplane (--gateway-xds-address), gets the
 // Gateway's listener, answers GET /ready on the readiness port the
-// Deployment probes, and nothing else of its admin there.
+// Deployment probes, and nothing else of its admin there. Once over
+// plaintext xDS, once over mutual TLS with the client Secret's files where
+// the Deployment mounts them (the xDS address an IP, so the server
+// certificate carries it as an IP SAN).
 func TestProvisionedEnvoyServesGateway(t *testing.T) {
+	t.Run("plaintext", func(t *testing.T) { provisionedEnvoy(t, false) })
+	t.Run("mutual-tls", func(t *testing.T) { provisionedEnvoy(t, true) })
+}
+
+func provisionedEnvoy(t *testing.T, mutualTLS bool) {
 	envoy := envoyBinary(t)
 	pod := newBackendNet(t)
 	c := adminClients(t)
@@ -32,10 +40,24 @@ func TestProvisionedEnvoyServesGateway(t *testing.T) {
 	ns := newNamespace(t, c)
 	xdsPort := harness.FreePort(t)
 	xds := net.JoinHostPort(pod.hostIP, strconv.Itoa(xdsPort))
+	dir := t.TempDir()
+	security := []string{"--insecure-xds"}
+	var ca *harness.Authority
+	if mutualTLS {
+		ca = harness.NewAuthority(t, "xds CA")
+		server := ca.IssueFiles(t, harness.LeafSpec{CommonName: "tlsplane", IPs: []net.IP{net.ParseIP(pod.hostIP)}},
+			filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"))
+		caFile := filepath.Join(dir, "ca.crt")
+		if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		security = []string{"--xds-tls-cert", server.CertFile, "--xds-tls-key", server.KeyFile, "--xds-client-ca", caFile,
+			"--gateway-xds-client-secret", "{gateway}-xds-client"}
+	}
 	p := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: tlsplaneBin, LogDir: t.TempDir(), Name: "tlsplane", XDSHost: pod.hostIP, XDSPort: xdsPort,
-		Args: append([]string{"--kubeconfig", serviceAccountKubeconfig(t), "--log-level", "debug", "--insecure-xds", "--namespaces", ns,
-			"--provision-gateways", "--gateway-xds-address", xds, "--gateway-service-type", "ClusterIP"}, leaseFlags("provisioner-envoy")...),
+		Args: append(append([]string{"--kubeconfig", serviceAccountKubeconfig(t), "--log-level", "debug", "--namespaces", ns,
+			"--provision-gateways", "--gateway-xds-address", xds, "--gateway-service-type", "ClusterIP"}, security...), leaseFlags("provisioner-envoy")...),
 		Env: []string{"POD_NAME=tlsplane"}, ReadyTimeout: 60 * time.Second,
 	})
 	showLogOnFailure(t, p.Process, 20*time.Second, 6000)
@@ -60,7 +82,26 @@ func TestProvisionedEnvoyServesGateway(t *testing.T) {
 		boot = cm.Data["bootstrap.json"]
 		return nil
 	})
-	dir := t.TempDir()
+	if mutualTLS {
+		// What the kubelet would mount from the Secret edge-xds-client.
+		d, err := c.kube.AppsV1().Deployments(ns).Get(ctx, "tlsplane-edge", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vols := d.Spec.Template.Spec.Volumes; len(vols) != 2 || vols[1].Secret == nil || vols[1].Secret.SecretName != "edge-xds-client" {
+			t.Fatalf("Deployment volumes %+v: want the Secret edge-xds-client", vols)
+		}
+		mount := filepath.Join(dir, "xds-tls")
+		if err := os.Mkdir(mount, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ca.IssueFiles(t, harness.LeafSpec{CommonName: "edge", URIs: []string{"spiffe://cluster.local/fleet/" + ns + "/edge"}, Client: true},
+			filepath.Join(mount, "tls.crt"), filepath.Join(mount, "tls.key"))
+		if err := os.WriteFile(filepath.Join(mount, "ca.crt"), ca.PEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		boot = strings.ReplaceAll(boot, "/etc/tlsplane/xds-tls", mount)
+	}
 	path := filepath.Join(dir, "bootstrap.json")
 	if err := os.WriteFile(path, []byte(boot), 0o644); err != nil {
 		t.Fatal(err)
