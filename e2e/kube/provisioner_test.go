@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,15 +17,15 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
 )
 
-// TestGatewayProvisioner runs tlsplane --provision-gateways with deploy/'s
-// ServiceAccount and provisioner RBAC, beside the real
+// TestGatewayProvisioner runs two replicas of tlsplane --provision-gateways
+// with deploy/'s ServiceAccount and provisioner RBAC, beside the real
 // kube-controller-manager (Deployments, ReplicaSets, garbage collector):
 // an accepted Gateway gets a ServiceAccount, bootstrap ConfigMap,
 // Deployment and Service carrying its spec.infrastructure labels and
 // annotations and owned by it, as do the ReplicaSet and Pod the
 // controllers make from them (in a namespace enforcing the restricted Pod
 // Security Standard); a changed infrastructure label reaches them
-// all with one write per object and nothing more; deleting the Gateway
+// all with one write per object, by the leader, and nothing more; deleting the Gateway
 // deletes them all.
 func TestGatewayProvisioner(t *testing.T) {
 	kcm, err := api.StartControllerManager(apiserver.ClusterControllers)
@@ -53,8 +54,10 @@ func TestGatewayProvisioner(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cp := startTLSPlane(t, "tlsplane", kubeconfig, append(leaseFlags("provisioner"), "--namespaces", ns,
-		"--provision-gateways", "--gateway-xds-address", "tlsplane-xds.tlsplane-system.svc:18000")...)
+	flags := append(leaseFlags("provisioner"), "--namespaces", ns,
+		"--provision-gateways", "--gateway-xds-address", "tlsplane-xds.tlsplane-system.svc:18000")
+	// Two replicas: only the Lease holder provisions.
+	replicas := []*controlPlane{startTLSPlane(t, "tlsplane-1", kubeconfig, flags...), startTLSPlane(t, "tlsplane-2", kubeconfig, flags...)}
 
 	class := createClass(t, c, ns)
 	gw, err := c.gateway.GatewayV1().Gateways(ns).Create(ctx, &gwv1.Gateway{
@@ -114,13 +117,18 @@ func TestGatewayProvisioner(t *testing.T) {
 	})
 	eventually(t, statusWait, "a ReplicaSet and Pod relabelled", func() error { return podsCarry(ctx, c, ns, labels, annotations) })
 	// The status writer's Gateway writes and the objects' own events
-	// since must not have caused writes: four creates, four updates.
+	// since must not have caused writes: four creates, four updates, all
+	// by the leader.
 	time.Sleep(3 * time.Second)
-	if writes := cp.metricSum(t, "tlsplane_gateway_provisioner_writes_total", `operation="apply"`, `result="ok"`); writes != "8" {
-		t.Errorf("tlsplane_gateway_provisioner_writes_total{operation=apply} = %s, want 8 (four objects created, then updated once)", writes)
+	var applies []string
+	for _, cp := range replicas {
+		applies = append(applies, cp.metricSum(t, "tlsplane_gateway_provisioner_writes_total", `operation="apply"`, `result="ok"`))
+		if errs := cp.metricSum(t, "tlsplane_gateway_provisioner_writes_total", `result="error"`); errs != "0" {
+			t.Errorf("%s: provisioner write errors: %s", cp.name, errs)
+		}
 	}
-	if errs := cp.metricSum(t, "tlsplane_gateway_provisioner_writes_total", `result="error"`); errs != "0" {
-		t.Errorf("provisioner write errors: %s", errs)
+	if slices.Sort(applies); !slices.Equal(applies, []string{"0", "8"}) {
+		t.Errorf("tlsplane_gateway_provisioner_writes_total{operation=apply} of the two replicas: %v, want 8 by the leader (four objects created, then updated once) and 0 by the other", applies)
 	}
 
 	t.Log("the Gateway is deleted: the garbage collector deletes everything")
