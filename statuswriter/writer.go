@@ -49,8 +49,12 @@ type Options struct {
 	// default controller rate limiter (per-item exponential backoff and an
 	// overall 10 qps, burst 100).
 	RateLimiter workqueue.TypedRateLimiter[Object]
-	Logger      *slog.Logger
-	Registerer  prometheus.Registerer
+	// Leading, when set, runs beside the writes during each term (at once
+	// without an election) and must return when its ctx, the term's, ends:
+	// other writes that only the leader makes (the Gateway provisioner).
+	Leading    func(ctx context.Context)
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 // Election is the Lease that decides which replica writes status.
@@ -171,6 +175,13 @@ func (w *Writer) lead(ctx context.Context) {
 	w.log.Info("writing status", "controller", w.opts.Controller)
 
 	var wg sync.WaitGroup
+	if w.opts.Leading != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.opts.Leading(ctx)
+		}()
+	}
 	for range w.opts.Workers {
 		wg.Add(1)
 		go func() {

@@ -24,6 +24,7 @@ import (
 	"github.com/tlsplane/tlsplane/informers"
 	"github.com/tlsplane/tlsplane/peers"
 	"github.com/tlsplane/tlsplane/pipeline"
+	"github.com/tlsplane/tlsplane/provisioner"
 	"github.com/tlsplane/tlsplane/statuswriter"
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -77,7 +78,7 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 // build starts nothing; it returns the source and the status sink of
 // Kubernetes mode. The caller runs the source, which also runs the status
 // writer, so both stop before serve returns.
-func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController, tracker *handshakes.Tracker) (pipeline.Source, pipeline.StatusSink, error) {
+func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController, tracker *handshakes.Tracker, provision *provisionFlags) (pipeline.Source, pipeline.StatusSink, error) {
 	cfg, err := k.restConfig(logger)
 	if err != nil {
 		return nil, nil, err
@@ -123,6 +124,19 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 		Logger:     logger,
 		Registerer: reg,
 	}
+	var prov *provisioner.Provisioner
+	if provision != nil && provision.enabled {
+		// It writes only while the status writer leads: one writer of
+		// the provisioned objects, whatever the replicas' versions.
+		prov, err = provisioner.New(provisioner.Options{
+			Client: client, Cache: src, Controller: controller, Config: provision.config,
+			Namespaces: splitList(k.namespaces), Logger: logger, Registerer: reg,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Leading = prov.Lead
+	}
 	if k.leaderElect {
 		if k.renewDeadline >= k.leaseDuration || k.retryPeriod >= k.renewDeadline {
 			return nil, nil, fmt.Errorf("leader election: want --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
@@ -142,8 +156,12 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 	if err != nil {
 		return nil, nil, err
 	}
-	logger.Info("kubernetes mode", "api", cfg.Host, "namespaces", k.namespaces, "leaderElect", k.leaderElect)
-	return &kubeSource{Source: src, writer: writer, share: share}, writer, nil
+	logger.Info("kubernetes mode", "api", cfg.Host, "namespaces", k.namespaces, "leaderElect", k.leaderElect, "provisionGateways", prov != nil)
+	var sink pipeline.StatusSink = writer
+	if prov != nil {
+		sink = pipeline.FanOut{writer, prov}
+	}
+	return &kubeSource{Source: src, writer: writer, share: share, provisioner: prov}, sink, nil
 }
 
 // restConfig is --kubeconfig's, else the Pod's in-cluster config.
@@ -217,12 +235,14 @@ type kubeSource struct {
 	*informers.Source
 	writer *statuswriter.Writer
 	share  *peers.Share // nil without leader election
+	// provisioner watches what it provisioned; nil without --provision-gateways.
+	provisioner *provisioner.Provisioner
 }
 
 func (s *kubeSource) Run(ctx context.Context, changed func()) error {
 	var wg sync.WaitGroup
-	var writerErr, shareErr error
-	wg.Add(2)
+	var writerErr, shareErr, provErr error
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		writerErr = s.writer.Run(ctx)
@@ -233,7 +253,13 @@ func (s *kubeSource) Run(ctx context.Context, changed func()) error {
 			shareErr = s.share.Run(ctx)
 		}
 	}()
+	go func() {
+		defer wg.Done()
+		if s.provisioner != nil {
+			provErr = s.provisioner.Run(ctx)
+		}
+	}()
 	err := s.Source.Run(ctx, changed)
 	wg.Wait()
-	return errors.Join(err, writerErr, shareErr)
+	return errors.Join(err, writerErr, shareErr, provErr)
 }

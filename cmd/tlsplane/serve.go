@@ -52,6 +52,7 @@ type serveConfig struct {
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
 	dirLimits               *manifests.Limits
+	provision               *provisionFlags
 }
 
 // serveHelp heads `tlsplane serve --help`; serveFlagGroups orders the rest.
@@ -71,6 +72,7 @@ var serveFlagGroups = []flagGroup{
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 		"kube-api-qps", "kube-api-burst"}},
+	{"Gateway provisioning (Kubernetes mode)", []string{"provision-gateways", "gateway-envoy-image", "gateway-xds-address", "gateway-service-type", "gateway-xds-client-secret"}},
 	{"Logging", []string{"log-format", "log-level"}},
 }
 
@@ -90,6 +92,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("unexpected argument %q: serve takes only flags (tlsplane serve --help)", rest[0])
 	}
 	if err := cfg.checkOneSource(); err != nil {
+		return nil, err
+	}
+	if err := cfg.provision.check(cfg.kube.enabled(), cfg.xdsAuth.mutualTLS()); err != nil {
 		return nil, err
 	}
 	if cfg.handshakeWindow < time.Second {
@@ -126,6 +131,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	cfg.dirLimits = registerDirLimits(fs)
+	cfg.provision = registerProvisionFlags(fs)
 	return cfg, fs
 }
 
@@ -368,7 +374,7 @@ func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg
 		return nil, nil, err
 	}
 	if cfg.dir == "" {
-		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName), tracker)
+		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName), tracker, cfg.provision)
 	}
 	info, err := os.Stat(cfg.dir)
 	if err != nil {

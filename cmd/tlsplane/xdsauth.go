@@ -69,3 +69,8 @@ func loopback(addr string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// mutualTLS reports whether all three --xds-tls-* files are given.
+func (f *xdsAuthFlags) mutualTLS() bool {
+	return f.certFile != "" && f.keyFile != "" && f.clientCAFile != ""
+}

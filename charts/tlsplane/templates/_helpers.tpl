@@ -41,6 +41,28 @@ the translator reports on and gets the live object after a conflict
 - apiGroups: [gateway.networking.k8s.io]
   resources: [backendtlspolicies/status, gateways/status, listenersets/status, httproutes/status, grpcroutes/status, tlsroutes/status, tcproutes/status, udproutes/status]
   verbs: [update]
+{{- if .Values.provisioner.enabled }}
+{{- include "tlsplane.provisionerRules" . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Gateway provisioner (provisioner/): server-side apply (patch; create
+when the object is new) of each Gateway's ServiceAccount, bootstrap
+ConfigMap, Deployment and Service, a get when its cache misses one, a
+watch of those it labelled, and delete when a Gateway leaves our classes.
+Services and ConfigMaps are listed and watched by the rules above already.
+*/}}
+{{- define "tlsplane.provisionerRules" }}
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [""]
+  resources: [configmaps, services]
+  verbs: [get, create, patch, delete]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch, create, patch, delete]
 {{- end }}
 
 {{/*
