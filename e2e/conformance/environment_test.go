@@ -3,9 +3,11 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,6 +66,9 @@ func newCluster(t *testing.T) *cluster {
 	}
 	images, err := node.ConformanceImages()
 	need(t, "the images' binaries", err)
+	// The Envoys tlsplane's Gateway provisioner deploys run as the Envoy
+	// under test.
+	images["envoyproxy/envoy"] = envoyBin
 
 	logDir := os.Getenv("CONFORMANCE_LOG_DIR")
 	if logDir == "" {
@@ -108,10 +113,21 @@ func newCluster(t *testing.T) *cluster {
 	// Envoys in their namespaces reach tlsplane on the bridge; plaintext
 	// xDS is allowed there because nothing but this test's namespaces is
 	// on that link.
+	xdsPort := harness.FreePort(t)
 	cp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: tlsplaneBin, LogDir: logDir, Name: "tlsplane", XDSHost: network.Gateway,
+		XDSPort: xdsPort,
 		Args: []string{"--kubeconfig", api.Kubeconfig, "--insecure-xds", "--controller-name", string(controllerName),
-			"--gateway-api-channel", channel},
+			"--gateway-api-channel", channel,
+			// tlsplane's own Gateway provisioner runs as in a cluster: it
+			// creates each Gateway's ServiceAccount, bootstrap, Deployment
+			// and Service with spec.infrastructure's labels (what
+			// GatewayInfrastructureMetadata checks), whose Pods the node agent
+			// runs with the Envoy under test. The suite's traffic goes to
+			// the Envoys of the e2e provisioner below, which also publishes
+			// the addresses (no load balancer here fills the provisioned
+			// Services' ingress).
+			"--provision-gateways", "--gateway-xds-address", net.JoinHostPort(network.Gateway, strconv.Itoa(xdsPort))},
 		Env:          []string{"POD_NAME=tlsplane-conformance"},
 		ReadyTimeout: 90 * time.Second,
 	})

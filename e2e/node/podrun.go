@@ -66,7 +66,7 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 			return nil, a.refuse(ctx, pod, "CreateContainerConfigError", err.Error())
 		}
 		for _, arg := range append(append([]string{}, c.Command...), c.Args...) {
-			containers[i].argv = append(containers[i].argv, m.rewrite(arg))
+			containers[i].argv = append(containers[i].argv, m.rewrite(expand(arg, containers[i].env)))
 		}
 		if len(c.Command) > 0 {
 			// The image's entrypoint is replaced by command; our binary is

@@ -25,6 +25,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 	"GatewayFrontendClientCertificateValidationInsecureFallback",
 	"GatewayHTTPListenerIsolation",
 	"GatewayHTTPSListenerDetectMisdirectedRequests",
+	"GatewayInfrastructure",
 	"GatewayPort8080",
 	"GatewayStaticAddresses",
 	"HTTPRoute",
