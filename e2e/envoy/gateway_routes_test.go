@@ -130,15 +130,17 @@ func httpsBySNI(t *testing.T, e *gwEnv, b *gatewayBackends, s *summary) {
 		}
 		seen = append(seen, fmt.Sprintf("%s: cert %v -> %s", c.host, certNames(cert), r.Echo.Name))
 	}
-	// The Host header does not choose the chain: the SNI does, and the
-	// routes of that listener answer (other.gw.example has none there).
+	// The Host header does not choose the chain: the SNI does. A Host
+	// that belongs to the port's other HTTPS listener is a misdirected
+	// request (GatewayHTTPSListenerDetectMisdirectedRequests): 421, never
+	// that listener's routes through this listener's certificate.
 	r, err := e.get(e.ports.https, hostOtherGW, "/secure", nil, hostAbcGW)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen = append(seen, fmt.Sprintf("SNI abc, Host other: %d", r.Status))
-	if r.Status != 404 {
-		t.Errorf("SNI %s with Host %s: want 404 (the abc listener's routes only), got %s", hostAbcGW, hostOtherGW, r)
+	if r.Status != 421 {
+		t.Errorf("SNI %s with Host %s: want 421 Misdirected Request (the Host is the other listener's), got %s", hostAbcGW, hostOtherGW, r)
 	}
 	err = handshake(e.pki.gwCA, e.ports.https, "nope.gw.example")
 	seen = append(seen, fmt.Sprintf("SNI nope.gw.example: %v", shortErr(err)))
