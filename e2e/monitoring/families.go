@@ -17,3 +17,11 @@ var KubernetesOnly = []string{
 	"tlsplane_status_leader",
 	"tlsplane_status_writes_total",
 }
+
+// ProvisionerOnly are the families only the Gateway provisioner
+// (--provision-gateways, Kubernetes mode) registers: TestMetricsExported
+// requires each declared and absent in directory mode, and e2e/kube's
+// TestGatewayProvisioner reads each live.
+var ProvisionerOnly = []string{
+	"tlsplane_gateway_provisioner_writes_total",
+}
