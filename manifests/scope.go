@@ -59,7 +59,7 @@ func (l Limits) openIn(root, rel, shown string) (*os.File, error) {
 // within returns path relative to root, and whether it is inside root.
 func within(root, path string) (string, bool) {
 	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", false
 	}
 	return rel, true
