@@ -15,6 +15,11 @@
 // Memory is bounded the same way (Options.Limits): a file over the
 // per-file limit, or new content that would take the files whose objects
 // are served over the total, is refused and keeps its last good objects.
+// So is a manifest whose symlinks lead outside the directory (resolved
+// through its own symlinks), unless Limits.FollowExternalLinks: links
+// inside it, as a ConfigMap volume makes them, are followed. Only
+// directories inside it are watched: symlinked directories are not
+// walked.
 //
 // A change costs what changed: a burst of watch events re-reads the paths
 // they name and every symlinked manifest (whose target can change with no

@@ -28,7 +28,8 @@ type Options struct {
 	// (Limits.Parser), so a file is bounded the same way everywhere.
 	Parse Parser
 	// Limits bound each file read and the sum of the files whose objects
-	// are served; zero fields are manifests.DefaultLimits'.
+	// are served, and keep the files read inside Dir unless
+	// FollowExternalLinks; zero fields are manifests.DefaultLimits'.
 	Limits manifests.Limits
 	// Logger receives one line per file error, recovery and removal.
 	Logger *slog.Logger

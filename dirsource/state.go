@@ -218,7 +218,7 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 	// newer stamp than the content read, which costs one more read later,
 	// where the other order would hide the write from the periodic walk.
 	stamped, stampOK := stampOf(filepath.Join(root, rel), time.Now())
-	data, err := s.opts.Limits.ReadFile(filepath.Join(root, rel))
+	data, err := s.opts.Limits.ReadFileIn(root, rel, shown)
 	if errors.Is(err, fs.ErrNotExist) {
 		info, lerr := os.Lstat(filepath.Join(root, rel))
 		if lerr != nil {

@@ -6,12 +6,12 @@ import (
 	"os"
 )
 
-// Limits bound what reading manifests may cost, whoever wrote them: a
-// file as read from disk, the files read at once (and, in a directory
-// source, held), and what YAML aliases add to a file once expanded. A
-// 1 MiB string aliased 300 times is a 1 MiB file that decodes to 300 MiB,
-// and the decoders copy it several times over. A zero field is its
-// DefaultLimits value.
+// Limits bound what reading manifests may cost and reach, whoever wrote
+// them: a file as read from disk, the files read at once (and, in a
+// directory source, held), what YAML aliases add to a file once expanded,
+// and where a directory's files may come from. A 1 MiB string aliased 300
+// times is a 1 MiB file that decodes to 300 MiB, and the decoders copy it
+// several times over. A zero field is its DefaultLimits value.
 type Limits struct {
 	// FileBytes bounds one manifest file.
 	FileBytes int64
@@ -21,6 +21,10 @@ type Limits struct {
 	// AliasBytes bounds what YAML aliases add to one file's documents
 	// once expanded, summed over the file.
 	AliasBytes int64
+	// FollowExternalLinks lets a directory's symlinks lead to files
+	// outside it (ReadFileIn); by default a directory's files are read
+	// only from inside it.
+	FollowExternalLinks bool
 }
 
 // The flags that set each limit, named by the errors so that they say how
@@ -62,12 +66,18 @@ func (l Limits) orDefaults() Limits {
 // ReadFile reads a manifest file, refusing one over FileBytes without
 // reading more than that.
 func (l Limits) ReadFile(path string) ([]byte, error) {
-	l = l.orDefaults()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return l.readAll(f, path)
+}
+
+// readAll reads f, refusing it when over FileBytes without reading more
+// than that; path names it in messages.
+func (l Limits) readAll(f *os.File, path string) ([]byte, error) {
+	l = l.orDefaults()
 	data, err := io.ReadAll(io.LimitReader(f, l.FileBytes+1))
 	if err != nil {
 		return nil, err

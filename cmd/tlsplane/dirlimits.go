@@ -11,11 +11,12 @@ import (
 
 // dirLimitsGroup heads the manifest bounds in serve's and translate's help.
 var dirLimitsGroup = flagGroup{"Manifest limits", []string{
-	manifests.FileBytesFlag, manifests.TotalBytesFlag, manifests.AliasBytesFlag,
+	manifests.FileBytesFlag, manifests.TotalBytesFlag, manifests.AliasBytesFlag, manifests.FollowExternalLinksFlag,
 }}
 
-// registerDirLimits adds the bounds on reading manifests, shared by serve
-// (--dir) and translate, whose errors name these flags.
+// registerDirLimits adds the bounds on reading manifests (their size, and
+// where a directory's files may come from), shared by serve (--dir) and
+// translate, whose errors name these flags.
 func registerDirLimits(fs *flag.FlagSet) *manifests.Limits {
 	limits := manifests.DefaultLimits
 	fs.Var(byteSize{&limits.FileBytes}, manifests.FileBytesFlag,
@@ -24,6 +25,8 @@ func registerDirLimits(fs *flag.FlagSet) *manifests.Limits {
 		"largest sum of the manifest files read, in `BYTES`: a directory's files whose objects are served, or translate's paths")
 	fs.Var(byteSize{&limits.AliasBytes}, manifests.AliasBytesFlag,
 		"largest size YAML aliases may add to a manifest file once expanded, in `BYTES`")
+	fs.BoolVar(&limits.FollowExternalLinks, manifests.FollowExternalLinksFlag, false,
+		"follow symlinks in a manifest directory (--dir, translate's directories) to files outside it; by default such a file is refused")
 	return &limits
 }
 

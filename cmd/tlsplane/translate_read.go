@@ -21,27 +21,28 @@ import (
 // (examples/envoy.yaml beside the manifests) is skipped with a warning,
 // so `tlsplane translate examples/` works. A file named explicitly must
 // hold only Kubernetes objects. YAML that does not parse is an error
-// everywhere. The files are bounded by limits, each and together.
+// everywhere. The files are bounded by limits, each and together, and a
+// directory's are read only from inside it (manifests.ReadFileIn).
 func readManifests(paths []string, limits manifests.Limits, warn func(string)) (translator.Inputs, error) {
 	var parts []manifests.Part
 	var read int64
-	add := func(path string, inDir bool) error {
-		data, err := limits.ReadFile(path)
+	add := func(f manifests.DirFile) error {
+		data, err := limits.ReadDirFile(f)
 		if err != nil {
 			return err
 		}
-		if err := limits.Total(path, int64(len(data)), read); err != nil {
+		if err := limits.Total(f.Path, int64(len(data)), read); err != nil {
 			return err
 		}
 		read += int64(len(data))
-		if inDir {
-			data = withoutForeignDocuments(path, data, limits.AliasBytes, warn)
+		if f.Root != "" {
+			data = withoutForeignDocuments(f.Path, data, limits.AliasBytes, warn)
 		}
-		in, err := limits.Parse(path, data, warn)
+		in, err := limits.Parse(f.Path, data, warn)
 		if err != nil {
 			return err
 		}
-		parts = append(parts, manifests.Part{Source: path, Inputs: in})
+		parts = append(parts, manifests.Part{Source: f.Path, Inputs: in})
 		return nil
 	}
 	for _, p := range paths {
@@ -50,7 +51,7 @@ func readManifests(paths []string, limits manifests.Limits, warn func(string)) (
 			return translator.Inputs{}, err
 		}
 		if !info.IsDir() {
-			if err := add(p, false); err != nil {
+			if err := add(manifests.DirFile{Path: p}); err != nil {
 				return translator.Inputs{}, err
 			}
 			continue
@@ -60,7 +61,7 @@ func readManifests(paths []string, limits manifests.Limits, warn func(string)) (
 			return translator.Inputs{}, err
 		}
 		for _, f := range files {
-			if err := add(f, true); err != nil {
+			if err := add(f); err != nil {
 				return translator.Inputs{}, err
 			}
 		}
