@@ -74,7 +74,7 @@ func TestGatewayProvisioner(t *testing.T) {
 		Spec: gwv1.GatewaySpec{
 			GatewayClassName: gwv1.ObjectName(class),
 			Infrastructure: &gwv1.GatewayInfrastructure{
-				Labels:      map[gwv1.LabelKey]gwv1.LabelValue{"team": "payments"},
+				Labels: map[gwv1.LabelKey]gwv1.LabelValue{"team": "payments"},
 				Annotations: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"example.com/cost-center": "42",
 					// Identity-granting: dropped by the default --provision-denied-keys.
 					"eks.amazonaws.com/role-arn":     "arn:aws:iam::111122223333:role/cluster-admin",
