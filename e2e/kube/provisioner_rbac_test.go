@@ -70,14 +70,20 @@ func TestProvisionerLeastPrivilege(t *testing.T) {
 
 	t.Log("with its own token: the admission policy")
 	_, sa := releaseServiceAccount(t, c, "tlsplane-system", "tlsplane")
-	// A ServiceAccount someone else made, as a cluster's privileged ones are.
-	if _, err := c.kube.CoreV1().ServiceAccounts(gw).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "privileged"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// ServiceAccounts and Services someone else made, as a cluster's
+	// privileged ones are, and of the provisioner's names.
+	for _, name := range []string{"privileged", "tlsplane-taken"} {
+		if _, err := c.kube.CoreV1().ServiceAccounts(gw).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := c.kube.CoreV1().Services(gw).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"web", "tlsplane-web"} {
+		if _, err := c.kube.CoreV1().Services(gw).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	relabel := []byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"tlsplane"}}}`)
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	ours := map[string]string{"app.kubernetes.io/managed-by": "tlsplane"}
 	// The policy is enforced once the API server has loaded it: wait for
@@ -121,10 +127,13 @@ func TestProvisionerLeastPrivilege(t *testing.T) {
 			return err
 		}, "must be named tlsplane-* and labelled app.kubernetes.io/managed-by=tlsplane"},
 		{"relabel the ServiceAccount privileged as tlsplane's", func(k kubernetes.Interface) error {
-			_, err := k.CoreV1().ServiceAccounts(gw).Patch(ctx, "privileged", types.MergePatchType,
-				[]byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"tlsplane"}}}`), metav1.PatchOptions{})
+			_, err := k.CoreV1().ServiceAccounts(gw).Patch(ctx, "privileged", types.MergePatchType, relabel, metav1.PatchOptions{})
 			return err
-		}, "tlsplane may change or delete only what it provisioned: serviceaccounts " + gw + "/privileged is not labelled"},
+		}, "tlsplane may write only objects it provisions: serviceaccounts " + gw + "/privileged must be named tlsplane-*"},
+		{"take over the ServiceAccount tlsplane-taken, someone else's", func(k kubernetes.Interface) error {
+			_, err := k.CoreV1().ServiceAccounts(gw).Patch(ctx, "tlsplane-taken", types.MergePatchType, relabel, metav1.PatchOptions{})
+			return err
+		}, "tlsplane may change or delete only what it provisioned: serviceaccounts " + gw + "/tlsplane-taken is not labelled app.kubernetes.io/managed-by=tlsplane"},
 		{"delete the ServiceAccount privileged", func(k kubernetes.Interface) error {
 			return k.CoreV1().ServiceAccounts(gw).Delete(ctx, "privileged", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}, "tlsplane may change or delete only what it provisioned"},
@@ -132,7 +141,12 @@ func TestProvisionerLeastPrivilege(t *testing.T) {
 			_, err := k.CoreV1().Services(gw).Patch(ctx, "web", types.MergePatchType,
 				[]byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"tlsplane"}},"spec":{"selector":{"app":"thief"}}}`), metav1.PatchOptions{})
 			return err
-		}, "services " + gw + "/web is not labelled"},
+		}, "services " + gw + "/web must be named tlsplane-*"},
+		{"take over the Service tlsplane-web, someone else's", func(k kubernetes.Interface) error {
+			_, err := k.CoreV1().Services(gw).Patch(ctx, "tlsplane-web", types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"tlsplane"}},"spec":{"selector":{"app":"thief"}}}`), metav1.PatchOptions{})
+			return err
+		}, "services " + gw + "/tlsplane-web is not labelled"},
 		{"a ServiceAccount without tlsplane's label", func(k kubernetes.Interface) error {
 			_, err := k.CoreV1().ServiceAccounts(gw).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tlsplane-edge"}}, dry)
 			return err
@@ -155,6 +169,15 @@ func TestProvisionerLeastPrivilege(t *testing.T) {
 			t.Errorf("%s as %s: %v, want Forbidden naming %q", tc.what, user, err, tc.refuse)
 		case tc.refuse != "":
 			t.Logf("%s: refused: %v", tc.what, err)
+		}
+	}
+	policy, err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "tlsplane-provisioner", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := policy.Status.TypeChecking; tc != nil {
+		for _, w := range tc.ExpressionWarnings {
+			t.Logf("type checking of the policy: %s: %s", w.FieldRef, w.Warning)
 		}
 	}
 	// The admin's writes are not the policy's business.
