@@ -120,6 +120,41 @@ func TestHelmProvisionerMatchesDeploy(t *testing.T) {
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--provision-denied-keys") }) {
 		t.Errorf("Deployment args %q set --provision-denied-keys: the default is tlsplane's", args)
 	}
+	checkServeAccepts(t, args)
+
+	t.Log("another release, with every provisioner value: the API server takes its Roles and admission policy")
+	c := adminClients(t)
+	rel := newNamespace(t, c)
+	gw := rel + "-gw"
+	createNamespace(t, c, gw)
+	other := helmTemplate(t, "edge-plane", rel, valuesFile(t, "provisioner:\n  enabled: true\n  namespaces: ["+gw+"]\n"+
+		"  allowedLabelKeys: [team, example.com/*]\n  allowedAnnotationKeys: [example.com/*]\n  deniedKeys: [eks.amazonaws.com/*, secret.example.com/*]\n"))
+	applied := applyRendered(t, other)
+	for _, key := range []string{"Role " + gw + "/edge-plane-provisioner", "RoleBinding " + gw + "/edge-plane-provisioner",
+		"ValidatingAdmissionPolicy /edge-plane-provisioner", "ValidatingAdmissionPolicyBinding /edge-plane-provisioner"} {
+		if applied[key] == nil {
+			t.Errorf("%s not applied", key)
+		}
+	}
+	if cond, _, _ := unstructured.NestedSlice(applied["ValidatingAdmissionPolicy /edge-plane-provisioner"].Object, "spec", "matchConditions"); !strings.Contains(mustJSON(t, cond), "system:serviceaccount:"+rel+":edge-plane") {
+		t.Errorf("the policy's matchConditions %s do not name the release's ServiceAccount", mustJSON(t, cond))
+	}
+	args = nil
+	for _, o := range other {
+		if o.GetKind() == "Deployment" {
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			for _, a := range containers[0].(map[string]any)["args"].([]any) {
+				args = append(args, a.(string))
+			}
+		}
+	}
+	for _, a := range []string{"--provision-namespaces=" + gw, "--provision-allowed-label-keys=team,example.com/*",
+		"--provision-allowed-annotation-keys=example.com/*", "--provision-denied-keys=eks.amazonaws.com/*,secret.example.com/*"} {
+		if !slices.Contains(args, a) {
+			t.Errorf("Deployment args %q lack %s", args, a)
+		}
+	}
+	checkServeAccepts(t, args)
 
 	for _, tc := range []struct{ values, refusal string }{
 		{"provisioner: {enabled: true}\n", "provisioner.enabled needs provisioner.namespaces"},
