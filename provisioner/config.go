@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/tlsplane/tlsplane/translator/infrastructure"
 )
 
 // DefaultImage is the Envoy the provisioned Deployments run.
@@ -30,6 +33,10 @@ type Config struct {
 	// namespace holds the Envoys' client certificate (tls.crt, tls.key)
 	// and the CA of tlsplane's server certificate (ca.crt).
 	XDSClientSecret string
+	// Infrastructure says in which namespaces Gateways are provisioned and
+	// which spec.infrastructure keys are copied; the translator reports
+	// the same judgement on each Gateway's status. Required.
+	Infrastructure *infrastructure.Policy
 }
 
 // Check reports the first unusable field, naming its flag.
@@ -48,6 +55,14 @@ func (c Config) Check() error {
 	}
 	if s := strings.ReplaceAll(c.XDSClientSecret, GatewayPlaceholder, "x"); s != "" && strings.ContainsAny(s, "/{} ") {
 		return fmt.Errorf("--gateway-xds-client-secret %q: want a Secret name, optionally with %s", c.XDSClientSecret, GatewayPlaceholder)
+	}
+	if c.Infrastructure == nil || len(c.Infrastructure.Namespaces) == 0 {
+		return fmt.Errorf("--provision-namespaces: empty: name the namespaces where Gateways get their Envoy (each needs the provisioner's Role), or %s for every namespace", infrastructure.AllNamespaces)
+	}
+	for _, ns := range c.Infrastructure.Namespaces {
+		if ns != infrastructure.AllNamespaces && len(validation.IsDNS1123Label(ns)) > 0 {
+			return fmt.Errorf("--provision-namespaces: %q is not a namespace name", ns)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/infrastructure"
 )
 
 // Labels and annotations of ours on what is provisioned; they win over
@@ -67,13 +69,12 @@ func selector(gw *gwv1.Gateway) map[string]string {
 	return map[string]string{gwv1.GatewayNameLabelKey: gw.Name, ComponentLabel: Component}
 }
 
-// labelsFor are spec.infrastructure.labels, then ours.
-func labelsFor(gw *gwv1.Gateway) map[string]string {
+// labelsFor are the spec.infrastructure.labels the policy copies, then
+// ours.
+func labelsFor(gw *gwv1.Gateway, infra infrastructure.Metadata) map[string]string {
 	out := map[string]string{}
-	if inf := gw.Spec.Infrastructure; inf != nil {
-		for k, v := range inf.Labels {
-			out[string(k)] = string(v)
-		}
+	for k, v := range infra.Labels {
+		out[k] = v
 	}
 	for k, v := range selector(gw) {
 		out[k] = v
@@ -82,14 +83,12 @@ func labelsFor(gw *gwv1.Gateway) map[string]string {
 	return out
 }
 
-// annotationsFor are spec.infrastructure.annotations, plus ours when
-// controller is set (not on the Pod template).
-func annotationsFor(gw *gwv1.Gateway, controller gwv1.GatewayController) map[string]string {
+// annotationsFor are the spec.infrastructure.annotations the policy
+// copies, plus ours when controller is set (not on the Pod template).
+func annotationsFor(infra infrastructure.Metadata, controller gwv1.GatewayController) map[string]string {
 	out := map[string]string{}
-	if inf := gw.Spec.Infrastructure; inf != nil {
-		for k, v := range inf.Annotations {
-			out[string(k)] = string(v)
-		}
+	for k, v := range infra.Annotations {
+		out[k] = v
 	}
 	if controller != "" {
 		out[ControllerAnnotation] = string(controller)

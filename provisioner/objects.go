@@ -30,8 +30,12 @@ func Build(gw *gwv1.Gateway, listenerSets []*gwv1.ListenerSet, controller gwv1.G
 	if err := checkName(gw); err != nil {
 		return nil, err
 	}
+	if cfg.Infrastructure == nil || !cfg.Infrastructure.Provisions(gw.Namespace) {
+		return nil, fmt.Errorf("Gateway %s/%s: namespace %s is not one of --provision-namespaces: not provisioned", gw.Namespace, gw.Name, gw.Namespace)
+	}
 	ns, name := gw.Namespace, ObjectName(gw.Name)
-	labels, annotations := labelsFor(gw), annotationsFor(gw, controller)
+	infra := cfg.Infrastructure.Judge(gw)
+	labels, annotations := labelsFor(gw, infra), annotationsFor(infra, controller)
 	ports := listenerPorts(gw, listenerSets)
 	envoy := portsFor(ports)
 	boot, err := bootstrap(gw.Namespace+"/"+gw.Name, cfg, envoy)
@@ -47,7 +51,7 @@ func Build(gw *gwv1.Gateway, listenerSets []*gwv1.ListenerSet, controller gwv1.G
 		WithLabels(labels).WithAnnotations(annotations).WithOwnerReferences(ownerReference(gw)).
 		WithData(map[string]string{bootstrapKey: string(boot)})
 
-	podAnnotations := annotationsFor(gw, "")
+	podAnnotations := annotationsFor(infra, "")
 	podAnnotations[BootstrapAnnotation] = shortHash(string(boot))
 	o.Deployment = appsv1ac.Deployment(name, ns).
 		WithLabels(labels).WithAnnotations(annotations).WithOwnerReferences(ownerReference(gw)).
@@ -55,6 +59,8 @@ func Build(gw *gwv1.Gateway, listenerSets []*gwv1.ListenerSet, controller gwv1.G
 			WithSelector(metav1acSelector(selector(gw))).
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(labels).WithAnnotations(podAnnotations).
+				// The ServiceAccount is always the one made above, never
+				// another: the admission policy of deploy/ refuses others.
 				WithSpec(podSpec(name, cfg.clientSecret(gw.Name), cfg, envoy))))
 
 	svcPorts := make([]*corev1ac.ServicePortApplyConfiguration, len(ports))

@@ -10,11 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/infrastructure"
 )
 
 const controller gwv1.GatewayController = "tlsplane.io/controller"
 
-var testConfig = Config{Image: DefaultImage, XDSAddress: "tlsplane-xds.tlsplane-system.svc:18000", ServiceType: corev1.ServiceTypeLoadBalancer}
+var testConfig = Config{Image: DefaultImage, XDSAddress: "tlsplane-xds.tlsplane-system.svc:18000", ServiceType: corev1.ServiceTypeLoadBalancer,
+	Infrastructure: &infrastructure.Policy{Namespaces: []string{"shop"}, AllowedLabelKeys: []string{"*"}, AllowedAnnotationKeys: []string{"*"}, DeniedKeys: infrastructure.DefaultDeniedKeys}}
 
 // infraGateway has listeners on 80 (HTTP), 443 twice (HTTPS, TLS), 53
 // (UDP) and 19000 (where the admin would be), and infrastructure metadata.
@@ -100,6 +103,37 @@ func TestBuildMetadata(t *testing.T) {
 	}
 	if len(pod.Volumes) != 1 || *pod.Volumes[0].ConfigMap.Name != "tlsplane-edge" {
 		t.Errorf("volumes %+v: want only the bootstrap ConfigMap without xDS TLS", pod.Volumes)
+	}
+}
+
+// Identity-granting keys of spec.infrastructure reach neither the
+// ServiceAccount nor the Pod; a Gateway outside --provision-namespaces
+// gets nothing.
+func TestBuildDropsDeniedKeys(t *testing.T) {
+	gw := infraGateway()
+	gw.Spec.Infrastructure.Annotations["eks.amazonaws.com/role-arn"] = "arn:aws:iam::1:role/admin"
+	gw.Spec.Infrastructure.Annotations["iam.gke.io/gcp-service-account"] = "admin@p.iam.gserviceaccount.com"
+	gw.Spec.Infrastructure.Labels["azure.workload.identity/use"] = "true"
+	objs, err := Build(gw, nil, controller, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, m := range map[string]map[string]string{
+		"ServiceAccount annotations": objs.ServiceAccount.Annotations, "ServiceAccount labels": objs.ServiceAccount.Labels,
+		"Pod annotations": objs.Deployment.Spec.Template.Annotations, "Pod labels": objs.Deployment.Spec.Template.Labels,
+	} {
+		for _, k := range []string{"eks.amazonaws.com/role-arn", "iam.gke.io/gcp-service-account", "azure.workload.identity/use"} {
+			if _, ok := m[k]; ok {
+				t.Errorf("%s carry %s", what, k)
+			}
+		}
+	}
+	if objs.ServiceAccount.Annotations["example.com/cost-center"] != "42" {
+		t.Errorf("ServiceAccount annotations %v lack the allowed example.com/cost-center", objs.ServiceAccount.Annotations)
+	}
+	gw.Namespace = "kube-system"
+	if _, err := Build(gw, nil, controller, testConfig); err == nil || !strings.Contains(err.Error(), "--provision-namespaces") {
+		t.Errorf("Gateway in kube-system: %v, want refused for --provision-namespaces", err)
 	}
 }
 
@@ -254,6 +288,8 @@ func TestConfigCheck(t *testing.T) {
 		{Config{Image: "e", XDSAddress: "t:1", ServiceType: "ExternalName"}, "--gateway-service-type"},
 		{Config{Image: "", XDSAddress: "t:1", ServiceType: "ClusterIP"}, "--gateway-envoy-image"},
 		{Config{Image: "e", XDSAddress: "t:1", ServiceType: "ClusterIP", XDSClientSecret: "ns/secret"}, "--gateway-xds-client-secret"},
+		{Config{Image: "e", XDSAddress: "t:1", ServiceType: "ClusterIP"}, "--provision-namespaces: empty"},
+		{Config{Image: "e", XDSAddress: "t:1", ServiceType: "ClusterIP", Infrastructure: &infrastructure.Policy{Namespaces: []string{"Shop/"}}}, "--provision-namespaces: \"Shop/\""},
 	} {
 		err := c.cfg.Check()
 		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {

@@ -18,6 +18,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/infrastructure"
 )
 
 // FieldManager owns the provisioned fields in managedFields; a field set by
@@ -40,7 +41,9 @@ type Options struct {
 	// Controller is tlsplane's controllerName. Required.
 	Controller gwv1.GatewayController
 	Config     Config
-	// Namespaces restricts what is watched; empty means all.
+	// Namespaces restricts what tlsplane watches (--namespaces); empty
+	// means all. The provisioned objects are watched only in
+	// Config.Infrastructure.Namespaces (all of these with "*").
 	Namespaces []string
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -101,7 +104,11 @@ func New(opts Options) (*Provisioner, error) {
 			return nil, err
 		}
 	}
-	owned, err := newOwned(opts.Client, opts.Namespaces, p.log, p.ownedChanged)
+	watched := opts.Config.Infrastructure.Namespaces
+	if slices.Contains(watched, infrastructure.AllNamespaces) {
+		watched = opts.Namespaces
+	}
+	owned, err := newOwned(opts.Client, watched, p.log, p.ownedChanged)
 	if err != nil {
 		return nil, err
 	}
@@ -312,9 +319,12 @@ func (p *Provisioner) next(ctx context.Context, queue workqueue.TypedRateLimitin
 // sync brings Gateway nn's objects where they should be: applied while it
 // is accepted, kept while it is ours but not accepted, deleted once it
 // left our classes; a deleted Gateway's go with the garbage collector.
+// A Gateway outside --provision-namespaces is never written for.
 func (p *Provisioner) sync(ctx context.Context, nn types.NamespacedName) error {
 	gw, ok := p.opts.Cache.Gateway(nn)
-	if !ok || gw.DeletionTimestamp != nil {
+	if !ok || gw.DeletionTimestamp != nil || !p.opts.Config.Infrastructure.Provisions(nn.Namespace) {
+		// Outside --provision-namespaces nothing is written (the RBAC
+		// would refuse it); its status says so.
 		return nil
 	}
 	p.mu.Lock()

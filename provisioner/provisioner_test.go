@@ -115,6 +115,26 @@ func startProvisioner(ctx context.Context, t *testing.T, client *fake.Clientset,
 	return p, cache
 }
 
+// A Gateway of ours, accepted, outside --provision-namespaces: nothing is
+// written for it, not even tried (its Role is not there), and nothing
+// retries.
+func TestProvisionerWritesOnlyInItsNamespaces(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	gw := infraGateway()
+	gw.Namespace = "kube-system"
+	p, _ := startProvisioner(ctx, t, client, gw)
+	go p.Lead(ctx)
+	p.ReportGatewayAPI(statusesWith(gw, true))
+	stillWrites(t, client, 0, "a Gateway in kube-system")
+	for _, a := range client.Actions() {
+		if a.GetNamespace() != "shop" {
+			t.Errorf("%s %s in namespace %q: want nothing outside shop, the one provisioned namespace", a.GetVerb(), a.GetResource().Resource, a.GetNamespace())
+		}
+	}
+}
+
 func TestProvisionerWritesOnlyChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,6 +10,8 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/infrastructure"
 )
 
 // Options are the control plane's settings that change translation.
@@ -33,6 +35,11 @@ type Options struct {
 	// API CRDs; the experimental channel adds ExperimentalFeatures to our
 	// GatewayClasses' supportedFeatures. Empty means ChannelStandard.
 	GatewayAPIChannel Channel
+	// Provisioning, set when tlsplane provisions Gateways (one value for
+	// the process: options are compared by ==), adds each Gateway's
+	// tlsplane.io/Provisioning and tlsplane.io/InfrastructureMetadata
+	// conditions.
+	Provisioning *infrastructure.Policy
 }
 
 // DefaultListenerAddress binds Gateway listeners on every IPv4 address of

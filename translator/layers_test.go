@@ -20,6 +20,8 @@ func TestLayers(t *testing.T) {
 		{"input", []string{tree + "/"}},
 		{"condition", []string{tree + "/"}},
 		{"capem", []string{tree + "/"}},
+		// The provisioner reads it too: nothing of the translator.
+		{"infrastructure", []string{tree + "/"}},
 		{"tlsopts", append([]string{tree + "/"}, kubernetes...)},
 		// The plan: plain values, only tlsopts below it (whose Options carry
 		// Envoy's TLS version enum: the one go-control-plane type it holds).

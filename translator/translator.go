@@ -141,6 +141,7 @@ func configs(opts Options) (backendtls.Config, gateway.Config) {
 			ControllerName:  opts.ControllerName,
 			ListenerAddress: address,
 			Channel:         opts.GatewayAPIChannel,
+			Provisioning:    opts.Provisioning,
 		}
 }
 

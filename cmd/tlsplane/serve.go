@@ -72,7 +72,8 @@ var serveFlagGroups = []flagGroup{
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 		"kube-api-qps", "kube-api-burst"}},
-	{"Gateway provisioning (Kubernetes mode)", []string{"provision-gateways", "gateway-envoy-image", "gateway-xds-address", "gateway-service-type", "gateway-xds-client-secret"}},
+	{"Gateway provisioning (Kubernetes mode)", []string{"provision-gateways", "provision-namespaces",
+		"provision-allowed-label-keys", "provision-allowed-annotation-keys", "provision-denied-keys", "gateway-envoy-image", "gateway-xds-address", "gateway-service-type", "gateway-xds-client-secret"}},
 	{"Logging", []string{"log-format", "log-level"}},
 }
 
@@ -94,7 +95,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if err := cfg.checkOneSource(); err != nil {
 		return nil, err
 	}
-	if err := cfg.provision.check(cfg.kube.enabled(), cfg.xdsAuth.mutualTLS()); err != nil {
+	if err := cfg.provision.check(cfg.kube.enabled(), cfg.xdsAuth.mutualTLS(), cfg.kube.namespaces); err != nil {
 		return nil, err
 	}
 	if cfg.handshakeWindow < time.Second {
@@ -294,6 +295,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			ListenerAddress:         cfg.listenerAddress,
 			GatewayAPIChannel:       cfg.gatewayAPIChannel,
 			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
+			Provisioning:            cfg.provision.policy(),
 		},
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,

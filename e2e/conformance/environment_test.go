@@ -127,7 +127,9 @@ func newCluster(t *testing.T) *cluster {
 			// the Envoys of the e2e provisioner below, which also publishes
 			// the addresses (no load balancer here fills the provisioned
 			// Services' ingress).
-			"--provision-gateways", "--gateway-xds-address", net.JoinHostPort(network.Gateway, strconv.Itoa(xdsPort))},
+			// Every namespace: the suite's Gateways are in several, and
+			// the API server's admin identity grants everything.
+			"--provision-gateways", "--provision-namespaces", "*", "--gateway-xds-address", net.JoinHostPort(network.Gateway, strconv.Itoa(xdsPort))},
 		Env:          []string{"POD_NAME=tlsplane-conformance"},
 		ReadyTimeout: 90 * time.Second,
 	})

@@ -148,6 +148,7 @@ func TestHelmLint(t *testing.T) {
 	}{
 		{"defaults", nil},
 		{"every value set", []string{valuesFile(t, everyValue)}},
+		{"the provisioner", []string{valuesFile(t, "provisioner: {enabled: true, namespaces: [gateways, shop], deniedKeys: [eks.amazonaws.com/*]}\n")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"lint", "--strict", chartDir(), "--namespace", "tlsplane-system"}

@@ -57,11 +57,11 @@ func provisionedEnvoy(t *testing.T, mutualTLS bool) {
 	p := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: tlsplaneBin, LogDir: t.TempDir(), Name: "tlsplane", XDSHost: pod.hostIP, XDSPort: xdsPort,
 		Args: append(append([]string{"--kubeconfig", serviceAccountKubeconfig(t), "--log-level", "debug", "--namespaces", ns,
-			"--provision-gateways", "--gateway-xds-address", xds, "--gateway-service-type", "ClusterIP"}, security...), leaseFlags("provisioner-envoy")...),
+			"--provision-gateways", "--provision-namespaces", ns, "--gateway-xds-address", xds, "--gateway-service-type", "ClusterIP"}, security...), leaseFlags("provisioner-envoy")...),
 		Env: []string{"POD_NAME=tlsplane"}, ReadyTimeout: 60 * time.Second,
 	})
 	showLogOnFailure(t, p.Process, 20*time.Second, 6000)
-	applyDeploy(t, "provisioner-rbac.yaml", false)
+	applyProvisionerRBAC(t, ns)
 
 	class := createClass(t, c, ns)
 	if _, err := c.gateway.GatewayV1().Gateways(ns).Create(ctx, &gwv1.Gateway{

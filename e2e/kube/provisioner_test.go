@@ -26,7 +26,14 @@ import (
 // controllers make from them (in a namespace enforcing the restricted Pod
 // Security Standard); a changed infrastructure label reaches them
 // all with one write per object, by the leader, and nothing more; deleting the Gateway
-// deletes them all.
+// deletes them all. It runs with --provision-namespaces and deploy/'s
+// provisioner Role in the Gateway's namespace only, and its admission
+// policy: the identity-granting keys of spec.infrastructure
+// (eks.amazonaws.com/role-arn, iam.gke.io/gcp-service-account) reach neither
+// the ServiceAccount nor the Pod, and the Gateway's
+// tlsplane.io/InfrastructureMetadata condition names them; a Gateway of
+// ours in a watched namespace not provisioned gets nothing, and its
+// tlsplane.io/Provisioning condition says why.
 func TestGatewayProvisioner(t *testing.T) {
 	kcm, err := api.StartControllerManager(apiserver.ClusterControllers)
 	if err != nil {
@@ -36,8 +43,10 @@ func TestGatewayProvisioner(t *testing.T) {
 	c := adminClients(t)
 	ctx := context.Background()
 	kubeconfig := serviceAccountKubeconfig(t)
-	applyDeploy(t, "provisioner-rbac.yaml", false)
 	ns := newNamespace(t, c)
+	unprovisioned := ns + "-elsewhere"
+	createNamespace(t, c, unprovisioned)
+	applyProvisionerRBAC(t, ns)
 	// The Envoy Pods must pass the restricted Pod Security Standard: the
 	// ReplicaSet controller could not create them otherwise.
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -54,8 +63,8 @@ func TestGatewayProvisioner(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	flags := append(leaseFlags("provisioner"), "--namespaces", ns,
-		"--provision-gateways", "--gateway-xds-address", "tlsplane-xds.tlsplane-system.svc:18000")
+	flags := append(leaseFlags("provisioner"), "--namespaces", ns+","+unprovisioned,
+		"--provision-gateways", "--provision-namespaces", ns, "--gateway-xds-address", "tlsplane-xds.tlsplane-system.svc:18000")
 	// Two replicas: only the Lease holder provisions.
 	replicas := []*controlPlane{startTLSPlane(t, "tlsplane-1", kubeconfig, flags...), startTLSPlane(t, "tlsplane-2", kubeconfig, flags...)}
 
@@ -65,8 +74,11 @@ func TestGatewayProvisioner(t *testing.T) {
 		Spec: gwv1.GatewaySpec{
 			GatewayClassName: gwv1.ObjectName(class),
 			Infrastructure: &gwv1.GatewayInfrastructure{
-				Labels:      map[gwv1.LabelKey]gwv1.LabelValue{"team": "payments"},
-				Annotations: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"example.com/cost-center": "42"},
+				Labels: map[gwv1.LabelKey]gwv1.LabelValue{"team": "payments"},
+				Annotations: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"example.com/cost-center": "42",
+					// Identity-granting: dropped by the default --provision-denied-keys.
+					"eks.amazonaws.com/role-arn":     "arn:aws:iam::111122223333:role/cluster-admin",
+					"iam.gke.io/gcp-service-account": "admin@project.iam.gserviceaccount.com"},
 			},
 			Listeners: []gwv1.Listener{
 				{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 8080},
@@ -94,6 +106,38 @@ func TestGatewayProvisioner(t *testing.T) {
 	cm, _ := c.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if boot := cm.Data["bootstrap.json"]; !strings.Contains(boot, `"cluster": "`+ns+`/edge"`) || !strings.Contains(boot, `"address": "tlsplane-xds.tlsplane-system.svc"`) {
 		t.Errorf("bootstrap of ConfigMap %s/%s:\n%s", ns, name, boot)
+	}
+
+	t.Log("the identity keys reached neither the ServiceAccount nor the Pod template; the Gateway names them")
+	for _, k := range []string{"eks.amazonaws.com/role-arn", "iam.gke.io/gcp-service-account"} {
+		sa, _ := c.kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+		d, _ := c.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if _, ok := sa.Annotations[k]; ok {
+			t.Errorf("ServiceAccount %s/%s carries annotation %s", ns, name, k)
+		}
+		if _, ok := d.Spec.Template.Annotations[k]; ok {
+			t.Errorf("Deployment %s/%s's Pod template carries annotation %s", ns, name, k)
+		}
+	}
+	eventually(t, statusWait, "Gateway condition tlsplane.io/InfrastructureMetadata", func() error {
+		return gatewayCondition(ctx, c, ns, "edge", "tlsplane.io/InfrastructureMetadata", metav1.ConditionFalse, "KeysDropped",
+			"annotations eks.amazonaws.com/role-arn (--provision-denied-keys), iam.gke.io/gcp-service-account (--provision-denied-keys)", "arn:aws")
+	})
+
+	t.Log("a Gateway of ours in a namespace not provisioned: its status says why, nothing is written")
+	if _, err := c.gateway.GatewayV1().Gateways(unprovisioned).Create(ctx, &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: unprovisioned, Name: "edge"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(class),
+			Listeners: []gwv1.Listener{{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 8080}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, statusWait, "Gateway condition tlsplane.io/Provisioning False", func() error {
+		return gatewayCondition(ctx, c, unprovisioned, "edge", "tlsplane.io/Provisioning", metav1.ConditionFalse, "NamespaceNotAllowed",
+			"namespace "+unprovisioned+" is not one of --provision-namespaces ("+ns+")", "")
+	})
+	if err := gatewayCondition(ctx, c, ns, "edge", "tlsplane.io/Provisioning", metav1.ConditionTrue, "NamespaceAllowed", "", ""); err != nil {
+		t.Error(err)
 	}
 
 	t.Log("the ReplicaSet and Pod kube-controller-manager makes carry them")
@@ -131,6 +175,13 @@ func TestGatewayProvisioner(t *testing.T) {
 		t.Errorf("tlsplane_gateway_provisioner_writes_total{operation=apply} of the two replicas: %v, want 8 by the leader (four objects created, then updated once) and 0 by the other", applies)
 	}
 
+	if l, err := c.kube.AppsV1().Deployments(unprovisioned).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Errorf("Deployments in %s, which is not provisioned: %v %v", unprovisioned, l, err)
+	}
+	if l, err := c.kube.CoreV1().ServiceAccounts(unprovisioned).List(ctx, metav1.ListOptions{LabelSelector: gwv1.GatewayNameLabelKey}); err != nil || len(l.Items) != 0 {
+		t.Errorf("ServiceAccounts of a Gateway in %s, which is not provisioned: %v %v", unprovisioned, l, err)
+	}
+
 	t.Log("the Gateway is deleted: the garbage collector deletes everything")
 	if err := c.gateway.GatewayV1().Gateways(ns).Delete(ctx, "edge", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -166,6 +217,25 @@ func TestGatewayProvisioner(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// gatewayCondition checks condition typ of Gateway ns/name: its status,
+// reason, a message containing want and not containing never (when set).
+func gatewayCondition(ctx context.Context, c clients, ns, name, typ string, status metav1.ConditionStatus, reason, want, never string) error {
+	gw, err := c.gateway.GatewayV1().Gateways(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, cond := range gw.Status.Conditions {
+		if cond.Type != typ {
+			continue
+		}
+		if cond.Status != status || cond.Reason != reason || !strings.Contains(cond.Message, want) || never != "" && strings.Contains(cond.Message, never) {
+			return fmt.Errorf("Gateway %s/%s condition %s: %s %s %q; want %s %s with %q", ns, name, typ, cond.Status, cond.Reason, cond.Message, status, reason, want)
+		}
+		return nil
+	}
+	return fmt.Errorf("Gateway %s/%s has no condition %s: %+v", ns, name, typ, gw.Status.Conditions)
 }
 
 // createClass creates a GatewayClass of ours named after namespace ns,

@@ -56,3 +56,28 @@ func serviceAccountKubeconfig(t *testing.T) string {
 func leaseFlags(id string) []string {
 	return []string{"--leader-election-namespace", "tlsplane-system", "--leader-election-id", id}
 }
+
+// applyProvisionerRBAC applies deploy/provisioner-rbac.yaml's Role and
+// RoleBinding in each of namespaces, as its header says to (one copy per
+// namespace where Gateways are provisioned), and
+// deploy/provisioner-admission.yaml.
+func applyProvisionerRBAC(t *testing.T, namespaces ...string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(deployDir(), "provisioner-rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := apiserver.DecodeManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range namespaces {
+		for _, o := range objs {
+			o.SetNamespace(ns)
+		}
+		if _, err := apiserver.Apply(context.Background(), api.Config, encode(t, objs), false); err != nil {
+			t.Fatalf("apply deploy/provisioner-rbac.yaml in %s: %v", ns, err)
+		}
+	}
+	applyDeploy(t, "provisioner-admission.yaml", false)
+}

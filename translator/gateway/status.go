@@ -107,7 +107,7 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 	}
 	st := gwv1.GatewayStatus{
 		Addresses:  addr.addresses,
-		Conditions: condition.Stamp(gw.Status.Conditions, gs.conditions(accepted, programmed), gw.Generation, now),
+		Conditions: condition.Stamp(gw.Status.Conditions, r.conditions(gs, accepted, programmed), gw.Generation, now),
 	}
 	prev := map[gwv1.SectionName][]metav1.Condition{}
 	for _, l := range gw.Status.Listeners {
@@ -216,15 +216,19 @@ func unsupportedAddress(gw *gwv1.Gateway) string {
 }
 
 // conditions are the Gateway's conditions: Accepted, Programmed,
-// ResolvedRefs, and InsecureFrontendValidationMode while a client
+// ResolvedRefs, InsecureFrontendValidationMode while a client
 // certificate validation lets clients through without a valid
-// certificate (the condition is absent otherwise, as the spec asks).
-func (gs *Gateway) conditions(accepted, programmed metav1.Condition) []metav1.Condition {
+// certificate (the condition is absent otherwise, as the spec asks), and
+// with the provisioner on, those of its provisioning.
+func (r *Result) conditions(gs *Gateway, accepted, programmed metav1.Condition) []metav1.Condition {
 	out := []metav1.Condition{accepted, programmed, gs.resolvedRefs()}
 	if fields := gs.frontend.insecureFields(gs.gw); len(fields) > 0 {
 		out = append(out, metav1.Condition{Type: string(gwv1.GatewayConditionInsecureFrontendValidationMode), Status: metav1.ConditionTrue,
 			Reason:  string(gwv1.GatewayReasonConfigurationChanged),
 			Message: fmt.Sprintf("%s: AllowInsecureFallback: clients without a certificate, or with one that fails validation, are let through", strings.Join(fields, ", "))})
+	}
+	if p := r.cfg.Provisioning; p != nil {
+		out = append(out, p.Conditions(gs.gw)...)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/infrastructure"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
@@ -20,6 +21,10 @@ type Config struct {
 	// Channel is the Gateway API release channel of the cluster's CRDs:
 	// it decides which features our GatewayClasses claim.
 	Channel Channel
+	// Provisioning, set when tlsplane provisions Gateways, adds to each
+	// Gateway's status whether it is provisioned and which
+	// spec.infrastructure keys are dropped.
+	Provisioning *infrastructure.Policy
 }
 
 // Result is one run of the Gateway API rules: each Gateway of ours as

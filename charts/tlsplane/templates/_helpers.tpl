@@ -14,6 +14,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* The Lease holder writes status; without a Lease only one replica may run. */}}
 {{- define "tlsplane.validate" -}}
+{{- if and .Values.provisioner.enabled (not .Values.provisioner.namespaces) }}
+{{- fail "provisioner.enabled needs provisioner.namespaces: the namespaces where Gateways get their Envoy, each granted by a Role of its own" }}
+{{- end }}
+{{- if .Values.namespaces }}
+{{- range .Values.provisioner.namespaces }}
+{{- if not (has . $.Values.namespaces) }}
+{{- fail (printf "provisioner.namespaces: %s is not one of namespaces: its Gateways are not seen" .) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and (not .Values.leaderElection.enabled) (gt (int .Values.replicas) 1) }}
 {{- fail (printf "leaderElection.enabled=false needs replicas: 1 (got %d): every replica would write status" (int .Values.replicas)) }}
 {{- end }}
@@ -41,25 +51,19 @@ the translator reports on and gets the live object after a conflict
 - apiGroups: [gateway.networking.k8s.io]
   resources: [backendtlspolicies/status, gateways/status, listenersets/status, httproutes/status, grpcroutes/status, tlsroutes/status, tcproutes/status, udproutes/status]
   verbs: [update]
-{{- if .Values.provisioner.enabled }}
-{{- include "tlsplane.provisionerRules" . }}
-{{- end }}
 {{- end }}
 
 {{/*
-The Gateway provisioner (provisioner/): server-side apply (patch; create
-when the object is new) of each Gateway's ServiceAccount, bootstrap
-ConfigMap, Deployment and Service, a get when its cache misses one, a
-watch of those it labelled, and delete when a Gateway leaves our classes.
-Services and ConfigMaps are listed and watched by the rules above already.
+The Gateway provisioner (provisioner/), granted by a Role in each of
+provisioner.namespaces only: server-side apply (patch; create when the
+object is new) of each Gateway's ServiceAccount, bootstrap ConfigMap,
+Deployment and Service, a get when its cache misses one, a list and watch
+of those it labelled, and delete when a Gateway leaves our classes.
 */}}
-{{- define "tlsplane.provisionerRules" }}
+{{- define "tlsplane.provisionerRules" -}}
 - apiGroups: [""]
-  resources: [serviceaccounts]
+  resources: [serviceaccounts, configmaps, services]
   verbs: [get, list, watch, create, patch, delete]
-- apiGroups: [""]
-  resources: [configmaps, services]
-  verbs: [get, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments]
   verbs: [get, list, watch, create, patch, delete]
