@@ -187,6 +187,7 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 			t.Fatalf("step %d (%s): cluster namespaces or CA expiries differ", step, describe(changes))
 		}
 		checkChanged(t, step, last, got)
+		checkReachedCovers(t, got)
 		fresh := newFeeds(t)
 		_, wantErr := fresh.pub.Publish(want)
 		if _, err := patched.pub.Publish(got); (err == nil) != (wantErr == nil) {
