@@ -1,6 +1,8 @@
 package snapshots
 
 import (
+	"fmt"
+
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -23,6 +25,17 @@ const (
 	// and secret, private keys included (tlsplane before issue 33).
 	ScopeAll FleetScope = "all"
 )
+
+// ParseFleetScope reads "reached" or "all"; "" is ScopeReached.
+func ParseFleetScope(v string) (FleetScope, error) {
+	switch FleetScope(v) {
+	case "", ScopeReached:
+		return ScopeReached, nil
+	case ScopeAll:
+		return ScopeAll, nil
+	}
+	return "", fmt.Errorf("fleet scope %q: want %s or %s", v, ScopeReached, ScopeAll)
+}
 
 // A scope is the part of the whole translation's snapshot one kind of
 // fleet keeps: the clusters keep admits, the load assignments the kept EDS
