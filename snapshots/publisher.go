@@ -3,6 +3,7 @@ package snapshots
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,7 @@ type Publisher struct {
 	// back what a failing publish changed in them.
 	scopes   map[string]*scope
 	keyless  *scope
+	keyIndex keyIndex
 	undo     undoLog
 	withheld string // the withheld clusters last logged
 }
@@ -332,6 +334,20 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 		}
 		return s.snap, s.changed, nil
 	}
+	if !p.anyKeys(whole, touched) {
+		// Nothing to withhold: the whole itself, compared whole when the
+		// fleet was last served a keyless scope (a secret only withheld
+		// clusters read is served again, unnamed in touched).
+		if connected && p.keyless != nil {
+			old := p.keyless
+			p.keyless = nil
+			p.undo.add(func() { p.keyless = old })
+		}
+		if st := p.fleets[fleet]; st == nil || st.snapshot == nil || !sameMap(st.snapshot.byType[resource.ClusterType], whole.byType[resource.ClusterType]) {
+			return whole, nil, nil
+		}
+		return whole, touched, nil
+	}
 	s, err := p.updated(p.keyless, whole, touched, func() (*scope, error) { return keylessScope(p.digests, whole) })
 	if err != nil {
 		return nil, nil, err
@@ -436,4 +452,9 @@ func (p *Publisher) ServesCluster(fleet, cluster string) bool {
 	}
 	allowed, restricted := p.opts.FleetNamespaces[fleet]
 	return !restricted || slices.Contains(allowed, ns)
+}
+
+// sameMap: a and b are the very same map (a patched whole keeps its maps).
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
 	"github.com/tlsplane/tlsplane/translator"
 )
 
@@ -59,4 +61,47 @@ func (p *Publisher) WithheldClusters() []string {
 		return nil
 	}
 	return sortedNames(p.keyless.withheld)
+}
+
+// keyIndex names the whole's secrets that hold a private key, kept up to
+// date with each publish's touched secrets: while there is none (no
+// policy presents a client certificate), a fleet without a Gateway is
+// served the whole itself, and no scope is kept for it.
+type keyIndex struct {
+	whole *servedSnapshot
+	keys  map[string]bool
+}
+
+// anyKeys reports whether whole serves a private key; p.mu is held, and
+// what it changes is logged in p.undo.
+func (p *Publisher) anyKeys(whole *servedSnapshot, touched map[string][]string) bool {
+	ix := &p.keyIndex
+	switch {
+	case ix.whole == whole:
+	case touched != nil && ix.whole != nil && ix.whole == p.whole:
+		old := ix.whole
+		p.undo.add(func() { ix.whole = old })
+		for _, name := range touched[resource.SecretType] {
+			r, ok := whole.byType[resource.SecretType][name]
+			if key := ok && holdsKey(r); key != ix.keys[name] {
+				p.undo.add(restoreKey(ix.keys, name))
+				if key {
+					ix.keys[name] = true
+				} else {
+					delete(ix.keys, name)
+				}
+			}
+		}
+		ix.whole = whole
+	default:
+		old := *ix
+		p.undo.add(func() { *ix = old })
+		ix.whole, ix.keys = whole, map[string]bool{}
+		for name, r := range whole.byType[resource.SecretType] {
+			if holdsKey(r) {
+				ix.keys[name] = true
+			}
+		}
+	}
+	return len(ix.keys) > 0
 }
