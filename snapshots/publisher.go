@@ -306,6 +306,9 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 		var only []string
 		if reached {
 			only = own.Reached
+			if only == nil {
+				only = []string{} // routes that reach nothing: no cluster
+			}
 		}
 		res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces, only)
 		if err != nil {
