@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -32,28 +33,44 @@ func TestClientKeysGoOnlyToFleetsServedTheirClusters(t *testing.T) {
 			}})
 	}
 	out := translator.Translate(in, nil, time.Now(), translator.Options{})
-	p := New(Options{FleetNamespaces: map[string][]string{"shop-edge": {"shop"}, "bank-edge": {"bank"}}})
-	for _, fleet := range []string{"shop-edge", "bank-edge", "mesh"} {
-		p.NodeStreamOpened(&corev3.Node{Id: fleet, Cluster: fleet})
-	}
-	if _, err := p.Publish(out); err != nil {
-		t.Fatal(err)
-	}
-	for fleet, want := range map[string][]string{
-		"shop-edge": {"ca/shop/configmap/ca", "client/shop/envoy-client"},
-		"bank-edge": {"ca/bank/configmap/ca", "client/bank/envoy-client"},
-		"mesh":      {"ca/bank/configmap/ca", "ca/shop/configmap/ca", "client/bank/envoy-client", "client/shop/envoy-client"},
+	for _, tc := range []struct {
+		scope FleetScope
+		mesh  []string // what the fleet with no grant and no Gateway is served
+	}{
+		// By default it is served no cluster that reads a private key, so
+		// neither these nor the CAs only they read.
+		{ScopeReached, nil},
+		{ScopeAll, []string{"ca/bank/configmap/ca", "ca/shop/configmap/ca", "client/bank/envoy-client", "client/shop/envoy-client"}},
 	} {
-		got := sortedNames(served(t, p, fleet).GetResources(resource.SecretType))
-		if len(got) != len(want) {
-			t.Errorf("fleet %s is served secrets %v, want %v", fleet, got, want)
-			continue
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Errorf("fleet %s is served secrets %v, want %v", fleet, got, want)
-				break
+		t.Run(string(tc.scope), func(t *testing.T) {
+			p := New(Options{Scope: tc.scope, FleetNamespaces: map[string][]string{"shop-edge": {"shop"}, "bank-edge": {"bank"}}})
+			for _, fleet := range []string{"shop-edge", "bank-edge", "mesh"} {
+				p.NodeStreamOpened(&corev3.Node{Id: fleet, Cluster: fleet})
 			}
-		}
+			if _, err := p.Publish(out); err != nil {
+				t.Fatal(err)
+			}
+			for fleet, want := range map[string][]string{
+				"shop-edge": {"ca/shop/configmap/ca", "client/shop/envoy-client"},
+				"bank-edge": {"ca/bank/configmap/ca", "client/bank/envoy-client"},
+				"mesh":      tc.mesh,
+			} {
+				got := sortedNames(served(t, p, fleet).GetResources(resource.SecretType))
+				if !slices.Equal(got, want) {
+					t.Errorf("fleet %s is served secrets %v, want %v", fleet, got, want)
+				}
+			}
+			wantWithheld := []string{"bank/api/443", "shop/api/443"}
+			if tc.scope == ScopeAll {
+				wantWithheld = nil
+			}
+			if got := p.WithheldClusters(); !slices.Equal(got, wantWithheld) {
+				t.Errorf("withheld clusters %v, want %v", got, wantWithheld)
+			}
+			clusters := sortedNames(served(t, p, "mesh").GetResources(resource.ClusterType))
+			if tc.scope == ScopeReached && len(clusters) != 0 {
+				t.Errorf("fleet mesh is served clusters %v that read a client key", clusters)
+			}
+		})
 	}
 }

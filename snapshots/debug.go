@@ -37,7 +37,8 @@ func (p *Publisher) DebugSnapshot(nodeID string) ([]byte, error) {
 	}
 	var err error
 	if snap == nil && p.last != nil {
-		snap, err = p.snapshotFor(*p.last, fleet, p.whole, nil)
+		snap, _, err = p.snapshotFor(*p.last, fleet, p.whole, nil)
+		p.undo = nil
 	}
 	p.mu.Unlock()
 	if err != nil {

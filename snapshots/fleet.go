@@ -1,6 +1,9 @@
 package snapshots
 
 import (
+	"slices"
+	"strings"
+
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -22,9 +25,10 @@ type fleetResources struct {
 
 // resourcesFor returns the part of out a fleet may see. A fleet absent from
 // fleetNamespaces sees everything; a listed one sees clusters of its
-// namespaces and exactly the endpoints and secrets those clusters reference,
-// so filtering keeps the snapshot consistent.
-func resourcesFor(d *digests, out translator.Output, fleet string, fleetNamespaces map[string][]string) (fleetResources, error) {
+// namespaces (of those, when only is not nil, the ones named in it: a
+// Gateway fleet's reach) and exactly the endpoints and secrets those
+// clusters reference, so filtering keeps the snapshot consistent.
+func resourcesFor(d *digests, out translator.Output, fleet string, fleetNamespaces map[string][]string, only []string) (fleetResources, error) {
 	allowed, restricted := fleetNamespaces[fleet]
 	if !restricted {
 		return fleetResources{clusters: out.Clusters, endpoints: out.Endpoints, secrets: out.Secrets}, nil
@@ -36,7 +40,11 @@ func resourcesFor(d *digests, out translator.Output, fleet string, fleetNamespac
 	var res fleetResources
 	endpointNames := map[string]bool{}
 	secretNames := map[string]bool{}
-	for _, c := range out.Clusters {
+	clusters := out.Clusters
+	if only != nil {
+		clusters = reachedClusters(out.Clusters, only)
+	}
+	for _, c := range clusters {
 		// The translator says whose cluster it is: a name is not parsed
 		// for it, so no name can pass for another namespace's.
 		if ns, known := out.ClusterNamespaces[c.GetName()]; !known || !namespaces[ns] {
@@ -71,4 +79,16 @@ func edsName(c *clusterv3.Cluster) string {
 		return n
 	}
 	return c.GetName()
+}
+
+// reachedClusters are the clusters named in reached (sorted), found by
+// binary search: a Gateway fleet costs what its routes reach.
+func reachedClusters(clusters []*clusterv3.Cluster, reached []string) []*clusterv3.Cluster {
+	out := make([]*clusterv3.Cluster, 0, len(reached))
+	for _, name := range reached {
+		if i, ok := slices.BinarySearchFunc(clusters, name, func(c *clusterv3.Cluster, n string) int { return strings.Compare(c.GetName(), n) }); ok {
+			out = append(out, clusters[i])
+		}
+	}
+	return out
 }

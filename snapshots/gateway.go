@@ -12,15 +12,15 @@ import (
 )
 
 // A Gateway fleet (a fleet for which translator.Output.Fleets has an entry)
-// is served its base snapshot (what any fleet of its name would get:
-// clusters, endpoints and CA secrets) plus its own listeners, route
-// configurations and listener certificates. Its own secrets hold private
-// keys, so they exist only in this fleet's snapshot and feed.
+// is served its base snapshot (by default the clusters its routes reach,
+// with their endpoints and secrets: its scope; under ScopeAll what any
+// fleet gets) plus its own listeners, route configurations and listener
+// certificates. Its own secrets hold private keys, so they exist only in
+// this fleet's snapshot and feed.
 //
 // The base's per-type maps and versions are shared, not copied: a Gateway
-// fleet costs what it owns, not the 10,000 clusters every fleet is served.
-// Only SDS mixes both, so its maps are merged, and only when its version
-// changes.
+// fleet costs what it owns, not the clusters its base holds. Only SDS
+// mixes both, so its maps are merged, and only when its version changes.
 
 // fleetPart is a Gateway fleet's own resources, digested and checked.
 // ownClusters are its own versions of base clusters, those base serves (a

@@ -27,8 +27,17 @@ func samePointer(a, b any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-func TestGatewayFleetIsServedItsOwnResourcesOnTopOfEveryFleets(t *testing.T) {
-	p := New(Options{})
+// By default a Gateway fleet is served the clusters its routes reach
+// (shop/payments), what they read, and its own resources; under ScopeAll
+// every fleet's clusters too, maps and versions shared with them.
+func TestGatewayFleetIsServedWhatItsRoutesReach(t *testing.T) {
+	for _, scope := range []FleetScope{ScopeReached, ScopeAll} {
+		t.Run(string(scope), func(t *testing.T) { testGatewayFleetServed(t, scope) })
+	}
+}
+
+func testGatewayFleetServed(t *testing.T, scope FleetScope) {
+	p := New(Options{Scope: scope})
 	for _, fleet := range []string{edge.Fleet(), "mesh", "mesh-2"} {
 		p.NodeStreamOpened(&corev3.Node{Id: fleet + "-envoy", Cluster: fleet})
 	}
@@ -39,13 +48,19 @@ func TestGatewayFleetIsServedItsOwnResourcesOnTopOfEveryFleets(t *testing.T) {
 	if served(t, p, "mesh-2") != mesh {
 		t.Error("two fleets without a Gateway do not share one snapshot")
 	}
-	for typeURL, want := range map[string][2]string{
-		resource.ClusterType:  {"bank/ledger/443,shop/payments/8443", "bank/ledger/443,shop/payments/8443"},
-		resource.EndpointType: {"bank/ledger/443,shop/payments/8443", "bank/ledger/443,shop/payments/8443"},
+	want := map[string][2]string{
+		resource.ClusterType:  {"shop/payments/8443", "bank/ledger/443,shop/payments/8443"},
+		resource.EndpointType: {"shop/payments/8443", "bank/ledger/443,shop/payments/8443"},
 		resource.ListenerType: {"shop/edge/443,shop/edge/80", ""},
 		resource.RouteType:    {"shop/edge/443/https,shop/edge/80", ""},
-		resource.SecretType:   {"bank/ledger/443/ca,shop/edge-cert/certificate,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"},
-	} {
+		resource.SecretType:   {"shop/edge-cert/certificate,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"},
+	}
+	if scope == ScopeAll {
+		want[resource.ClusterType] = [2]string{"bank/ledger/443,shop/payments/8443", "bank/ledger/443,shop/payments/8443"}
+		want[resource.EndpointType] = want[resource.ClusterType]
+		want[resource.SecretType] = [2]string{"bank/ledger/443/ca,shop/edge-cert/certificate,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"}
+	}
+	for typeURL, want := range want {
 		if got := names(gw, typeURL); got != want[0] {
 			t.Errorf("Gateway fleet %s: %s, want %s", typeURL, got, want[0])
 		}
@@ -53,12 +68,12 @@ func TestGatewayFleetIsServedItsOwnResourcesOnTopOfEveryFleets(t *testing.T) {
 			t.Errorf("fleet mesh %s: %s, want %s", typeURL, got, want[1])
 		}
 	}
-	// The clusters and endpoints every fleet is served are shared, maps
-	// and versions, not copied per Gateway fleet.
+	// Under ScopeAll the clusters and endpoints every fleet is served are
+	// shared, maps and versions, not copied per Gateway fleet.
 	for _, typeURL := range []string{resource.ClusterType, resource.EndpointType} {
-		if !samePointer(gw.GetResources(typeURL), mesh.GetResources(typeURL)) ||
+		if scope == ScopeAll && (!samePointer(gw.GetResources(typeURL), mesh.GetResources(typeURL)) ||
 			!samePointer(gw.VersionMap[typeURL], mesh.VersionMap[typeURL]) ||
-			gw.GetVersion(typeURL) != mesh.GetVersion(typeURL) {
+			gw.GetVersion(typeURL) != mesh.GetVersion(typeURL)) {
 			t.Errorf("%s: the Gateway fleet does not share every fleet's maps and version", typeURL)
 		}
 	}
@@ -158,8 +173,9 @@ func TestGatewayFleetVersionsFollowWhatChanged(t *testing.T) {
 	rotated.Key = "rotated"
 	movedRoute := edge
 	movedRoute.Hostname = "www.shop.example"
-	newCA := ledger
+	newCA, otherCA := payments, ledger
 	newCA.CA = "-----BEGIN CERTIFICATE-----\nrotated\n-----END CERTIFICATE-----\n"
+	otherCA.CA = newCA.CA
 	for name, tc := range map[string]struct {
 		out         translator.Output
 		changed     []string // types whose version changes for the Gateway fleet
@@ -167,7 +183,9 @@ func TestGatewayFleetVersionsFollowWhatChanged(t *testing.T) {
 	}{
 		"certificate rotated": {st.WithGateways(st.Output(payments, ledger), rotated), []string{resource.SecretType}, false},
 		"hostname changed":    {st.WithGateways(st.Output(payments, ledger), movedRoute), []string{resource.ListenerType, resource.RouteType, resource.SecretType}, false},
-		"backend CA rotated":  {st.WithGateways(st.Output(payments, newCA), edge), []string{resource.SecretType}, true},
+		"backend CA rotated":  {st.WithGateways(st.Output(newCA, ledger), edge), []string{resource.SecretType}, true},
+		// A backend its routes do not reach is not the fleet's.
+		"other backend CA rotated": {st.WithGateways(st.Output(payments, otherCA), edge), nil, true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := p.Publish(out); err != nil { // back to the first content

@@ -3,6 +3,7 @@ package snapshots
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,10 +20,14 @@ import (
 // Options configure a Publisher.
 type Options struct {
 	// FleetNamespaces restricts a fleet (Envoy node.cluster) to the listed
-	// namespaces; fleets absent from the map get everything.
+	// namespaces, and grants it the private keys of their clusters; Scope
+	// says what the fleets absent from the map get.
 	FleetNamespaces map[string][]string
-	Logger          *slog.Logger
-	Registerer      prometheus.Registerer // may be nil in tests
+	// Scope is what a fleet absent from FleetNamespaces is served of the
+	// clusters: ScopeReached when empty.
+	Scope      FleetScope
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer // may be nil in tests
 }
 
 // Publisher sets one snapshot per connected fleet from the last
@@ -41,6 +46,14 @@ type Publisher struct {
 	whole  *servedSnapshot    // last output unfiltered: decides "changed" when no fleet is connected
 	fleets map[string]*fleetState
 	nodes  map[string]*nodeState
+	// scopes are the connected Gateway fleets' shares of the whole
+	// (ScopeReached), keyless the fleets' without a Gateway; undo puts
+	// back what a failing publish changed in them.
+	scopes   map[string]*scope
+	keyless  *scope
+	keyIndex keyIndex
+	undo     undoLog
+	withheld string // the withheld clusters last logged
 }
 
 // fleetState is a fleet with open streams; snapshot is nil until the
@@ -69,6 +82,7 @@ func New(opts Options) *Publisher {
 		metrics: newMetrics(opts.Registerer),
 		fleets:  map[string]*fleetState{},
 		nodes:   map[string]*nodeState{},
+		scopes:  map[string]*scope{},
 		digests: newDigests(),
 	}
 }
@@ -91,7 +105,9 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
 	}
+	p.undo = nil
 	fail := func(err error) (bool, error) {
+		p.undo.run()
 		undo()
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
@@ -100,19 +116,23 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 		return fail(err)
 	}
 	pending := map[string]*servedSnapshot{}
+	names := map[string]map[string][]string{}
 	for fleet, st := range p.fleets {
-		snap, err := p.snapshotFor(out, fleet, whole, touched)
+		snap, fleetNames, err := p.snapshotFor(out, fleet, whole, touched)
 		if err != nil {
 			return fail(err)
 		}
 		if st.snapshot == nil || !sameVersions(st.snapshot, snap) {
-			pending[fleet] = snap
+			pending[fleet], names[fleet] = snap, fleetNames
 		}
 	}
 	changed = len(pending) > 0 || p.whole == nil || !sameVersions(p.whole, whole)
 	for _, fleet := range sortedNames(pending) {
-		p.set(fleet, pending[fleet], p.patchNames(out, fleet, touched))
+		p.set(fleet, pending[fleet], names[fleet])
 	}
+	p.undo = nil
+	p.forgetScopes(out)
+	p.logWithheld(out)
 	p.last, p.whole = &out, whole
 	p.ready.Store(true)
 	p.countResources(out, whole)
@@ -147,21 +167,15 @@ func (p *Publisher) wholeSnapshot(out translator.Output) (whole *servedSnapshot,
 	return whole, nil, func() { p.patch = nil }, nil
 }
 
-// patchNames are the names fleet's feed must look at again after a patch,
-// or nil when the feed must compare everything: a restricted fleet's
-// snapshot is its own, and a Gateway fleet whose own resources changed
-// has new listeners and routes.
-func (p *Publisher) patchNames(out translator.Output, fleet string, touched map[string][]string) map[string][]string {
-	if touched == nil {
+// patchNames are the names fleet's feed must look at again after a
+// patch, given those that changed in its base (nil: unknown), or nil when
+// the feed must compare everything: a Gateway fleet whose own resources
+// changed has new listeners and routes.
+func patchNames(out translator.Output, fleet string, base map[string][]string) map[string][]string {
+	if base == nil || out.Changed == nil || slices.Contains(out.Changed.Fleets, fleet) {
 		return nil
 	}
-	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted {
-		return nil
-	}
-	if out.Changed == nil || slices.Contains(out.Changed.Fleets, fleet) {
-		return nil
-	}
-	return touched
+	return base
 }
 
 // countResources sets the resource gauges: what every fleet may be served,
@@ -202,7 +216,9 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	if st.snapshot != nil || p.last == nil {
 		return
 	}
-	snap, err := p.snapshotFor(*p.last, fleet, p.whole, nil)
+	p.undo = nil
+	snap, _, err := p.snapshotFor(*p.last, fleet, p.whole, nil)
+	p.undo = nil // a fresh scope replaces nothing a stream reads
 	if err != nil {
 		p.log.Error("fleet snapshot rejected", "fleet", fleet, "error", err)
 		return
@@ -224,6 +240,7 @@ func (p *Publisher) NodeStreamClosed(node *corev3.Node) {
 	if st := p.fleets[fleet]; st != nil {
 		if st.streams--; st.streams <= 0 {
 			delete(p.fleets, fleet)
+			delete(p.scopes, fleet)
 		}
 	}
 }
@@ -250,35 +267,133 @@ func (p *Publisher) Origins(names []string) []types.NamespacedName {
 	return out
 }
 
-// snapshotFor builds fleet's snapshot; p.mu is held. An unrestricted
-// fleet without a Gateway shares whole; a Gateway fleet adds its own
-// resources to what it would get without them. touched, when not nil,
-// names per type what changed in whole since the last publish.
-func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *servedSnapshot, touched map[string][]string) (*servedSnapshot, error) {
-	base := whole
-	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted || whole == nil {
-		touched = nil // its base is its own, built anew
-		res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces)
-		if err != nil {
-			return nil, fmt.Errorf("fleet %q: %w", fleet, err)
-		}
-		if base, err = newSnapshot(p.digests, res); err != nil {
-			return nil, fmt.Errorf("fleet %q: %w", fleet, err)
-		}
+// snapshotFor builds fleet's snapshot, and the names per type its feed
+// must look at (nil: all); p.mu is held. A Gateway fleet adds its own
+// resources to its base (baseFor). touched, when not nil, names per type
+// what changed in whole since the last publish.
+func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *servedSnapshot, touched map[string][]string) (*servedSnapshot, map[string][]string, error) {
+	base, baseNames, err := p.baseFor(out, fleet, whole, touched)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fleet %q: %w", fleet, err)
 	}
+	names := patchNames(out, fleet, baseNames)
 	own := out.Fleets[fleet]
 	if own == nil {
-		return base, nil
+		return base, names, nil
 	}
 	var prev *servedSnapshot
 	if st := p.fleets[fleet]; st != nil {
 		prev = st.snapshot
 	}
-	snap, err := gatewaySnapshot(p.digests, base, own, prev, touched)
+	snap, err := gatewaySnapshot(p.digests, base, own, prev, baseNames)
 	if err != nil {
-		return nil, fmt.Errorf("fleet %q: %w", fleet, err)
+		return nil, nil, fmt.Errorf("fleet %q: %w", fleet, err)
 	}
-	return snap, nil
+	return snap, names, nil
+}
+
+// baseFor is what fleet is served of the whole translation, with the
+// names per type that changed in it since the last publish (nil: unknown).
+// A fleet listed in FleetNamespaces gets its namespaces' clusters (and, a
+// Gateway fleet, of those only what its routes reach unless ScopeAll);
+// under ScopeAll any other fleet gets whole; under ScopeReached a Gateway
+// fleet gets what its routes reach and any other fleet every cluster that
+// reads no private key. p.mu is held; scopes changed are logged in p.undo.
+func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSnapshot, touched map[string][]string) (*servedSnapshot, map[string][]string, error) {
+	own := out.Fleets[fleet]
+	reached := p.opts.Scope != ScopeAll && own != nil
+	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted || whole == nil {
+		var only []string
+		if reached {
+			only = own.Reached
+			if only == nil {
+				only = []string{} // routes that reach nothing: no cluster
+			}
+		}
+		res, err := resourcesFor(p.digests, out, fleet, p.opts.FleetNamespaces, only)
+		if err != nil {
+			return nil, nil, err
+		}
+		base, err := newSnapshot(p.digests, res)
+		return base, nil, err
+	}
+	if p.opts.Scope == ScopeAll {
+		return whole, touched, nil
+	}
+	_, connected := p.fleets[fleet]
+	if reached {
+		s := p.scopes[fleet]
+		if s != nil && !sameSlice(s.src, own.Reached) {
+			s = nil // its routes reach other clusters: made again
+		}
+		s, err := p.updated(s, whole, touched, func() (*scope, error) { return reachedScope(p.digests, whole, own.Reached) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if connected && p.scopes[fleet] != s {
+			old := p.scopes[fleet]
+			p.scopes[fleet] = s
+			p.undo.add(func() { p.scopes[fleet] = old })
+		}
+		return s.snap, s.changed, nil
+	}
+	if !p.anyKeys(whole, touched) {
+		// Nothing to withhold: the whole itself, compared whole when the
+		// fleet was last served a keyless scope (a secret only withheld
+		// clusters read is served again, unnamed in touched).
+		if connected && p.keyless != nil {
+			old := p.keyless
+			p.keyless = nil
+			p.undo.add(func() { p.keyless = old })
+		}
+		if st := p.fleets[fleet]; st == nil || st.snapshot == nil || !sameMap(st.snapshot.byType[resource.ClusterType], whole.byType[resource.ClusterType]) {
+			return whole, nil, nil
+		}
+		return whole, touched, nil
+	}
+	s, err := p.updated(p.keyless, whole, touched, func() (*scope, error) { return keylessScope(p.digests, whole) })
+	if err != nil {
+		return nil, nil, err
+	}
+	if connected && p.keyless != s {
+		old := p.keyless
+		p.keyless = s
+		p.undo.add(func() { p.keyless = old })
+	}
+	return s.snap, s.changed, nil
+}
+
+// updated is s made from whole: s itself when it is, s patched when it
+// was made from the last publish's whole and touched says what changed
+// since, else fresh's.
+func (p *Publisher) updated(s *scope, whole *servedSnapshot, touched map[string][]string, fresh func() (*scope, error)) (*scope, error) {
+	switch {
+	case s != nil && s.whole == whole:
+		return s, nil
+	case s != nil && touched != nil && p.patch != nil && p.whole != nil && s.whole == p.whole:
+		s.patch(p.patch, whole, touched, &p.undo)
+		return s, nil
+	}
+	return fresh()
+}
+
+// forgetScopes drops the scopes of fleets that have no Gateway any more,
+// and the keyless scope when no fleet without one is connected.
+func (p *Publisher) forgetScopes(out translator.Output) {
+	plain := false
+	for fleet := range p.fleets {
+		if out.Fleets[fleet] == nil {
+			plain = true
+		}
+	}
+	for fleet := range p.scopes {
+		if out.Fleets[fleet] == nil {
+			delete(p.scopes, fleet)
+		}
+	}
+	if !plain {
+		p.keyless = nil
+	}
 }
 
 // checkUnservedFleets checks the Gateway fleets no stream reads yet, so
@@ -330,10 +445,19 @@ func (p *Publisher) ServesCluster(fleet, cluster string) bool {
 	if p.last == nil {
 		return false
 	}
+	if st := p.fleets[fleet]; st != nil && st.snapshot != nil {
+		_, served := st.snapshot.GetResources(resource.ClusterType)[cluster]
+		return served
+	}
 	ns, known := p.last.ClusterNamespaces[cluster]
 	if !known {
 		return false
 	}
 	allowed, restricted := p.opts.FleetNamespaces[fleet]
 	return !restricted || slices.Contains(allowed, ns)
+}
+
+// sameMap: a and b are the very same map (a patched whole keeps its maps).
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

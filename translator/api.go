@@ -116,6 +116,13 @@ type FleetResources struct {
 	// certificate (spec.tls.backend.clientCertificateRef), or failing
 	// closed when that certificate cannot be used.
 	Clusters []*clusterv3.Cluster
+	// Reached are the names of the clusters (of Output.Clusters) the
+	// Gateway's accepted routes send traffic to, sorted: every cluster its
+	// listeners and route configurations name, mirrors included. By
+	// default the fleet is served these clusters alone, with the load
+	// assignments and secrets they read. A name may have no cluster (a
+	// Service port without endpoints yet): nothing is served for it.
+	Reached []string
 }
 
 // GatewayAPIStatuses are computed statuses, complete (other controllers'

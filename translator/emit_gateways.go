@@ -61,6 +61,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 	}
 	for _, gs := range res.Gateways {
 		fleet, tables, refused, warnings := emitFleet(gs, t.gatewayConfig.ListenerAddress)
+		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
 		out.tables[gs.Name()] = tables
 		out.warnings = append(out.warnings, warnings...)

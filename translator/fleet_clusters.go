@@ -217,7 +217,7 @@ func withOwnClusters(fleet *FleetResources, own []*clusterv3.Cluster, secret *tl
 	if slices.Equal(own, fleet.Clusters) && slices.Equal(secrets, fleet.Secrets) {
 		return fleet
 	}
-	return &FleetResources{Listeners: fleet.Listeners, Routes: fleet.Routes, Secrets: secrets, Clusters: own}
+	return &FleetResources{Listeners: fleet.Listeners, Routes: fleet.Routes, Secrets: secrets, Clusters: own, Reached: fleet.Reached}
 }
 
 // reachedClusters inverts Reach: per Gateway, the names of the clusters

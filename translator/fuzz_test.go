@@ -498,7 +498,8 @@ func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
 func fuzzFleetsEqual(a, b map[string]*translator.FleetResources) bool {
 	return maps.EqualFunc(a, b, func(x, y *translator.FleetResources) bool {
 		return fuzzProtoListsEqual(x.Listeners, y.Listeners) && fuzzProtoListsEqual(x.Routes, y.Routes) &&
-			fuzzProtoListsEqual(x.Secrets, y.Secrets) && fuzzProtoListsEqual(x.Clusters, y.Clusters)
+			fuzzProtoListsEqual(x.Secrets, y.Secrets) && fuzzProtoListsEqual(x.Clusters, y.Clusters) &&
+			slices.Equal(x.Reached, y.Reached)
 	})
 }
 
@@ -558,6 +559,7 @@ func fuzzCheckOutput(t *testing.T, in translator.Inputs, out translator.Output) 
 		}
 	}
 	fuzzCheckStatuses(t, in, out)
+	checkReachedCovers(t, out)
 	fuzzCheckNoPlaintext(t, in, out, clusters)
 }
 

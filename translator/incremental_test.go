@@ -159,7 +159,12 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 	}
 	// A publisher patched with every Update, against one publishing each
 	// whole translation afresh: their feeds must hold the same.
-	patched := newFeeds(t)
+	// Both scopes: each fleet's share is patched as the whole is.
+	scope := snapshots.ScopeReached
+	if r.IntN(3) == 0 {
+		scope = snapshots.ScopeAll
+	}
+	patched := newFeeds(t, scope)
 	if _, err := patched.pub.Publish(last); err != nil {
 		t.Fatalf("first publish: %v", err)
 	}
@@ -187,7 +192,8 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 			t.Fatalf("step %d (%s): cluster namespaces or CA expiries differ", step, describe(changes))
 		}
 		checkChanged(t, step, last, got)
-		fresh := newFeeds(t)
+		checkReachedCovers(t, got)
+		fresh := newFeeds(t, scope)
 		_, wantErr := fresh.pub.Publish(want)
 		if _, err := patched.pub.Publish(got); (err == nil) != (wantErr == nil) {
 			t.Fatalf("step %d (%s): patched publish: %v, whole publish: %v", step, describe(changes), err, wantErr)
@@ -196,6 +202,7 @@ func runUpdates(t *testing.T, r *rand.Rand, pool []poolObject, opts translator.O
 			if diff := patched.difference(fresh); diff != "" {
 				t.Fatalf("step %d (%s): the patched publisher serves otherwise than a fresh one: %s", step, describe(changes), diff)
 			}
+			patched.checkScopes(t, step, got)
 		}
 		last = got
 	}
@@ -385,11 +392,13 @@ func describe(changes []translator.Change) string {
 type feeds struct {
 	pub    *snapshots.Publisher
 	fleets []string
+	scope  snapshots.FleetScope
 }
 
-func newFeeds(t *testing.T) feeds {
+func newFeeds(t *testing.T, scope snapshots.FleetScope) feeds {
 	f := feeds{
-		pub:    snapshots.New(snapshots.Options{FleetNamespaces: map[string][]string{"shop-only": {"shop"}}}),
+		scope:  scope,
+		pub:    snapshots.New(snapshots.Options{Scope: scope, FleetNamespaces: map[string][]string{"shop-only": {"shop"}}}),
 		fleets: []string{"mesh", "shop-only", "shop/edge", "web/edge", "infra/edge", "edge/by-spec", "shop/ours"},
 	}
 	for _, fleet := range f.fleets {

@@ -59,7 +59,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 			setStatuses.set(nn, ls, semanticallyEqual)
 		}
 		name := gs.Fleet()
-		fleet, ok := patchFleet(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild)
+		fleet, ok := patchFleet(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild, patch.Clusters[gs.Name()])
 		if !ok {
 			return false
 		}
@@ -86,11 +86,13 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 func semanticallyEqual[T any](a, b T) bool { return equality.Semantic.DeepEqual(a, b) }
 
 // patchFleet is fleet with the route configurations of tables rebuilt for
-// the hostnames rebuild names; fleet itself when none changed.
-func patchFleet(fleet *FleetResources, tables []*tableState, rebuild gateway.Rebuild) (*FleetResources, bool) {
+// the hostnames rebuild names, and the clusters reached changed as reached
+// says (gateway.PatchReached); fleet itself when none changed.
+func patchFleet(fleet *FleetResources, tables []*tableState, rebuild gateway.Rebuild, reached map[string]bool) (*FleetResources, bool) {
 	if fleet == nil {
 		return nil, false
 	}
+	newReached := gateway.PatchReached(fleet.Reached, reached)
 	routes, copied := fleet.Routes, false
 	for _, ts := range tables {
 		hosts := ts.table.HostsToRebuild(rebuild)
@@ -115,10 +117,10 @@ func patchFleet(fleet *FleetResources, tables []*tableState, rebuild gateway.Reb
 		}
 		routes[i], ts.rc = rc, rc
 	}
-	if !copied {
+	if !copied && slices.Equal(newReached, fleet.Reached) {
 		return fleet, true
 	}
-	return &FleetResources{Listeners: fleet.Listeners, Routes: routes, Secrets: fleet.Secrets, Clusters: fleet.Clusters}, true
+	return &FleetResources{Listeners: fleet.Listeners, Routes: routes, Secrets: fleet.Secrets, Clusters: fleet.Clusters, Reached: newReached}, true
 }
 
 // patch re-emits the virtual hosts of hosts (sorted) in the table, keeping

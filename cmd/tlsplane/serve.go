@@ -46,6 +46,7 @@ type serveConfig struct {
 	listenerAddress         string
 	gatewayAPIChannel       translator.Channel
 	fleetNamespaces         map[string][]string
+	fleetScope              snapshots.FleetScope
 	handshakeWindow         time.Duration
 	caExpiryWarning         time.Duration
 	handshakeRefresh        time.Duration
@@ -66,7 +67,7 @@ Flags may be given as --flag value or --flag=value.
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
-	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "handshake-window", "handshake-message-refresh"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh"}},
 	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
@@ -121,9 +122,15 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.BoolVar(&cfg.allowInsecureSkipVerify, "allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option; without this flag such a policy is Invalid")
 	registerListenerAddress(fs, &cfg.listenerAddress)
 	registerGatewayAPIChannel(fs, &cfg.gatewayAPIChannel)
-	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed gets every namespace", func(v string) error {
+	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces, and grant it the private keys of their clusters' client certificates: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed is served as --fleet-scope says", func(v string) error {
 		fleets, err := parseFleetNamespaces(v)
 		cfg.fleetNamespaces = fleets
+		return err
+	})
+	cfg.fleetScope = snapshots.ScopeReached
+	fs.Func("fleet-scope", "what a fleet --fleet-namespaces does not list is served of the clusters: reached (default: a Gateway's fleet gets the clusters its routes reach and what they read; any other fleet every cluster but those presenting a BackendTLSPolicy client certificate, whose private key it never gets) or all (every cluster, load assignment and secret, private keys included)", func(v string) error {
+		scope, err := snapshots.ParseFleetScope(v)
+		cfg.fleetScope = scope
 		return err
 	})
 	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
@@ -280,6 +287,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 	}
 	pub := snapshots.New(snapshots.Options{
 		FleetNamespaces: cfg.fleetNamespaces,
+		Scope:           cfg.fleetScope,
 		Logger:          logger.With("stage", "snapshots"),
 		Registerer:      reg,
 	})

@@ -82,6 +82,9 @@ func TestFileMode(t *testing.T) {
 
 func fileMode(t *testing.T, apiType string) {
 	e := newEnv(t, apiType)
+	// The Envoy has no Gateway: the clusters presenting a policy's client
+	// certificate reach it only with its namespace's grant.
+	e.serveArgs = []string{"--fleet-namespaces", envoyNodeFleet + "=" + ns}
 	p := newPKI(t, e.pkiDir)
 	b := startBackends(t, e, p)
 	s := newSummary("file mode, Envoy ADS "+apiType, e.root)

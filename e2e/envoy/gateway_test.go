@@ -78,6 +78,7 @@ func gatewayMode(t *testing.T, apiType string) {
 		{"policy-client-certificate-wins-over-gateway", func(t *testing.T) { policyClientCertificateWins(t, e, b, s) }},
 		{"gateway-client-certificate-rotation", func(t *testing.T) { gatewayClientRotation(t, e, b, s) }},
 		{"gateway-client-certificate-unusable-fails-closed", func(t *testing.T) { gatewayClientUnusable(t, e, b, s) }},
+		{"gateway-fleet-holds-only-reached-clusters", func(t *testing.T) { gatewayHoldsOnlyReachedClusters(t, e, s) }},
 		{"envoy-rejected-nothing", func(t *testing.T) { envoyRejectedNothing(t, e.gwEnvoy, s) }},
 		{"no-plaintext-to-tls-backends", func(t *testing.T) {
 			for _, be := range []*backend{b.secure, b.sentinel, b.mtls, b.grpc, b.grpcSentinel} {

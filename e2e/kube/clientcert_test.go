@@ -23,7 +23,9 @@ import (
 func TestClientCertificateSecretIsWatched(t *testing.T) {
 	c := adminClients(t)
 	ns := newNamespace(t, c)
-	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("client-certificate"), "--namespaces", ns)...)
+	// Fleet e2e has no Gateway: it is served a cluster presenting a
+	// policy's client key only when granted the namespace.
+	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("client-certificate"), "--namespaces", ns, "--fleet-namespaces", "e2e="+ns)...)
 	createService(t, c, ns, "pay")
 	createCAConfigMap(t, c, ns, "ca", caPEM(t, "client certificate test CA"))
 	p := policy(ns, "pay", "pay", "", "ca", "pay.example.com")

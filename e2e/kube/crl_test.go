@@ -22,7 +22,8 @@ import (
 func TestCRLAndClientCertificateFromTheAPIServer(t *testing.T) {
 	c := adminClients(t)
 	ns := newNamespace(t, c)
-	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("crl"), "--namespaces", ns)...)
+	// Fleet e2e has no Gateway: the client key needs its namespace's grant.
+	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("crl"), "--namespaces", ns, "--fleet-namespaces", "e2e="+ns)...)
 	ca := harness.NewAuthority(t, "CRL CA")
 	client := ca.Issue(t, harness.LeafSpec{CommonName: "envoy client", Client: true})
 	createService(t, c, ns, "pay")

@@ -259,6 +259,7 @@ controllerName: example.com/edge-tls
 fleetNamespaces:
   internal: [ops]
   edge: [shop, pay]
+fleetScope: all
 xds:
   tlsSecretName: edge-xds-certs
 leaderElection:
@@ -357,6 +358,7 @@ func TestHelmChartValues(t *testing.T) {
 		"--namespaces=" + shop + "," + pay,
 		"--controller-name=example.com/edge-tls",
 		"--fleet-namespaces=edge=shop,pay;internal=ops",
+		"--fleet-scope=all",
 		"--leader-elect=true",
 		"--leader-election-id=edge-status-writer",
 		"--leader-election-lease-duration=30s",
@@ -443,6 +445,7 @@ func TestHelmChartSingleReplica(t *testing.T) {
 		{"namespaces: shop\n", "at '/namespaces': got string, want array"},
 		{"replicas: 0\n", "at '/replicas': minimum"},
 		{"fleetNamespaces: {edge: [Shop]}\n", "at '/fleetNamespaces/edge/0'"},
+		{"fleetScope: everything\n", "at '/fleetScope'"},
 		{"leaderElection: {enabled: true, leaseDuration: 15}\n", "at '/leaderElection/leaseDuration': got number"},
 		{"leaderElection: {enabled: true, retryPeriod: 2 seconds}\n", "at '/leaderElection/retryPeriod'"},
 		{"controllerName: tlsplane\n", "at '/controllerName'"},

@@ -94,6 +94,9 @@ func (g Gateway) Resources() *translator.FleetResources {
 	}
 	sortByName(res.Listeners)
 	sortByName(res.Routes)
+	if g.Backend != (Backend{}) && len(res.Routes) > 0 {
+		res.Reached = []string{g.Backend.ClusterName()} // where every route goes
+	}
 	return res
 }
 

@@ -27,6 +27,9 @@ type memo struct {
 	// reach counts, per Service port, the accepted attachments through
 	// which each Gateway sends traffic there.
 	reach map[input.ServicePort]map[types.NamespacedName]int
+	// clusters counts, per Gateway, the accepted attachments through
+	// which it sends traffic to each cluster (reached.go).
+	clusters map[types.NamespacedName]map[string]int
 }
 
 // routeEntry is one route as judged and attached.
@@ -87,6 +90,9 @@ type RoutePatch struct {
 	// Reached are the Service ports whose reaching Gateways changed
 	// (Reach is updated already): their policies' ancestors change.
 	Reached []input.ServicePort
+	// Clusters are, per Gateway, the clusters its routes started (true)
+	// or stopped (false) reaching: PatchReached applies them.
+	Clusters map[types.NamespacedName]map[string]bool
 }
 
 // ChangedRoutes are the routes a patch applies, by kind: the names
@@ -109,7 +115,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		return RoutePatch{}, false
 	}
 	patch := RoutePatch{Rebuild: Rebuild{}, Statuses: map[types.NamespacedName]*gwv1.HTTPRouteStatus{},
-		GRPCStatuses: map[types.NamespacedName]*gwv1.GRPCRouteStatus{}}
+		GRPCStatuses: map[types.NamespacedName]*gwv1.GRPCRouteStatus{}, Clusters: map[types.NamespacedName]map[string]bool{}}
 	touched := map[types.NamespacedName]*Gateway{}
 	backends := map[input.ServicePort]bool{}
 	note := func(e routeEntry, delta int) {
@@ -125,6 +131,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 			}
 		}
 		m.countReach(e, delta, backends)
+		m.countClusters(e, delta, patch.Clusters)
 	}
 	// A listener that held both kinds before the patch counts too: the
 	// routes left there may have lost a conflict to the one going away.

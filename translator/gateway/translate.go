@@ -99,7 +99,8 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		return res
 	}
 	m := &memo{g: g, gateways: gateways, routes: map[routeKey]routeEntry{},
-		reach: map[input.ServicePort]map[types.NamespacedName]int{}}
+		reach:    map[input.ServicePort]map[types.NamespacedName]int{},
+		clusters: map[types.NamespacedName]map[string]int{}}
 	judged := make([]*routeState, 0, len(g.routes)+len(g.grpcRoutes))
 	for _, r := range g.routes {
 		judged = append(judged, judgeRoute(r, ix, g))
@@ -129,6 +130,7 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		res.setStatus(e.rs, routeStatus(e.rs, e.parents, cfg.ControllerName, now))
 		m.routes[e.rs.key()] = e
 		m.countReach(e, 1, nil)
+		m.countClusters(e, 1, nil)
 	}
 	for b := range m.reach {
 		res.Reach[b] = m.reachOf(b)
