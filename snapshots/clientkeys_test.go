@@ -40,9 +40,9 @@ func TestClientKeysGoOnlyToFleetsServedTheirClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for fleet, want := range map[string][]string{
-		"shop-edge": {"ca:shop/configmap/ca", "client:shop/envoy-client"},
-		"bank-edge": {"ca:bank/configmap/ca", "client:bank/envoy-client"},
-		"mesh":      {"ca:bank/configmap/ca", "ca:shop/configmap/ca", "client:bank/envoy-client", "client:shop/envoy-client"},
+		"shop-edge": {"CA/shop/configmap/ca", "Client/shop/envoy-client"},
+		"bank-edge": {"CA/bank/configmap/ca", "Client/bank/envoy-client"},
+		"mesh":      {"CA/bank/configmap/ca", "CA/shop/configmap/ca", "Client/bank/envoy-client", "Client/shop/envoy-client"},
 	} {
 		got := sortedNames(served(t, p, fleet).GetResources(resource.SecretType))
 		if len(got) != len(want) {

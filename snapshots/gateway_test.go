@@ -44,7 +44,7 @@ func TestGatewayFleetIsServedItsOwnResourcesOnTopOfEveryFleets(t *testing.T) {
 		resource.EndpointType: {"bank/ledger/443,shop/payments/8443", "bank/ledger/443,shop/payments/8443"},
 		resource.ListenerType: {"shop/edge/443,shop/edge/80", ""},
 		resource.RouteType:    {"shop/edge/443/https,shop/edge/80", ""},
-		resource.SecretType:   {"bank/ledger/443/ca,certificate:shop/edge-cert,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"},
+		resource.SecretType:   {"Certificate/shop/edge-cert,bank/ledger/443/ca,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"},
 	} {
 		if got := names(gw, typeURL); got != want[0] {
 			t.Errorf("Gateway fleet %s: %s, want %s", typeURL, got, want[0])
@@ -206,7 +206,7 @@ func TestRestrictedGatewayFleet(t *testing.T) {
 	if got := names(gw, resource.ClusterType); got != "shop/payments/8443" {
 		t.Errorf("clusters %s", got)
 	}
-	if got := names(gw, resource.SecretType); got != "certificate:shop/edge-cert,shop/payments/8443/ca" {
+	if got := names(gw, resource.SecretType); got != "Certificate/shop/edge-cert,shop/payments/8443/ca" {
 		t.Errorf("secrets %s", got)
 	}
 	if got := names(gw, resource.ListenerType); got != "shop/edge/443,shop/edge/80" {
@@ -224,7 +224,7 @@ func TestGatewayFleetFeed(t *testing.T) {
 	for typeURL, want := range map[string][]string{
 		resource.ListenerType: {"shop/edge/443", "shop/edge/80"},
 		resource.RouteType:    {"shop/edge/443/https", "shop/edge/80"},
-		resource.SecretType:   {"certificate:shop/edge-cert", "shop/payments/8443/ca"},
+		resource.SecretType:   {"Certificate/shop/edge-cert", "shop/payments/8443/ca"},
 	} {
 		names, _, _ := changedSince(t, f, typeURL, 0)
 		wantList(t, typeURL, names, want...)
@@ -237,7 +237,7 @@ func TestGatewayFleetFeed(t *testing.T) {
 	for typeURL, want := range map[string][]string{
 		resource.ListenerType: nil,
 		resource.RouteType:    nil,
-		resource.SecretType:   {"certificate:shop/edge-cert"},
+		resource.SecretType:   {"Certificate/shop/edge-cert"},
 	} {
 		names, _, _ := changedSince(t, f, typeURL, 1)
 		wantList(t, typeURL+" after the rotation", names, want...)
@@ -261,11 +261,11 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 		},
 		"missing certificate": {
 			edit:    func(f *translator.FleetResources) { f.Secrets = nil },
-			wantErr: `fleet "shop/edge": listener shop/edge/443: references secret "certificate:shop/edge-cert", which is not in the snapshot`,
+			wantErr: `fleet "shop/edge": listener shop/edge/443: references secret "Certificate/shop/edge-cert", which is not in the snapshot`,
 		},
 		"orphan certificate": {
 			edit:    func(f *translator.FleetResources) { f.Secrets = append(f.Secrets, vault.Certificate()) },
-			wantErr: `fleet "shop/edge": secret certificate:bank/vault-cert: referenced by no cluster and no listener`,
+			wantErr: `fleet "shop/edge": secret Certificate/bank/vault-cert: referenced by no cluster and no listener`,
 		},
 		"listener twice": {
 			edit:    func(f *translator.FleetResources) { f.Listeners = append(f.Listeners, edge.HTTPListener()) },
@@ -325,7 +325,7 @@ func TestDebugSnapshotOfAGatewayFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"name": "shop/edge/80"`, `"name": "shop/edge/443/https"`, `"routeConfigName": "shop/edge/80"`, "fixture for shop.example", `"name": "certificate:shop/edge-cert"`} {
+	for _, want := range []string{`"name": "shop/edge/80"`, `"name": "shop/edge/443/https"`, `"routeConfigName": "shop/edge/80"`, "fixture for shop.example", `"name": "Certificate/shop/edge-cert"`} {
 		if !strings.Contains(string(dump), want) {
 			t.Errorf("dump lacks %s", want)
 		}

@@ -67,7 +67,7 @@ type Output struct {
 	// (one map: no secret bears a cluster's name, plan's naming contract).
 	Origins map[string][]types.NamespacedName
 
-	// CANotAfter maps each CA secret served (ca:<namespace>/configmap/…)
+	// CANotAfter maps each CA secret served (CA/<namespace>/configmap/…)
 	// to the earliest notAfter of its certificates; the system bundle,
 	// read on the Envoy hosts, is absent.
 	CANotAfter map[string]time.Time

@@ -20,7 +20,7 @@ import (
 // The world of issue 33: in namespace client, a Gateway listener's
 // certificate Secret is named client and a BackendTLSPolicy presents the
 // client certificate Secret named certificate. Their SDS names must differ
-// (they once were both certificate:client/client, and the publish of every
+// (they once were both Certificate/client/client, and the publish of every
 // fleet failed); a second tenant's Gateway is served beside them.
 const clientNamespaceWorld = `
 apiVersion: gateway.networking.k8s.io/v1

@@ -42,8 +42,8 @@ func TestCRLAndClientCertificateFromTheAPIServer(t *testing.T) {
 	p.Spec.Options = map[gwv1.AnnotationKey]gwv1.AnnotationValue{"tlsplane.io/crlRef": "ConfigMap/crl", "tlsplane.io/clientCertificateRef": "client"}
 	createPolicy(t, c, p)
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
-	crlSecret := fmt.Sprintf("+crl:%s/configmap/crl\"", ns)
-	clientSecret := fmt.Sprintf("\"client:%s/client\"", ns)
+	crlSecret := fmt.Sprintf("+crl/%s/configmap/crl\"", ns)
+	clientSecret := fmt.Sprintf("\"Client/%s/client\"", ns)
 	eventually(t, statusWait, "the CRL and the client certificate served", func() error {
 		body, err := cp.get("/debug/snapshot?node=e2e")
 		if err != nil {

@@ -48,7 +48,7 @@ func (g Gateway) HTTPSListenerName() string { return fmt.Sprintf("%s/%d", g.Flee
 func (g Gateway) HTTPSRouteName() string { return g.HTTPSListenerName() + "/https" }
 
 // CertificateName is the listener certificate's SDS secret:
-// `certificate:<secret-ns>/<secret-name>`.
+// `Certificate/<secret-ns>/<secret-name>`.
 func (g Gateway) CertificateName() string {
 	if g.CertificateSecret != "" {
 		return g.CertificateSecret

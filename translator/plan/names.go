@@ -13,23 +13,25 @@ import (
 // Every name is an injective function of what it stands for, so no two
 // objects, of one kind or of two, ever share a name Envoy (or a map of
 // ours) keys by. By construction: each part taken from an object passes
-// through segment, which never yields a separator ('/', ',', '+', ':',
-// '~'); each kind has a fixed number of parts, and kinds that share a
-// namespace differ in their fixed parts. Names of legal Kubernetes
-// objects pass segment unchanged. Virtual hosts are named after their
+// through segment, which never yields a separator ('/', ',', '+', '~') nor
+// an upper-case letter; each kind has a fixed number of parts, and kinds
+// that share a namespace differ in their fixed parts. Names of legal
+// Kubernetes objects pass segment unchanged. Virtual hosts are named after their
 // hostname, as Envoy matches it (package envoy: the 421 one is
 // "~misdirected", '~' being no hostname character).
 //
 // Clusters, their load assignments and SDS secrets share one namespace
 // (the publisher's Origins map): clusters are `<namespace>/<service>/<port>`
-// with an optional fixed fourth part; every secret starts with its kind
-// and a ':', which no cluster name holds. Listeners, route configurations,
+// with an optional fixed fourth part; every secret starts with its kind,
+// in upper case, which no namespace is (Envoy's stats would turn a ':'
+// into '_', so no ':'). Listeners, route configurations,
 // filter chains of a listener, virtual hosts of a route configuration and
 // routes of a virtual host are each a namespace of their own.
 
-// segment is s with '%', the separators above, and every byte outside
-// printable ASCII written %XX: injective, and the identity on the names
-// Kubernetes allows (DNS labels and subdomains), hostnames included.
+// segment is s with '%', the separators above, upper-case letters and
+// every byte outside printable ASCII written %XX: injective, and the
+// identity on the names Kubernetes allows (DNS labels and subdomains),
+// hostnames included.
 func segment(s string) string { return escape(s, "") }
 
 // escape is segment, also escaping the bytes of extra.
@@ -56,7 +58,7 @@ func escape(s, extra string) string {
 }
 
 func mustEscape(c byte, extra string) bool {
-	return c <= ' ' || c >= 0x7f || strings.IndexByte("%/,+:~", c) >= 0 || strings.IndexByte(extra, c) >= 0
+	return c <= ' ' || c >= 0x7f || ('A' <= c && c <= 'Z') || strings.IndexByte("%/,+~", c) >= 0 || strings.IndexByte(extra, c) >= 0
 }
 
 // ClusterName is the name users route to: `<namespace>/<service>/<port>`.
@@ -149,36 +151,38 @@ func routeMatchName(namespace, route, kind string, rule, match int) string {
 
 // SystemCASecretName is the SDS secret that trusts the Envoy host's system
 // bundle (`wellKnownCACertificates: System`).
-const SystemCASecretName = "ca:system"
+const SystemCASecretName = "CA/system"
 
 // CertificateSecretName is the SDS secret of a listener certificate held
-// in the Secret namespace/name: `certificate:<namespace>/<name>`.
+// in the Secret namespace/name: `Certificate/<namespace>/<name>`.
 func CertificateSecretName(namespace, name string) string {
-	return "certificate:" + segment(namespace) + "/" + segment(name)
+	return "Certificate/" + segment(namespace) + "/" + segment(name)
 }
 
 // ClientCertificateSecretName is the SDS secret of a client certificate
-// held in the Secret namespace/name (`client:<namespace>/<name>`): apart
+// held in the Secret namespace/name (`Client/<namespace>/<name>`): apart
 // from listener certificates, which a fleet of its own is served.
 func ClientCertificateSecretName(namespace, name string) string {
-	return "client:" + segment(namespace) + "/" + segment(name)
+	return "Client/" + segment(namespace) + "/" + segment(name)
 }
 
 // GatewayClientCertificateSecretName is the SDS secret of the client
-// certificate a Gateway presents to its backends: named after the Gateway,
+// certificate a Gateway presents to its backends
+// (`GatewayClient/<namespace>/<gateway>`): named after the Gateway,
 // not the Secret, so pointing the Gateway at another Secret rebuilds no
 // cluster, and served only to that Gateway's fleet.
 func GatewayClientCertificateSecretName(namespace, gateway string) string {
-	return "gateway-client:" + segment(namespace) + "/" + segment(gateway)
+	return "GatewayClient/" + segment(namespace) + "/" + segment(gateway)
 }
 
 // FrontendCASecretName is the SDS secret of the CA bundle a Gateway's
-// HTTPS listeners validate client certificates against: scope is
+// HTTPS listeners validate client certificates against
+// (`FrontendCA/<namespace>/<gateway>/<scope>`): scope is
 // "default" (spec.tls.frontend.default) or a port (its perPort entry).
 // Named after the Gateway, not the ConfigMaps, so pointing it at other
 // CAs changes the secret alone, never a listener.
 func FrontendCASecretName(namespace, gateway, scope string) string {
-	return "frontend-ca:" + segment(namespace) + "/" + segment(gateway) + "/" + segment(scope)
+	return "FrontendCA/" + segment(namespace) + "/" + segment(gateway) + "/" + segment(scope)
 }
 
 // CARef is one CA (or revocation list) reference of a policy, as its CA
@@ -194,17 +198,17 @@ func CARef(namespace, group, kind, name string) string {
 }
 
 // CASecretName is the SDS secret of the CA bundle a policy's refs (CARef
-// of each, valid or not) name: `ca:` and the refs sorted, without
+// of each, valid or not) name: `CA/` and the refs sorted, without
 // duplicates, joined by commas. Equal sets of refs share one secret.
 func CASecretName(refs []string) string {
 	sorted := append([]string(nil), refs...)
 	slices.Sort(sorted)
-	return "ca:" + strings.Join(slices.Compact(sorted), ",")
+	return "CA/" + strings.Join(slices.Compact(sorted), ",")
 }
 
 // CRLSecretName is the CA secret's name with the revocation list's source
 // (a CARef): a policy adding a list to a bundle others trust gets a secret
 // of its own.
 func CRLSecretName(caSecret, crlRef string) string {
-	return caSecret + "+crl:" + crlRef
+	return caSecret + "+crl/" + crlRef
 }
