@@ -92,6 +92,11 @@ func UDPClusterName(namespace, service string, port int32) string {
 	return ClusterName(namespace, service, port) + "/udp"
 }
 
+// InvalidBackendClusterName is the cluster no cluster is: a route's share
+// sent to an invalid backend goes there and is refused. No '/', which
+// every other cluster's name holds.
+const InvalidBackendClusterName = "tlsplane.invalid-backend"
+
 // GatewayFleet is the fleet (the Envoy node's cluster) that serves a
 // Gateway: `<namespace>/<gateway>`.
 func GatewayFleet(namespace, gateway string) string {

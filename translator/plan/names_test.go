@@ -89,6 +89,7 @@ func namesOf(in nameInput) []named {
 		{spaceOrigins, w("gateway client certificate", a, b), GatewayClientCertificateSecretName(a, b)},
 		{spaceOrigins, w("frontend ca", a, b, c), FrontendCASecretName(a, b, c)},
 		{spaceOrigins, w("system ca"), SystemCASecretName},
+		{spaceOrigins, w("invalid backend cluster"), InvalidBackendClusterName},
 
 		{spaceListener, w("listener", a, b, port), ListenerName(a, b, port)},
 		{spaceListener, w("udp listener", a, b, port), UDPListenerName(a, b, port)},
@@ -250,6 +251,10 @@ func TestNamesOfLegalObjects(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+		// Envoy's stats would turn a ':' into '_' (sds.<name>.…).
+		if strings.Contains(c.got, ":") {
+			t.Errorf("%q holds a ':'", c.got)
 		}
 	}
 }
