@@ -164,3 +164,65 @@ func keysOf[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// A Gateway listener may be named unmatched: on a port that also has a
+// TLS listener, its HTTPS filter chain and the chain refusing unmatched
+// SNI still have two names (a filter chain's name is its identity in
+// Envoy's config dump and for a filter chain matcher; Envoy's validation
+// alone accepts two of one name).
+func TestFilterChainsOfAListenerNamedLikeTheUnmatchedChain(t *testing.T) {
+	in, err := manifests.Parse("unmatched.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: tlsplane, generation: 1}
+spec: {controllerName: tlsplane.io/controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: shop, generation: 1}
+spec:
+  gatewayClassName: tlsplane
+  listeners:
+  - {name: unmatched, protocol: HTTPS, port: 443, hostname: web.shop.example, tls: {certificateRefs: [{name: web-cert}]}}
+  - {name: passthrough, protocol: TLS, port: 443, hostname: "*.tls.shop.example", tls: {mode: Passthrough}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop, generation: 1}
+spec:
+  parentRefs: [{name: edge, sectionName: unmatched}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: pass, namespace: shop, generation: 1}
+spec:
+  parentRefs: [{name: edge, sectionName: passthrough}]
+  hostnames: [abc.tls.shop.example]
+  rules: [{backendRefs: [{name: web, port: 8443}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  ports: [{name: http, port: 80, protocol: TCP}, {name: https, port: 8443, protocol: TCP}]`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Secrets = append(in.Secrets, translatortest.TLSSecret(t, "shop", "web-cert", "web.shop.example"))
+	out := translator.Translate(in, nil, time.Now(), translator.Options{})
+	for _, l := range out.Fleets["shop/edge"].Listeners {
+		seen := map[string]bool{}
+		for _, c := range l.GetFilterChains() {
+			if seen[c.GetName()] {
+				t.Errorf("listener %s: two filter chains are named %q", l.GetName(), c.GetName())
+			}
+			seen[c.GetName()] = true
+		}
+		if len(seen) != 3 {
+			t.Errorf("listener %s: filter chains %v, want the HTTPS listener's, the TLS route's and the unmatched one", l.GetName(), keysOf(seen))
+		}
+	}
+	if !testing.Short() {
+		envoyValidatesFleet(t, in, "shop/edge")
+	}
+}
