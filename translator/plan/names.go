@@ -13,20 +13,20 @@ import (
 // Every name is an injective function of what it stands for, so no two
 // objects, of one kind or of two, ever share a name Envoy (or a map of
 // ours) keys by. By construction: each part taken from an object passes
-// through segment, which never yields a separator ('/', ',', '+', '~') nor
-// an upper-case letter; each kind has a fixed number of parts, and kinds
-// that share a namespace differ in their fixed parts. Names of legal
-// Kubernetes objects pass segment unchanged. Virtual hosts are named after their
-// hostname, as Envoy matches it (package envoy: the 421 one is
-// "~misdirected", '~' being no hostname character).
+// through segment, which never yields a separator ('/', ',', '+', '~')
+// nor an upper-case letter; each kind has a fixed number of parts, and
+// kinds that share a namespace differ in their fixed parts. Names of
+// legal Kubernetes objects pass segment unchanged.
 //
 // Clusters, their load assignments and SDS secrets share one namespace
 // (the publisher's Origins map): clusters are `<namespace>/<service>/<port>`
-// with an optional fixed fourth part; every secret starts with its kind,
-// in upper case, which no namespace is (Envoy's stats would turn a ':'
-// into '_', so no ':'). Listeners, route configurations,
-// filter chains of a listener, virtual hosts of a route configuration and
-// routes of a virtual host are each a namespace of their own.
+// with an optional fixed fourth part; every secret starts with its kind in
+// upper case, which no namespace is (not with a ':': Envoy's stats turn
+// it into '_'). Listeners, route configurations, filter chains of a
+// listener, virtual hosts of a route configuration and routes of a
+// virtual host are each a namespace of their own. Virtual hosts are named
+// after their hostname, as Envoy matches it (package envoy: the 421 one
+// is "~misdirected", '~' being no hostname character).
 
 // segment is s with '%', the separators above, upper-case letters and
 // every byte outside printable ASCII written %XX: injective, and the
