@@ -49,7 +49,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		// One series per CA secret served: bounded by the policies' CA refs.
 		caNotAfter: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tlsplane_ca_not_after_timestamp_seconds",
-			Help: "The earliest notAfter (Unix seconds) among the certificates of each trusted CA served, by source: its SDS secret name, ca/<namespace>/configmap/<name> or ca/<namespace>/secret/<name>.",
+			Help: "The earliest notAfter (Unix seconds) among the certificates of each trusted CA served, by source: its SDS secret name, CA/<namespace>/configmap/<name> or CA/<namespace>/secret/<name>.",
 		}, []string{"source"}),
 	}
 	if reg != nil {

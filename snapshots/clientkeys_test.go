@@ -40,7 +40,7 @@ func TestClientKeysGoOnlyToFleetsServedTheirClusters(t *testing.T) {
 		// By default it is served no cluster that reads a private key, so
 		// neither these nor the CAs only they read.
 		{ScopeReached, nil},
-		{ScopeAll, []string{"ca/bank/configmap/ca", "ca/shop/configmap/ca", "client/bank/envoy-client", "client/shop/envoy-client"}},
+		{ScopeAll, []string{"CA/bank/configmap/ca", "CA/shop/configmap/ca", "Client/bank/envoy-client", "Client/shop/envoy-client"}},
 	} {
 		t.Run(string(tc.scope), func(t *testing.T) {
 			p := New(Options{Scope: tc.scope, FleetNamespaces: map[string][]string{"shop-edge": {"shop"}, "bank-edge": {"bank"}}})
@@ -51,8 +51,8 @@ func TestClientKeysGoOnlyToFleetsServedTheirClusters(t *testing.T) {
 				t.Fatal(err)
 			}
 			for fleet, want := range map[string][]string{
-				"shop-edge": {"ca/shop/configmap/ca", "client/shop/envoy-client"},
-				"bank-edge": {"ca/bank/configmap/ca", "client/bank/envoy-client"},
+				"shop-edge": {"CA/shop/configmap/ca", "Client/shop/envoy-client"},
+				"bank-edge": {"CA/bank/configmap/ca", "Client/bank/envoy-client"},
 				"mesh":      tc.mesh,
 			} {
 				got := sortedNames(served(t, p, fleet).GetResources(resource.SecretType))

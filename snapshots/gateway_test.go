@@ -53,12 +53,12 @@ func testGatewayFleetServed(t *testing.T, scope FleetScope) {
 		resource.EndpointType: {"shop/payments/8443", "bank/ledger/443,shop/payments/8443"},
 		resource.ListenerType: {"shop/edge/443,shop/edge/80", ""},
 		resource.RouteType:    {"shop/edge/443/https,shop/edge/80", ""},
-		resource.SecretType:   {"shop/edge-cert/certificate,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"},
+		resource.SecretType:   {"Certificate/shop/edge-cert,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"},
 	}
 	if scope == ScopeAll {
 		want[resource.ClusterType] = [2]string{"bank/ledger/443,shop/payments/8443", "bank/ledger/443,shop/payments/8443"}
 		want[resource.EndpointType] = want[resource.ClusterType]
-		want[resource.SecretType] = [2]string{"bank/ledger/443/ca,shop/edge-cert/certificate,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"}
+		want[resource.SecretType] = [2]string{"Certificate/shop/edge-cert,bank/ledger/443/ca,shop/payments/8443/ca", "bank/ledger/443/ca,shop/payments/8443/ca"}
 	}
 	for typeURL, want := range want {
 		if got := names(gw, typeURL); got != want[0] {
@@ -224,7 +224,7 @@ func TestRestrictedGatewayFleet(t *testing.T) {
 	if got := names(gw, resource.ClusterType); got != "shop/payments/8443" {
 		t.Errorf("clusters %s", got)
 	}
-	if got := names(gw, resource.SecretType); got != "shop/edge-cert/certificate,shop/payments/8443/ca" {
+	if got := names(gw, resource.SecretType); got != "Certificate/shop/edge-cert,shop/payments/8443/ca" {
 		t.Errorf("secrets %s", got)
 	}
 	if got := names(gw, resource.ListenerType); got != "shop/edge/443,shop/edge/80" {
@@ -242,7 +242,7 @@ func TestGatewayFleetFeed(t *testing.T) {
 	for typeURL, want := range map[string][]string{
 		resource.ListenerType: {"shop/edge/443", "shop/edge/80"},
 		resource.RouteType:    {"shop/edge/443/https", "shop/edge/80"},
-		resource.SecretType:   {"shop/edge-cert/certificate", "shop/payments/8443/ca"},
+		resource.SecretType:   {"Certificate/shop/edge-cert", "shop/payments/8443/ca"},
 	} {
 		names, _, _ := changedSince(t, f, typeURL, 0)
 		wantList(t, typeURL, names, want...)
@@ -255,7 +255,7 @@ func TestGatewayFleetFeed(t *testing.T) {
 	for typeURL, want := range map[string][]string{
 		resource.ListenerType: nil,
 		resource.RouteType:    nil,
-		resource.SecretType:   {"shop/edge-cert/certificate"},
+		resource.SecretType:   {"Certificate/shop/edge-cert"},
 	} {
 		names, _, _ := changedSince(t, f, typeURL, 1)
 		wantList(t, typeURL+" after the rotation", names, want...)
@@ -279,11 +279,11 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 		},
 		"missing certificate": {
 			edit:    func(f *translator.FleetResources) { f.Secrets = nil },
-			wantErr: `fleet "shop/edge": listener shop/edge/443: references secret "shop/edge-cert/certificate", which is not in the snapshot`,
+			wantErr: `fleet "shop/edge": listener shop/edge/443: references secret "Certificate/shop/edge-cert", which is not in the snapshot`,
 		},
 		"orphan certificate": {
 			edit:    func(f *translator.FleetResources) { f.Secrets = append(f.Secrets, vault.Certificate()) },
-			wantErr: `fleet "shop/edge": secret bank/vault-cert/certificate: referenced by no cluster and no listener`,
+			wantErr: `fleet "shop/edge": secret Certificate/bank/vault-cert: referenced by no cluster and no listener`,
 		},
 		"listener twice": {
 			edit:    func(f *translator.FleetResources) { f.Listeners = append(f.Listeners, edge.HTTPListener()) },
@@ -343,7 +343,7 @@ func TestDebugSnapshotOfAGatewayFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"name": "shop/edge/80"`, `"name": "shop/edge/443/https"`, `"routeConfigName": "shop/edge/80"`, "fixture for shop.example", `"name": "shop/edge-cert/certificate"`} {
+	for _, want := range []string{`"name": "shop/edge/80"`, `"name": "shop/edge/443/https"`, `"routeConfigName": "shop/edge/80"`, "fixture for shop.example", `"name": "Certificate/shop/edge-cert"`} {
 		if !strings.Contains(string(dump), want) {
 			t.Errorf("dump lacks %s", want)
 		}

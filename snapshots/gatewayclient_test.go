@@ -19,7 +19,7 @@ import (
 
 // A Gateway's backend client certificate changes its fleet's clusters
 // only: the fleet is served its own version of shop/mtls/443 (presenting
-// gateway-client/shop/edge) and that key; every other fleet is served the
+// GatewayClient/shop/edge) and that key; every other fleet is served the
 // cluster without it and never the key; the load assignment the own
 // version reads is versioned with it, so Envoy gets it again when the
 // version changes. The translation is the real one, of the golden input.
@@ -36,7 +36,7 @@ func TestGatewayClientCertificateChangesItsFleetOnly(t *testing.T) {
 	if _, err := p.Publish(out); err != nil {
 		t.Fatal(err)
 	}
-	const mtls, ownCert, key = "shop/mtls/443", "shop/own-cert/443", "gateway-client/shop/edge"
+	const mtls, ownCert, key = "shop/mtls/443", "shop/own-cert/443", "GatewayClient/shop/edge"
 	edge, missing, foreign, mesh := served(t, p, "shop/edge"), served(t, p, "shop/missing"), served(t, p, "shop/foreign"), served(t, p, "mesh")
 
 	clusterOf := func(s *servedSnapshot, name string) *clusterv3.Cluster {

@@ -70,10 +70,11 @@ type Output struct {
 	Statuses map[types.NamespacedName]gwv1.PolicyStatus
 
 	// Origins maps a cluster or secret name to the policies whose
-	// translation produced it, so a NACK can be reported on the policy.
+	// translation produced it, so a NACK can be reported on the policy
+	// (one map: no secret bears a cluster's name, plan's naming contract).
 	Origins map[string][]types.NamespacedName
 
-	// CANotAfter maps each CA secret served (ca/<namespace>/configmap/…)
+	// CANotAfter maps each CA secret served (CA/<namespace>/configmap/…)
 	// to the earliest notAfter of its certificates; the system bundle,
 	// read on the Envoy hosts, is absent.
 	CANotAfter map[string]time.Time

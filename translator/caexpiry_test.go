@@ -49,8 +49,8 @@ func TestCAExpiryWarning(t *testing.T) {
 		case tc.want != "" && accepted.Message != tc.want:
 			t.Errorf("%s: message\n %q, want\n %q", tc.name, accepted.Message, tc.want)
 		}
-		if got := out.CANotAfter["ca/shop/configmap/pay-ca"]; !got.Equal(caConfigMapNotAfter) {
-			t.Errorf("%s: CANotAfter = %v, want %v for ca/shop/configmap/pay-ca (%v)", tc.name, got, caConfigMapNotAfter, out.CANotAfter)
+		if got := out.CANotAfter["CA/shop/configmap/pay-ca"]; !got.Equal(caConfigMapNotAfter) {
+			t.Errorf("%s: CANotAfter = %v, want %v for CA/shop/configmap/pay-ca (%v)", tc.name, got, caConfigMapNotAfter, out.CANotAfter)
 		}
 	}
 }

@@ -186,7 +186,7 @@ func TestFailClosedPortsShowOnPolicyStatus(t *testing.T) {
 		policy:      "pay-tls",
 		ancestor:    "Service/shop/pay",
 		accepted: wantPolicyCondition{status: metav1.ConditionFalse, reason: "NoValidCACertificate", message: []string{
-			"ConfigMap shop/pay-ca", "ca/shop/configmap/pay-ca", refused.Error(),
+			"ConfigMap shop/pay-ca", "CA/shop/configmap/pay-ca", refused.Error(),
 		}},
 		resolved: wantPolicyCondition{status: metav1.ConditionFalse, reason: "InvalidCACertificateRef", message: []string{
 			"ConfigMap shop/pay-ca", refused.Error(),

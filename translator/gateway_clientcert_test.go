@@ -34,7 +34,7 @@ func TestGatewayClientCertificateFollowsItsSecret(t *testing.T) {
 	steps := []struct {
 		name   string
 		secret *corev1.Secret // nil: deleted
-		want   int            // the fleet's secrets reading gateway-client/shop/edge
+		want   int            // the fleet's secrets reading GatewayClient/shop/edge
 	}{
 		{"deleted", nil, 0},
 		{"created again", translatortest.TLSSecret(t, "shop", "envoy-client", "envoy-client.shop"), 1},
@@ -58,12 +58,12 @@ func TestGatewayClientCertificateFollowsItsSecret(t *testing.T) {
 		got := updateMatchesTranslate(t, step.name, tr, p, change, replaced, now)
 		secrets := 0
 		for _, s := range got.Fleets["shop/edge"].Secrets {
-			if s.Name == "gateway-client/shop/edge" {
+			if s.Name == "GatewayClient/shop/edge" {
 				secrets++
 			}
 		}
 		if secrets != step.want {
-			t.Errorf("%s: fleet shop/edge is served gateway-client/shop/edge %d times, want %d", step.name, secrets, step.want)
+			t.Errorf("%s: fleet shop/edge is served GatewayClient/shop/edge %d times, want %d", step.name, secrets, step.want)
 		}
 	}
 }

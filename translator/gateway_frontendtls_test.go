@@ -95,7 +95,7 @@ spec:
 					t.Errorf("require_client_certificate is not set")
 				}
 				sds := ctx.GetCommonTlsContext().GetCombinedValidationContext().GetValidationContextSdsSecretConfig().GetName()
-				if sds != "frontend-ca/shop/mtls/default" {
+				if sds != "FrontendCA/shop/mtls/default" {
 					t.Errorf("validation context secret %q", sds)
 				}
 			}
@@ -119,9 +119,9 @@ func TestFrontendValidationChains(t *testing.T) {
 		require          bool
 		trust            tlsv3.CertificateValidationContext_TrustChainVerification
 	}{
-		{"https", "frontend-ca/shop/mtls/default", true, tlsv3.CertificateValidationContext_VERIFY_TRUST_CHAIN},
-		{"fallback", "frontend-ca/shop/mtls/8443", false, tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED},
-		{"partly", "frontend-ca/shop/mtls/9443", true, tlsv3.CertificateValidationContext_VERIFY_TRUST_CHAIN},
+		{"https", "FrontendCA/shop/mtls/default", true, tlsv3.CertificateValidationContext_VERIFY_TRUST_CHAIN},
+		{"fallback", "FrontendCA/shop/mtls/8443", false, tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED},
+		{"partly", "FrontendCA/shop/mtls/9443", true, tlsv3.CertificateValidationContext_VERIFY_TRUST_CHAIN},
 	}
 	for _, tc := range cases {
 		chain := httpsChain(fleet, tc.listener)

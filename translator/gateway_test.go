@@ -171,7 +171,7 @@ func TestGatewayTranslation(t *testing.T) {
 	if got := names(fleet.Routes, func(r any) string { return r.(interface{ GetName() string }).GetName() }); got != "shop/edge/10080,shop/edge/10443/https" {
 		t.Fatalf("routes = %s", got)
 	}
-	if len(fleet.Secrets) != 1 || fleet.Secrets[0].Name != "shop/edge-cert/certificate" || fleet.Secrets[0].GetTlsCertificate().GetPrivateKey() == nil {
+	if len(fleet.Secrets) != 1 || fleet.Secrets[0].Name != "Certificate/shop/edge-cert" || fleet.Secrets[0].GetTlsCertificate().GetPrivateKey() == nil {
 		t.Fatalf("secrets = %v", fleet.Secrets)
 	}
 	l443 := fleet.Listeners[1]
@@ -186,7 +186,7 @@ func TestGatewayTranslation(t *testing.T) {
 	if err := chain.GetTransportSocket().GetTypedConfig().UnmarshalTo(dtls); err != nil {
 		t.Fatal(err)
 	}
-	if sds := dtls.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs(); len(sds) != 1 || sds[0].Name != "shop/edge-cert/certificate" || sds[0].GetSdsConfig().GetAds() == nil {
+	if sds := dtls.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs(); len(sds) != 1 || sds[0].Name != "Certificate/shop/edge-cert" || sds[0].GetSdsConfig().GetAds() == nil {
 		t.Fatalf("certificate SDS = %v", sds)
 	}
 	hcm := &hcmv3.HttpConnectionManager{}

@@ -183,7 +183,7 @@ func TestStatusKeepsOtherControllersWithinSixteen(t *testing.T) {
 func TestOrigins(t *testing.T) {
 	in := readCase(t, "subject-alt-names")
 	out := translator.Translate(in, nil, goldenNow, translator.Options{})
-	secret := out.Origins["ca/shop/configmap/pay-ca"]
+	secret := out.Origins["CA/shop/configmap/pay-ca"]
 	if len(secret) != 4 || secret[0].Name != "both-sans" || secret[3].Name != "uri-san" {
 		t.Errorf("secret origins = %v, want the 4 policies sorted", secret)
 	}

@@ -77,7 +77,7 @@ func TestSotwGatewayFleetGetsListenersRoutesAndCertificate(t *testing.T) {
 	if err := rds.GetResources()[0].UnmarshalTo(rc); err != nil || rc.GetVirtualHosts()[0].GetRoutes()[0].GetRoute().GetCluster() != "shop/payments/8443" {
 		t.Fatalf("route configuration %v (%v), want a route to shop/payments/8443", rc, err)
 	}
-	secrets := []string{"bank/ledger/443/ca", edge.CertificateName(), "shop/payments/8443/ca"}
+	secrets := []string{edge.CertificateName(), "bank/ledger/443/ca", "shop/payments/8443/ca"} // sorted
 	sds := gw.ask(t, &discoveryv3.DiscoveryRequest{Node: n, TypeUrl: resource.SecretType, ResourceNames: secrets})
 	wantNames(t, "SDS", sotwNames(sds), edge.CertificateName(), "shop/payments/8443/ca")
 	if !holdsKey(t, sds, edge) {

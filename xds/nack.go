@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -56,13 +57,22 @@ func (r *nackReporter) report(n NACK) {
 	r.mu.Unlock()
 
 	n.Resources = implicated(n.Resources, n.changed, n.Message)
-	n.Policies = r.origins(n.Resources)
+	if hasOrigins(n.TypeURL) {
+		n.Policies = r.origins(n.Resources)
+	}
 	r.log.Warn("Envoy rejected an xDS response",
 		"node", n.NodeID, "fleet", n.Fleet, "type_url", n.TypeURL, "version", n.Version,
 		"nonce", n.Nonce, "message", n.Message, "resources", n.Resources, "policies", n.Policies)
 	if r.onNACK != nil {
 		r.onNACK(n)
 	}
+}
+
+// hasOrigins: only clusters, load assignments and secrets come from
+// policies; a listener or route configuration may bear a cluster's name
+// (`<namespace>/<gateway>/<port>`), and is no policy's.
+func hasOrigins(typeURL string) bool {
+	return typeURL == resource.ClusterType || typeURL == resource.EndpointType || typeURL == resource.SecretType
 }
 
 // implicated narrows a rejected response to the resources Envoy's message

@@ -78,3 +78,21 @@ func TestNACKReportedOncePerNodeTypeVersion(t *testing.T) {
 		t.Errorf("counter = %v, want every NACK counted (4)", c)
 	}
 }
+
+// A listener or route configuration may bear a cluster's name (Gateway
+// shop/pay's listener on port 443 and Service shop/pay's cluster are both
+// shop/pay/443): its NACK is no policy's.
+func TestListenerNACKIsNoPolicys(t *testing.T) {
+	var got []NACK
+	r := &nackReporter{
+		log: discard(), metrics: newMetrics(nil), seen: map[nackKey]bool{},
+		origins: func([]string) []types.NamespacedName { return []types.NamespacedName{{Namespace: "shop", Name: "pay"}} },
+		onNACK:  func(n NACK) { got = append(got, n) },
+	}
+	for i, typeURL := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType} {
+		r.report(NACK{NodeID: "a", TypeURL: typeURL, Version: "v1", Resources: []string{"shop/pay/443"}, Message: "shop/pay/443: rejected"})
+		if want := typeURL == resource.ClusterType; (len(got[i].Policies) > 0) != want {
+			t.Errorf("%s NACK of shop/pay/443: policies %v, want some: %v", typeURL, got[i].Policies, want)
+		}
+	}
+}

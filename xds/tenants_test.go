@@ -325,7 +325,7 @@ func TestFleetWithoutAGatewayGetsNoKeyUnlessGranted(t *testing.T) {
 				}
 				if s.GetValidationContext() == nil {
 					keyed++
-					if !tc.granted || name != "client/team-b/policy-client-b" {
+					if !tc.granted || name != "Client/team-b/policy-client-b" {
 						t.Errorf("fleet %s (delta %v) is served key %s", tc.fleet, delta, name)
 					}
 				}
@@ -362,7 +362,7 @@ func TestFleetScopeAllServesEveryTenantsClusters(t *testing.T) {
 		if got := subscribe(t, conn, a.fleet, resource.ClusterType, nil, delta); got["team-b/policy-client/443"] == nil {
 			t.Errorf("delta %v: fleet A is not sent team-b/policy-client/443 under ScopeAll: %v", delta, keysOf(got))
 		}
-		if got := subscribe(t, conn, a.fleet, resource.SecretType, nil, delta); got["client/team-b/policy-client-b"] == nil {
+		if got := subscribe(t, conn, a.fleet, resource.SecretType, nil, delta); got["Client/team-b/policy-client-b"] == nil {
 			t.Errorf("delta %v: fleet A is not sent client/team-b/policy-client-b under ScopeAll: %v", delta, keysOf(got))
 		}
 	}

@@ -42,7 +42,7 @@ func TestTranslateExamples(t *testing.T) {
 	if strings.Join(got, "\n") != "warning: "+strings.Join(want, "\nwarning: ") {
 		t.Errorf("tlsplane translate examples/ warned:\n%s\nwant (as README says):\nwarning: %s", stderr.String(), strings.Join(want, "\nwarning: "))
 	}
-	if !strings.Contains(stdout.String(), "name: shop/edge/10443/https") || !strings.Contains(stdout.String(), "name: ca/shop/configmap/payments-ca") {
+	if !strings.Contains(stdout.String(), "name: shop/edge/10443/https") || !strings.Contains(stdout.String(), "name: CA/shop/configmap/payments-ca") {
 		t.Errorf("examples/ as one directory lacks the gateway's listener or the quickstart's CA:\n%.2000s", stdout.String())
 	}
 }

@@ -46,7 +46,7 @@ func TestServeWarnsOfAnExpiringCA(t *testing.T) {
 	p.waitAdmin(t, "/readyz", 200, "ready")
 	p.waitAdmin(t, "/debug/status", 200, fmt.Sprintf("Policy is accepted; warning: a CA certificate in ConfigMap shop/payments-ca expires at %s, within 720h0m0s",
 		notAfter.Format(time.RFC3339)))
-	p.waitAdmin(t, "/metrics", 200, `tlsplane_ca_not_after_timestamp_seconds{source="ca/shop/configmap/payments-ca"} `+strconv.FormatFloat(float64(notAfter.Unix()), 'g', -1, 64))
+	p.waitAdmin(t, "/metrics", 200, `tlsplane_ca_not_after_timestamp_seconds{source="CA/shop/configmap/payments-ca"} `+strconv.FormatFloat(float64(notAfter.Unix()), 'g', -1, 64))
 
 	// A 7-day window says nothing yet.
 	q := startServe(t, dir, "--ca-expiry-warning", "168h")

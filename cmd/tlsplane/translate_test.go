@@ -82,7 +82,7 @@ func TestTranslateGatewayExample(t *testing.T) {
 		if stderr.Len() != 0 {
 			t.Errorf("%v: warnings: %s", c.args, stderr.String())
 		}
-		for _, want := range []string{c.want, "name: shop/edge/10080", "name: shop/edge/10443/https", "name: shop/edge-certificate/certificate", "kind: HTTPRoute"} {
+		for _, want := range []string{c.want, "name: shop/edge/10080", "name: shop/edge/10443/https", "name: Certificate/shop/edge-certificate", "kind: HTTPRoute"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: output lacks %q", c.args, want)
 			}

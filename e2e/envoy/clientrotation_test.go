@@ -33,7 +33,7 @@ func clientRotation(t *testing.T, e *env, p *pki, b *backends, s *summary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := "client/" + ns + "/rotating-client"
+	secret := "Client/" + ns + "/rotating-client"
 	rotated := p.clientCA.Issue(t, harness.LeafSpec{CommonName: "envoy-client-rotated", Client: true})
 	writeManifests(t, e.manifestDir, clientRotationSvc, clientRotationObjects(p, b.mtls, rotated)...)
 	if err := waitSDSUpdate(e, secret, before["sds."+secret+".update_success"]); err != nil {

@@ -22,7 +22,7 @@ const (
 	gatewayClientName = "gw-client"
 	// gatewayClientSDS is the SDS secret of gw/edge's certificate
 	// (plan.GatewayClientCertificateSecretName).
-	gatewayClientSDS = "gateway-client/" + gwNS + "/" + gwName
+	gatewayClientSDS = "GatewayClient/" + gwNS + "/" + gwName
 )
 
 // withBackendClientCertificate is gw naming Secret name as its backend

@@ -44,7 +44,7 @@ func TestClientCertificateSecretIsWatched(t *testing.T) {
 	}
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 
-	name := "client/" + ns + "/envoy-client"
+	name := "Client/" + ns + "/envoy-client"
 	eventually(t, statusWait, fmt.Sprintf("%s serves SDS secret %s without its key", cp.name, name), func() error {
 		body, err := cp.get("/debug/snapshot?node=e2e")
 		if err != nil {

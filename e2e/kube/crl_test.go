@@ -44,7 +44,7 @@ func TestCRLAndClientCertificateFromTheAPIServer(t *testing.T) {
 	createPolicy(t, c, p)
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	crlSecret := fmt.Sprintf("+crl/%s/configmap/crl\"", ns)
-	clientSecret := fmt.Sprintf("\"client/%s/client\"", ns)
+	clientSecret := fmt.Sprintf("\"Client/%s/client\"", ns)
 	eventually(t, statusWait, "the CRL and the client certificate served", func() error {
 		body, err := cp.get("/debug/snapshot?node=e2e")
 		if err != nil {

@@ -224,7 +224,7 @@ func stormObjects(t *testing.T, c clients, ns, name string, i int, pem string) {
 }
 
 // stormCASecret is the SDS secret of the CA in ConfigMap ca-<service>.
-func stormCASecret(ns, service string) string { return "ca/" + ns + "/configmap/ca-" + service }
+func stormCASecret(ns, service string) string { return "CA/" + ns + "/configmap/ca-" + service }
 
 // servesWorld: cp's snapshot for the storm's fleet is exactly w.
 func servesWorld(cp *controlPlane, w *stormWorld) error {

@@ -370,7 +370,7 @@ func percentile(sorted []float64, p int) float64 {
 }
 
 func caSecretName(i int) string {
-	return fmt.Sprintf("ca/%s/configmap/svc-%d-ca", namespaceOf(i), i)
+	return fmt.Sprintf("CA/%s/configmap/svc-%d-ca", namespaceOf(i), i)
 }
 
 func namespaceOf(i int) string { return fmt.Sprintf("team-%d", i%50) }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // Gateway is one Gateway with an HTTP and an HTTPS port, shaped as the
@@ -47,12 +48,12 @@ func (g Gateway) HTTPSListenerName() string { return fmt.Sprintf("%s/%d", g.Flee
 func (g Gateway) HTTPSRouteName() string { return g.HTTPSListenerName() + "/https" }
 
 // CertificateName is the listener certificate's SDS secret:
-// `<secret-ns>/<secret-name>/certificate`.
+// `Certificate/<secret-ns>/<secret-name>`.
 func (g Gateway) CertificateName() string {
 	if g.CertificateSecret != "" {
 		return g.CertificateSecret
 	}
-	return g.Namespace + "/" + g.Name + "-cert/certificate"
+	return plan.CertificateSecretName(g.Namespace, g.Name+"-cert")
 }
 
 // PrivateKey is the certificate secret's private key; tests look for it

@@ -5,10 +5,10 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
 )
 
@@ -128,5 +128,5 @@ func signedByOneOf(list *x509.RevocationList, cas []*x509.Certificate) bool {
 // crlSecretName is the CA secret's name with the list's source: a policy
 // adding a list to a bundle others trust gets a secret of its own.
 func crlSecretName(caSecret string, namespace string, ref tlsopts.ObjectRef) string {
-	return caSecret + "+crl/" + input.NameOf(namespace, "").Namespace + "/" + strings.ToLower(ref.Kind) + "/" + ref.Name
+	return plan.CRLSecretName(caSecret, plan.CARef(input.NameOf(namespace, "").Namespace, "", ref.Kind, ref.Name))
 }

@@ -167,22 +167,16 @@ func resolveCARef(namespace string, ref gwv1.LocalObjectReference, ix *input.Ind
 	return pem, notAfter, nil
 }
 
-// caRefKey names one ref's source: `<namespace>/configmap/<name>`, with the
-// group appended to the kind for non-core kinds.
+// caRefKey names one ref's source (plan.CARef).
 func caRefKey(namespace string, ref gwv1.LocalObjectReference) string {
-	kind := strings.ToLower(string(ref.Kind))
-	if ref.Group != "" {
-		kind += "." + string(ref.Group)
-	}
-	return input.NameOf(namespace, "").Namespace + "/" + kind + "/" + string(ref.Name)
+	return plan.CARef(input.NameOf(namespace, "").Namespace, string(ref.Group), string(ref.Kind), string(ref.Name))
 }
 
-// caSecretName is `ca/` followed by the sorted ref keys joined by commas.
+// caSecretName is the bundle's SDS secret, named after every ref.
 func caSecretName(keys map[string]bool) string {
-	sorted := make([]string, 0, len(keys))
+	refs := make([]string, 0, len(keys))
 	for k := range keys {
-		sorted = append(sorted, k)
+		refs = append(refs, k)
 	}
-	sort.Strings(sorted)
-	return "ca/" + strings.Join(sorted, ",")
+	return plan.CASecretName(refs)
 }

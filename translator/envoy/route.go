@@ -16,7 +16,7 @@ import (
 // invalidBackendCluster names no cluster: a weighted share sent to it is
 // answered 500 (cluster_not_found_response_code), as the spec asks of
 // requests routed to an invalid backend.
-const invalidBackendCluster = "tlsplane.invalid-backend"
+const invalidBackendCluster = plan.InvalidBackendClusterName
 
 // RouteConfig builds one route configuration: a virtual host per
 // hostname, routes in the Gateway API's precedence order. The Host

@@ -38,7 +38,7 @@ func judgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, g *gatewayIndex) *routeS
 		}
 		for j, m := range matches {
 			p := base
-			p.Name = fmt.Sprintf("%s/grpcrule/%d/match/%d", rs.nn, i, j)
+			p.Name = plan.GRPCRouteMatchName(rs.nn.Namespace, rs.nn.Name, i, j)
 			mp, service, method, err := grpcMatchOf(m)
 			if err != nil {
 				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))

@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // A ListenerSet (GEP-1713) adds listeners to the Gateway its parentRef
@@ -63,9 +64,9 @@ func (gs *Gateway) set(nn types.NamespacedName) *listenerSet {
 // ListenerSet listener names are unique only within their set.
 func (l *listenerState) chainName() string {
 	if l.set == nil {
-		return string(l.spec.Name)
+		return plan.GatewayChainName(string(l.spec.Name))
 	}
-	return fmt.Sprintf("%s/%s/%s", l.set.nn.Namespace, l.set.nn.Name, l.spec.Name)
+	return plan.ListenerSetChainName(l.set.nn.Namespace, l.set.nn.Name, string(l.spec.Name))
 }
 
 // indexListenerSets groups the ListenerSets by the Gateway their parentRef

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"slices"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -45,11 +44,10 @@ func (gs *Gateway) Ports(address string) []Port {
 		ports = append(ports, port)
 	}
 	slices.Sort(ports)
-	prefix := gatewayKey(gs.nn)
 	var out []Port
 	for _, port := range ports {
 		ls := byPort[port]
-		p := &plan.Listener{Name: fmt.Sprintf("%s/%d", prefix, port), Address: address, Port: uint32(port)}
+		p := &plan.Listener{Name: plan.ListenerName(gs.nn.Namespace, gs.nn.Name, int32(port)), Address: address, Port: uint32(port)}
 		var tables []*Table
 		defaulted := false  // some chain takes connections whatever their SNI
 		hasStreams := false // a TLS or TCP listener is on the port
@@ -63,7 +61,7 @@ func (gs *Gateway) Ports(address string) []Port {
 					continue
 				}
 				defaulted = defaulted || l.hostname == ""
-				t := routeTable(fmt.Sprintf("%s/%s", p.Name, l.chainName()), p.Port, []*listenerState{l}, httpsPeers(ls, l))
+				t := routeTable(plan.ChainRouteTableName(p.Name, l.chainName()), p.Port, []*listenerState{l}, httpsPeers(ls, l))
 				c := plan.TLSChain{Listener: l.chainName(), CertSecrets: l.certSecrets, Routes: t.Plan,
 					ClientValidation: l.clientValidation()}
 				if l.hostname != "" {
@@ -76,7 +74,7 @@ func (gs *Gateway) Ports(address string) []Port {
 		if hasStreams && !defaulted && !slices.ContainsFunc(p.Streams, func(c plan.StreamChain) bool { return len(c.ServerNames) == 0 }) {
 			// Connections no chain takes (another SNI, or a listener with
 			// no route yet) are refused, by a chain of their own.
-			p.Streams = append(p.Streams, plan.StreamChain{Name: "unmatched"})
+			p.Streams = append(p.Streams, plan.StreamChain{Name: plan.UnmatchedChainName})
 		}
 		out = append(out, Port{Plan: p, Tables: tables})
 	}

@@ -110,7 +110,7 @@ func judgeRoute(r *gwv1.HTTPRoute, ix *input.Index, g *gatewayIndex) *routeState
 		}
 		for j, m := range matches {
 			p := base
-			p.Name = fmt.Sprintf("%s/rule/%d/match/%d", rs.nn, i, j)
+			p.Name = plan.HTTPRouteMatchName(rs.nn.Namespace, rs.nn.Name, i, j)
 			mp, err := matchOf(m)
 			if err != nil {
 				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))

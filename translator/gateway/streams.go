@@ -63,7 +63,7 @@ func streamChains(l *listenerState) []plan.StreamChain {
 		})
 		c := plan.StreamChain{Name: l.chainName(), Backends: streamBackends(l, routes[0].stream)}
 		if h != "*" {
-			c.Name += "/" + h
+			c.Name = plan.StreamChainName(c.Name, h)
 			c.ServerNames = []string{h}
 		}
 		if !l.passthrough && l.spec.Protocol == gwv1.TLSProtocolType {

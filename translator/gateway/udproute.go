@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"slices"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -41,7 +40,7 @@ func (gs *Gateway) udpPorts(address string) []Port {
 	out := make([]Port, 0, len(ports))
 	for _, port := range ports {
 		l := byPort[port]
-		p := &plan.Listener{Name: fmt.Sprintf("%s/%d/udp", gatewayKey(gs.nn), port), Address: address, Port: uint32(port),
+		p := &plan.Listener{Name: plan.UDPListenerName(gs.nn.Namespace, gs.nn.Name, int32(port)), Address: address, Port: uint32(port),
 			UDP: &plan.UDPProxy{Name: string(l.spec.Name), Backends: udpBackends(l)}}
 		out = append(out, Port{Plan: p})
 	}

@@ -15,7 +15,7 @@ import (
 
 // caSecretName is tlsplane's SDS secret of Service i's CA ConfigMap.
 func caSecretName(i int) string {
-	return "ca/" + namespaceOf(i) + "/configmap/" + serviceName(i) + "-ca"
+	return "CA/" + namespaceOf(i) + "/configmap/" + serviceName(i) + "-ca"
 }
 
 // hostname is Service i's policy's validation.hostname at generation g; 0

@@ -105,7 +105,7 @@ func TestPrometheusSamples(t *testing.T) {
 	body := `# TYPE envoy_cluster_update_time gauge
 envoy_cluster_update_time{envoy_cluster_name="churn-7/svc-7/443"} 1764103760123
 envoy_cluster_manager_warming_clusters{} 0
-envoy_sds_update_success{envoy_xds_resource_name="ca/churn-3/configmap/svc-3-ca"} 2
+envoy_sds_update_success{envoy_xds_resource_name="CA/churn-3/configmap/svc-3-ca"} 2
 not a sample
 `
 	got := harness.PrometheusSamples(body)

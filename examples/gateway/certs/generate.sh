@@ -21,7 +21,7 @@ indent() { sed 's/^/    /' "$1"; }
 {
   echo "# DEMO ONLY: written by certs/generate.sh. The certificate and private key"
   echo "# the Gateway shop/edge serves on its HTTPS listener; Envoy receives them over"
-  echo "# SDS as the secret shop/edge-certificate/certificate, and only the fleet"
+  echo "# SDS as the secret Certificate/shop/edge-certificate, and only the fleet"
   echo "# shop/edge does. Never trust this certificate anywhere else."
   echo "apiVersion: v1"
   echo "kind: Secret"
