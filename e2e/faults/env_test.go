@@ -31,6 +31,8 @@ type env struct {
 	tlsplaneArgs []string
 	// apiType is Envoy's ADS flavour: "GRPC" (the default) or "DELTA_GRPC".
 	apiType string
+	// fileLimit, when set, is tlsplane's RLIMIT_NOFILE.
+	fileLimit int
 }
 
 // envoyOpts make one Envoy differ: its fleet and its xDS client TLS.
@@ -120,7 +122,8 @@ func (e *env) startTLSPlane(t *testing.T) {
 	t.Helper()
 	p := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.adminPort,
-		Args: append([]string{"--dir", e.manifestDir}, e.tlsplaneArgs...),
+		Args:      append([]string{"--dir", e.manifestDir}, e.tlsplaneArgs...),
+		FileLimit: e.fileLimit,
 	})
 	e.tlsplane = &process{p.Process}
 }
