@@ -58,6 +58,23 @@ func (h *harness) refusedCount(t *testing.T, reason string) float64 {
 	return counterValue(t, h.server.refused.counter.WithLabelValues(reason))
 }
 
+// waitRefused waits for the refusals of reason to reach want: a refusal
+// is counted just after the connection is closed.
+func waitRefused(t *testing.T, h *harness, reason string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for {
+		got := h.refusedCount(t, reason)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s refusals %v, want %v", reason, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func waitCounts(t *testing.T, h *harness, open, handshaking int) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
@@ -86,9 +103,7 @@ func TestHandshakeDeadlineClosesAStalledClient(t *testing.T) {
 			t.Fatalf("%s: still open after %s with a 300ms handshake deadline", name, patience)
 		}
 	}
-	if got := s.refusedCount(t, RefusedHandshakeTimeout); got != 2 {
-		t.Errorf("handshake_timeout refusals %v, want 2", got)
-	}
+	waitRefused(t, s.harness, RefusedHandshakeTimeout, 2)
 	waitCounts(t, s.harness, 0, 0)
 }
 
@@ -112,9 +127,7 @@ func TestStalledHandshakesLeaveRoomForAuthenticatedClients(t *testing.T) {
 		flood = append(flood, stall(t, []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}[i%3], s.addr))
 	}
 	waitCounts(t, s.harness, 4, 3) // the Envoy and 3 handshakes
-	if got := s.refusedCount(t, RefusedHandshakeEvicted); got != 9 {
-		t.Errorf("handshakes evicted %v, want 9 (12 stalled, 3 kept)", got)
-	}
+	waitRefused(t, s.harness, RefusedHandshakeEvicted, 9) // 12 stalled, 3 kept
 	// The established client was not evicted, and a new one gets in.
 	if n, err := sotwOutcome(t, established, "edge"); err != nil || n == 0 {
 		t.Fatalf("established client during the flood: %d responses, %v", n, err)
@@ -156,9 +169,7 @@ func TestPerSourceLimitRefusesAtAcceptAndReleasesOnClose(t *testing.T) {
 			t.Fatal("a connection over the per-source limit was not closed")
 		}
 	}
-	if got := s.refusedCount(t, RefusedPerSource); got != 1 {
-		t.Errorf("per_source refusals %v, want 1", got)
-	}
+	waitRefused(t, s.harness, RefusedPerSource, 1)
 	// Another address is not counted against the first.
 	if c := stall(t, "127.0.0.2", s.addr); closedWithin(c, quiet) {
 		t.Error("a connection from another address was closed")
