@@ -126,7 +126,7 @@ func TestStalledHandshakesLeaveRoomForAuthenticatedClients(t *testing.T) {
 	for i := range 12 {
 		flood = append(flood, stall(t, []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}[i%3], s.addr))
 	}
-	waitCounts(t, s.harness, 4, 3) // the Envoy and 3 handshakes
+	waitCounts(t, s.harness, 4, 3)                        // the Envoy and 3 handshakes
 	waitRefused(t, s.harness, RefusedHandshakeEvicted, 9) // 12 stalled, 3 kept
 	// The established client was not evicted, and a new one gets in.
 	if n, err := sotwOutcome(t, established, "edge"); err != nil || n == 0 {
