@@ -3,8 +3,9 @@ package xds
 import "fmt"
 
 // DefaultMaxConnections caps the connections derived from a large file
-// limit: an established connection costs about 100 KiB (gRPC's buffers,
-// TLS state, goroutines), so 2048 stay well inside the chart's 512Mi.
+// limit: an established ADS connection costs about 76 KiB of tlsplane's
+// RSS (measured: 600 of them, 48 to 93 MiB), so 2048 stay well inside
+// the chart's 512Mi.
 const DefaultMaxConnections = 2048
 
 // FileReserve is how many of the process's file descriptors the xDS port
