@@ -3,7 +3,6 @@ package xds
 import (
 	"errors"
 	"net"
-	"os"
 	"time"
 
 	"google.golang.org/grpc/credentials"
@@ -25,14 +24,20 @@ var errEvicted = errors.New("xDS connection: handshake completed after its slot 
 type admittingCredentials struct {
 	credentials.TransportCredentials
 	timedOut func(conn net.Conn)
+	// plaintext: the handshake completes with the client's HTTP/2 preface.
+	plaintext bool
 }
 
 func (c admittingCredentials) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	conn, info, err := c.TransportCredentials.ServerHandshake(raw)
+	if err == nil && c.plaintext {
+		conn, err = readPreface(conn)
+	}
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		if isTimeout(err) {
 			c.timedOut(raw)
 		}
+		raw.Close()
 		return nil, nil, err
 	}
 	if ac, ok := raw.(*admittedConn); ok && !ac.established() {
@@ -43,5 +48,5 @@ func (c admittingCredentials) ServerHandshake(raw net.Conn) (net.Conn, credentia
 }
 
 func (c admittingCredentials) Clone() credentials.TransportCredentials {
-	return admittingCredentials{TransportCredentials: c.TransportCredentials.Clone(), timedOut: c.timedOut}
+	return admittingCredentials{TransportCredentials: c.TransportCredentials.Clone(), timedOut: c.timedOut, plaintext: c.plaintext}
 }

@@ -1,12 +1,15 @@
 package xds
 
 import (
+	"context"
 	"errors"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
@@ -180,4 +183,44 @@ func TestPerSourceLimitRefusesAtAcceptAndReleasesOnClose(t *testing.T) {
 	if n, err := sotwOutcome(t, second, "edge"); err != nil || n == 0 {
 		t.Fatalf("after the first client closed: %d responses, %v", n, err)
 	}
+}
+
+// Without TLS a connection's handshake completes with the client's HTTP/2
+// preface: connections that send nothing stay evictable handshakes, and
+// never fill the connections an Envoy needs.
+func TestPlaintextIdleConnectionsStayHandshakes(t *testing.T) {
+	h := &harness{pub: snapshots.New(snapshots.Options{})}
+	srv := NewServer(h.pub, Options{
+		Registerer: prometheus.NewRegistry(),
+		Limits:     ConnectionLimits{Connections: 4, Handshakes: 2},
+		// Longer than the test: only evictions close the idle connections.
+		HandshakeTimeout: time.Minute,
+	})
+	h.server, h.metrics = srv, srv.metrics
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = lis.Addr().String()
+	go srv.Serve(lis)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Stop(ctx)
+	})
+	h.publish(t, st.Output(payments), true)
+	for range 6 {
+		dialFrom(t, "127.0.0.2", h.addr)
+	}
+	waitCounts(t, h, 2, 2)
+	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if n, err := sotwOutcome(t, conn, "edge"); err != nil || n == 0 {
+		t.Fatalf("a plaintext client among idle connections: %d responses, %v", n, err)
+	}
+	waitCounts(t, h, 2, 1) // the client, and the idle connection it did not evict
+	waitRefused(t, h, RefusedHandshakeEvicted, 5)
 }

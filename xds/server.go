@@ -118,7 +118,8 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 		creds = credentials.NewTLS(opts.Security.TLS)
 	}
 	grpcOpts := []grpc.ServerOption{
-		grpc.Creds(admittingCredentials{TransportCredentials: creds, timedOut: func(c net.Conn) { refused.note(RefusedHandshakeTimeout, c) }}),
+		grpc.Creds(admittingCredentials{TransportCredentials: creds, plaintext: opts.Security.TLS == nil,
+			timedOut: func(c net.Conn) { refused.note(RefusedHandshakeTimeout, c) }}),
 		grpc.ConnectionTimeout(handshakeTimeout),
 		grpc.ForceServerCodecV2(newCodec()),
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
