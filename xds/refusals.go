@@ -16,19 +16,23 @@ const refusalLogInterval = 10 * time.Second
 
 // refusals counts and logs the connections the limits refused or closed.
 type refusals struct {
-	log     *slog.Logger
-	limits  ConnectionLimits
-	counter *prometheus.CounterVec
+	log      *slog.Logger
+	interval time.Duration // refusalLogInterval; tests shorten it
+	limits   ConnectionLimits
+	counter  *prometheus.CounterVec
 
 	mu      sync.Mutex
 	last    time.Time      // of the last line
 	pending map[string]int // by reason, since that line
 	source  string         // the last refused client, for the line
+	// flushing: a line of what is pending is due at the interval's end,
+	// so the last refusals of a flood are logged too.
+	flushing bool
 }
 
 func newRefusals(log *slog.Logger, reg prometheus.Registerer, adm *admission) *refusals {
 	r := &refusals{
-		log: log, limits: adm.limits, pending: map[string]int{},
+		log: log, interval: refusalLogInterval, limits: adm.limits, pending: map[string]int{},
 		counter: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_xds_connections_refused_total",
 			Help: "xDS connections refused or closed by the port's limits, by reason: total and per_source (refused at accept: established connections fill the budget), handshake_evicted (the oldest handshake of a full budget, closed for a newer connection), handshake_timeout (no completed handshake within --xds-handshake-timeout).",
@@ -60,25 +64,39 @@ func newRefusals(log *slog.Logger, reg prometheus.Registerer, adm *admission) *r
 	return r
 }
 
-// note counts one refusal of conn, and logs what was refused since the
-// last line once refusalLogInterval has passed.
+// note counts one refusal of conn; the log gets a line at once, then at
+// most one per refusalLogInterval with what was refused meanwhile.
 func (r *refusals) note(reason string, conn net.Conn) {
 	r.counter.WithLabelValues(reason).Inc()
-	now := time.Now()
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.pending[reason]++
 	if conn != nil && conn.RemoteAddr() != nil {
 		r.source = conn.RemoteAddr().String()
 	}
-	if now.Sub(r.last) < refusalLogInterval {
-		r.mu.Unlock()
+	if wait := r.interval - time.Since(r.last); wait > 0 {
+		if !r.flushing {
+			r.flushing = true
+			time.AfterFunc(wait, r.flush)
+		}
 		return
 	}
-	counts, source := r.pending, r.source
-	r.pending, r.last = map[string]int{}, now
-	r.mu.Unlock()
+	r.logLocked()
+}
+
+func (r *refusals) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushing = false
+	if len(r.pending) > 0 {
+		r.logLocked()
+	}
+}
+
+func (r *refusals) logLocked() {
 	r.log.Warn("xDS connections refused by the port's limits (at most one line per 10s)",
-		"refused", counts, "lastClient", source,
+		"refused", r.pending, "lastClient", r.source,
 		"maxConnections", r.limits.Connections, "maxPerSource", r.limits.PerSource,
 		"maxHandshakes", r.limits.Handshakes, "maxHandshakesPerSource", r.limits.HandshakesPerSource)
+	r.pending, r.last = map[string]int{}, time.Now()
 }
