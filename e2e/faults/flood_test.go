@@ -130,6 +130,7 @@ func TestXDSPortHoldsUnderAFlood(t *testing.T) {
 		t.Errorf("an Envoy started after the flood: %v", errAfter)
 	}
 	peakFDs, peakRSS, samples, sampleErrs := sampler.stop()
+	firstFDs, firstRSS := sampler.firstFDs, sampler.firstRSS // stopped: no more writes
 	hs := health.stop()
 	if e.tlsplane.Exited() {
 		t.Fatalf("tlsplane exited\n--- log:\n%s", e.tlsplane.LogTail(30))
@@ -141,7 +142,8 @@ func TestXDSPortHoldsUnderAFlood(t *testing.T) {
 	}
 	t.Logf("tlsplane file limit %d; flood: %d dials from %d addresses (%d failed, %d closed by tlsplane), at most %d open at once, %d open when it stopped dialing",
 		floodFileLimit, f.dials.Load(), floodSources, f.failed.Load(), f.closedByServer.Load(), f.peakOpen.Load(), floodOpen)
-	t.Logf("tlsplane peaks over %d samples: %d open files (limit %d), VmRSS %.1f MiB (bound %d MiB)", samples, peakFDs, floodFileLimit, float64(peakRSS)/(1<<20), rssBound>>20)
+	t.Logf("tlsplane over %d samples: %d open files before the flood, peak %d (limit %d); VmRSS %.1f MiB before, peak %.1f MiB (bound %d MiB)",
+		samples, firstFDs, peakFDs, floodFileLimit, float64(firstRSS)/(1<<20), float64(peakRSS)/(1<<20), rssBound>>20)
 	t.Logf("Envoy start to clusters: %s before the flood, %s during, %s after", baseline, during, after)
 	t.Logf("/healthz during the flood: %s", hs)
 	t.Logf("refused: %v", refused)

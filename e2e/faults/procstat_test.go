@@ -13,10 +13,13 @@ import (
 // procSampler records, every interval, a process's open file descriptors
 // (/proc/PID/fd) and resident memory (VmRSS), and keeps the peaks.
 type procSampler struct {
-	pid      int
-	mu       sync.Mutex
-	peakFDs  int
-	peakRSS  int64 // bytes
+	pid     int
+	mu      sync.Mutex
+	peakFDs int
+	peakRSS int64 // bytes
+	// firstFDs and firstRSS are the first sample's: before the load.
+	firstFDs int
+	firstRSS int64
 	samples  int
 	errors   []string
 	stopOnce sync.Once
@@ -52,6 +55,9 @@ func (s *procSampler) sample() {
 			s.errors = append(s.errors, fmt.Sprint(err, rerr))
 		}
 		return
+	}
+	if s.samples == 0 {
+		s.firstFDs, s.firstRSS = len(fds), rss
 	}
 	s.samples++
 	s.peakFDs = max(s.peakFDs, len(fds))
