@@ -205,9 +205,19 @@ func (e *env) waitEnvoyStat(t *testing.T, name string, want int64) {
 // `key="value"` in labels.
 func (e *env) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	body, err := harness.HTTPGet(e.tlsplaneURL("/metrics"))
+	v, err := e.metricValue(name, labels...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// metricValue is metric returning its error, for a wait that may outlast
+// an unreachable admin server.
+func (e *env) metricValue(name string, labels ...string) (float64, error) {
+	body, err := harness.HTTPGet(e.tlsplaneURL("/metrics"))
+	if err != nil {
+		return 0, err
 	}
 	var sum float64
 	for _, line := range strings.Split(string(body), "\n") {
@@ -226,9 +236,9 @@ func (e *env) metric(t *testing.T, name string, labels ...string) float64 {
 		}
 		v, err := strconv.ParseFloat(line[i+1:], 64)
 		if err != nil {
-			t.Fatalf("metric line %q: %v", line, err)
+			return 0, fmt.Errorf("metric line %q: %v", line, err)
 		}
 		sum += v
 	}
-	return sum
+	return sum, nil
 }

@@ -117,7 +117,11 @@ func TestXDSPortHoldsUnderAFlood(t *testing.T) {
 	f.hold()
 	floodOpen := f.open.Load()
 	if err := harness.Eventually(handshakeDeadline+5*time.Second, 100*time.Millisecond, func() error {
-		if n, open := e.metric(t, "tlsplane_xds_connections"), f.open.Load(); n != 2 || open != 0 {
+		n, err := e.metricValue("tlsplane_xds_connections")
+		if err != nil {
+			return err
+		}
+		if open := f.open.Load(); n != 2 || open != 0 {
 			return fmt.Errorf("tlsplane_xds_connections = %v, want the 2 Envoys'; %d flood connections open", n, open)
 		}
 		return nil
@@ -138,7 +142,9 @@ func TestXDSPortHoldsUnderAFlood(t *testing.T) {
 
 	refused := map[string]float64{}
 	for _, reason := range []string{"total", "per_source", "handshake_evicted", "handshake_timeout"} {
-		refused[reason] = e.metric(t, "tlsplane_xds_connections_refused_total", `reason="`+reason+`"`)
+		if refused[reason], err = e.metricValue("tlsplane_xds_connections_refused_total", `reason="`+reason+`"`); err != nil {
+			t.Errorf("after the flood: %v", err)
+		}
 	}
 	t.Logf("tlsplane file limit %d; flood: %d dials from %d addresses (%d failed, %d closed by tlsplane), at most %d open at once, %d open when it stopped dialing",
 		floodFileLimit, f.dials.Load(), floodSources, f.failed.Load(), f.closedByServer.Load(), f.peakOpen.Load(), floodOpen)
