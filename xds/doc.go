@@ -6,7 +6,11 @@
 // each stream's progress per type for `tlsplane status` (connections.go),
 // and metrics, and the channel's security: mutual TLS from reloaded files,
 // and a fleet identity rule checked on every request before it is
-// answered.
+// answered. The port itself is bounded before gRPC sees a connection
+// (admission.go, limitlistener.go): connections in total and per client
+// address, handshakes with a deadline and a budget of their own whose
+// oldest member gives way to a newcomer, so clients that never
+// authenticate cannot take the file descriptors or memory Envoys need.
 //
 // It knows nothing about Kubernetes or policies beyond the names the
 // publisher hands back for a rejected resource; it never builds or edits

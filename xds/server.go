@@ -1,6 +1,7 @@
 package xds
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,6 +34,21 @@ const (
 	// half-open TCP connections.
 	KeepaliveTime    = 30 * time.Second
 	KeepaliveTimeout = 10 * time.Second
+	// MaxConnectionIdle closes (GOAWAY) a connection without a stream for
+	// this long: an Envoy always holds its ADS stream, so an idle
+	// connection is a client that authenticated and does nothing, holding
+	// a slot of ConnectionLimits.
+	MaxConnectionIdle = 2 * time.Minute
+	// ReadBufferSize and WriteBufferSize are gRPC's per-connection
+	// buffers, explicit because they are most of an idle connection's
+	// memory; the write buffer is shared (released between writes).
+	ReadBufferSize  = 32 << 10
+	WriteBufferSize = 32 << 10
+	// StreamWindow and ConnWindow fix the HTTP/2 receive windows: gRPC's
+	// default grows them to 16 MiB per connection as a client sends fast,
+	// which an authenticated client could make the server buffer.
+	StreamWindow = 64 << 10
+	ConnWindow   = 256 << 10
 )
 
 // Options configure a Server.
@@ -52,6 +69,11 @@ type Options struct {
 	// Security is the channel's TLS and fleet authorization; the zero
 	// value serves plaintext to anyone who can connect.
 	Security Security
+	// Limits bound the port's connections; the zero value bounds none.
+	Limits ConnectionLimits
+	// HandshakeTimeout bounds the TLS handshake and HTTP/2 preface of
+	// each connection; zero is DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
 }
 
 // Server serves a Publisher's snapshots over ADS, SotW and delta.
@@ -60,6 +82,8 @@ type Server struct {
 	grpc    *grpc.Server
 	metrics *metrics
 	cb      *callbacks
+	adm     *admission
+	refused *refusals
 	cancel  context.CancelFunc
 	once    sync.Once
 }
@@ -86,16 +110,28 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 		sotw:  &sotwServer{ctx: ctx, pub: pub, cb: cb, log: logger, order: snapshots.ServedTypes()},
 		delta: &deltaServer{ctx: ctx, pub: pub, cb: cb, log: logger},
 	}
+	adm := newAdmission(opts.Limits)
+	refused := newRefusals(logger, opts.Registerer, adm)
+	handshakeTimeout := cmp.Or(opts.HandshakeTimeout, DefaultHandshakeTimeout)
+	creds := insecure.NewCredentials()
+	if opts.Security.TLS != nil {
+		creds = credentials.NewTLS(opts.Security.TLS)
+	}
 	grpcOpts := []grpc.ServerOption{
+		grpc.Creds(admittingCredentials{TransportCredentials: creds, plaintext: opts.Security.TLS == nil,
+			timedOut: func(c net.Conn) { refused.note(RefusedHandshakeTimeout, c) }}),
+		grpc.ConnectionTimeout(handshakeTimeout),
 		grpc.ForceServerCodecV2(newCodec()),
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(MaxSendMsgSize),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout}),
-	}
-	if opts.Security.TLS != nil {
-		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(opts.Security.TLS)))
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle}),
+		grpc.ReadBufferSize(ReadBufferSize),
+		grpc.WriteBufferSize(WriteBufferSize),
+		grpc.SharedWriteBuffer(true),
+		grpc.InitialWindowSize(StreamWindow),
+		grpc.InitialConnWindowSize(ConnWindow),
 	}
 	g := grpc.NewServer(grpcOpts...)
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(g, xds)
@@ -105,7 +141,7 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 		log: logger, metrics: m, fleetIdentity: opts.Security.Fleet,
 		serves: pub.ServesCluster, onReport: opts.OnClusterStats,
 	})
-	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m, cb: cb}
+	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m, cb: cb, adm: adm, refused: refused}
 }
 
 // adsServer serves both ADS flavours from the publisher's feeds, with the
@@ -126,8 +162,9 @@ func (s adsServer) DeltaAggregatedResources(stream discoveryv3.AggregatedDiscove
 // Serve serves ADS (SotW and delta) on lis until Stop; it returns nil
 // after Stop.
 func (s *Server) Serve(lis net.Listener) error {
-	s.log.Info("xDS server listening", "address", lis.Addr().String())
-	return s.grpc.Serve(lis)
+	s.log.Info("xDS server listening", "address", lis.Addr().String(), "maxConnections", s.adm.limits.Connections,
+		"maxPerSource", s.adm.limits.PerSource, "maxHandshakes", s.adm.limits.Handshakes, "maxHandshakesPerSource", s.adm.limits.HandshakesPerSource)
+	return s.grpc.Serve(&limitedListener{Listener: lis, adm: s.adm, refused: s.refused.note})
 }
 
 // Stop ends every stream (Envoy reconnects, to another replica if any) and

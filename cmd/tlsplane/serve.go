@@ -52,8 +52,12 @@ type serveConfig struct {
 	handshakeRefresh        time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
+	xdsLimits               *xdsLimitFlags
 	dirLimits               *manifests.Limits
 	provision               *provisionFlags
+	// xdsConnections are xdsLimits completed for the file limit (runServe);
+	// zero bounds nothing.
+	xdsConnections xds.ConnectionLimits
 }
 
 // serveHelp heads `tlsplane serve --help`; serveFlagGroups orders the rest.
@@ -70,6 +74,7 @@ var serveFlagGroups = []flagGroup{
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh"}},
 	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
+	xdsLimitsGroup,
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 		"kube-api-qps", "kube-api-burst"}},
@@ -105,6 +110,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.handshakeRefresh < 100*time.Millisecond {
 		return nil, fmt.Errorf("--handshake-message-refresh %s: want at least 100ms", cfg.handshakeRefresh)
 	}
+	if err := cfg.xdsLimits.check(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -138,6 +146,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
+	cfg.xdsLimits = registerXDSLimitFlags(fs)
 	cfg.dirLimits = registerDirLimits(fs)
 	cfg.provision = registerProvisionFlags(fs)
 	return cfg, fs
@@ -245,6 +254,10 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.xdsConnections, err = cfg.xdsLimits.limits(); err != nil {
+		return err
+	}
+	applyMemoryLimit(logger)
 	xdsLis, err := net.Listen("tcp", cfg.xdsAddress)
 	if err != nil {
 		return fmt.Errorf("--xds-address %q: %w", cfg.xdsAddress, err)
@@ -312,9 +325,11 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		return err
 	}
 	xdsServer := xds.NewServer(pub, xds.Options{
-		Logger:     logger.With("stage", "xds"),
-		Registerer: reg,
-		Security:   security,
+		Logger:           logger.With("stage", "xds"),
+		Registerer:       reg,
+		Security:         security,
+		Limits:           cfg.xdsConnections,
+		HandshakeTimeout: cfg.xdsLimits.handshakeTimeout,
 		OnNACK: func(n xds.NACK) {
 			pl.RecordNACK(pipeline.Rejection{Node: n.NodeID, Fleet: n.Fleet, TypeURL: n.TypeURL,
 				Version: n.Version, Message: n.Message, Resources: n.Resources, Policies: n.Policies})

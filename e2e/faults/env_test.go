@@ -31,6 +31,8 @@ type env struct {
 	tlsplaneArgs []string
 	// apiType is Envoy's ADS flavour: "GRPC" (the default) or "DELTA_GRPC".
 	apiType string
+	// fileLimit, when set, is tlsplane's RLIMIT_NOFILE.
+	fileLimit int
 }
 
 // envoyOpts make one Envoy differ: its fleet and its xDS client TLS.
@@ -120,7 +122,8 @@ func (e *env) startTLSPlane(t *testing.T) {
 	t.Helper()
 	p := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.adminPort,
-		Args: append([]string{"--dir", e.manifestDir}, e.tlsplaneArgs...),
+		Args:      append([]string{"--dir", e.manifestDir}, e.tlsplaneArgs...),
+		FileLimit: e.fileLimit,
 	})
 	e.tlsplane = &process{p.Process}
 }
@@ -202,9 +205,19 @@ func (e *env) waitEnvoyStat(t *testing.T, name string, want int64) {
 // `key="value"` in labels.
 func (e *env) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	body, err := harness.HTTPGet(e.tlsplaneURL("/metrics"))
+	v, err := e.metricValue(name, labels...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// metricValue is metric returning its error, for a wait that may outlast
+// an unreachable admin server.
+func (e *env) metricValue(name string, labels ...string) (float64, error) {
+	body, err := harness.HTTPGet(e.tlsplaneURL("/metrics"))
+	if err != nil {
+		return 0, err
 	}
 	var sum float64
 	for _, line := range strings.Split(string(body), "\n") {
@@ -223,9 +236,9 @@ func (e *env) metric(t *testing.T, name string, labels ...string) float64 {
 		}
 		v, err := strconv.ParseFloat(line[i+1:], 64)
 		if err != nil {
-			t.Fatalf("metric line %q: %v", line, err)
+			return 0, fmt.Errorf("metric line %q: %v", line, err)
 		}
 		sum += v
 	}
-	return sum
+	return sum, nil
 }

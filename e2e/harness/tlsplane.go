@@ -28,6 +28,10 @@ type TLSPlaneOptions struct {
 	Env []string
 	// ReadyTimeout bounds the wait for /readyz; 30s when zero.
 	ReadyTimeout time.Duration
+	// FileLimit, when set, is the process's RLIMIT_NOFILE, soft and hard
+	// (`ulimit -n` in a shell that then execs tlsplane, so the PID is
+	// tlsplane's): a flood test can reach it with few connections.
+	FileLimit int
 }
 
 // TLSPlane is a running `tlsplane serve`.
@@ -60,6 +64,9 @@ func StartTLSPlane(t testing.TB, o TLSPlaneOptions) *TLSPlane {
 		"--xds-address", net.JoinHostPort(o.XDSHost, strconv.Itoa(o.XDSPort)),
 		"--admin-address", "127.0.0.1:" + strconv.Itoa(o.AdminPort)}, o.Args...)
 	cmd := exec.Command(o.Bin, args...)
+	if o.FileLimit > 0 {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(o.FileLimit), o.Bin}, args...)...)
+	}
 	if len(o.Env) > 0 {
 		cmd.Env = append(os.Environ(), o.Env...)
 	}

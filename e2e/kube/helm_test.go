@@ -262,6 +262,11 @@ fleetNamespaces:
 fleetScope: all
 xds:
   tlsSecretName: edge-xds-certs
+  handshakeTimeout: 3s
+  maxConnections: 1000
+  maxConnectionsPerSource: 100
+  maxHandshakes: 200
+  maxHandshakesPerSource: 20
 leaderElection:
   enabled: true
   id: edge-status-writer
@@ -367,6 +372,11 @@ func TestHelmChartValues(t *testing.T) {
 		"--log-format=text",
 		"--log-level=debug",
 		"--kube-api-qps=80",
+		"--xds-handshake-timeout=3s",
+		"--xds-max-connections=1000",
+		"--xds-max-connections-per-source=100",
+		"--xds-max-handshakes=200",
+		"--xds-max-handshakes-per-source=20",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("Deployment args lack %s: %q", want, args)
