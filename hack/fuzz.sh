@@ -20,6 +20,7 @@ FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
 targets=(
 	"./translator FuzzTranslate"
 	"./manifests FuzzReadManifests"
+	"./snapshots FuzzTenantFaultStaysWithItsObjects"
 )
 
 parallel=()
