@@ -96,12 +96,11 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	whole, touched, undo, baseRefusals, err := p.containedWhole(out)
+	whole, touched, baseRefusals, err := p.containedWhole(out)
 	if err != nil {
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
 	}
-	_ = undo // a refused fleet no longer undoes the whole: it keeps its own snapshot
 	refusals := append(baseRefusals, translator.FleetConflicts(out)...)
 	refused := refusedFleets(refusals)
 	refusals = append(refusals, p.checkUnservedFleets(out, whole, refused)...)

@@ -86,17 +86,19 @@ func (p *Publisher) refusal(out translator.Output, fleet string, err error) tran
 // shared resources are inconsistent, those of every namespace whose
 // clusters are consistent on their own: one namespace's clusters cannot
 // keep the others' from being served. p.mu is held.
-func (p *Publisher) containedWhole(out translator.Output) (whole *servedSnapshot, touched map[string][]string, undo func(), refusals []translator.FleetRefusal, err error) {
-	whole, touched, undo, err = p.wholeSnapshot(out)
+// A fleet refused later keeps its own snapshot, so nothing undoes the
+// whole (wholeSnapshot's undo is for a publish that sets nothing).
+func (p *Publisher) containedWhole(out translator.Output) (whole *servedSnapshot, touched map[string][]string, refusals []translator.FleetRefusal, err error) {
+	whole, touched, _, err = p.wholeSnapshot(out)
 	if err == nil {
-		return whole, touched, undo, nil, nil
+		return whole, touched, nil, nil
 	}
 	first := err
 	if p.patch != nil {
 		// A patch failed: build the whole anew before leaving anything out.
 		p.patch = nil
-		if whole, touched, undo, err = p.wholeSnapshot(out); err == nil {
-			return whole, touched, undo, nil, nil
+		if whole, touched, _, err = p.wholeSnapshot(out); err == nil {
+			return whole, touched, nil, nil
 		}
 	}
 	p.patch = nil
@@ -135,20 +137,20 @@ func (p *Publisher) containedWhole(out translator.Output) (whole *servedSnapshot
 	}
 	res, err := clustersWithTheirs(p.digests, out, kept)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	if previous := p.previousOf(refusedNS); previous != nil {
 		// A refused namespace keeps what it was served, if that still
 		// fits with the rest.
 		merged := mergeResources(res, *previous)
 		if whole, err = newSnapshot(p.digests, merged); err == nil {
-			return whole, nil, func() {}, refusals, nil
+			return whole, nil, refusals, nil
 		}
 	}
 	if whole, err = newSnapshot(p.digests, res); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
-	return whole, nil, func() {}, refusals, nil
+	return whole, nil, refusals, nil
 }
 
 // previousOf is what the last published translation served of the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,14 +78,10 @@ func GatewayOfFleet(fleet string) (types.NamespacedName, bool) {
 // listener certificates, private keys served to that fleet only) bear the
 // name of a secret every fleet is served: Envoy cannot be given both. The
 // Gateway is refused, not the policies, whose clusters other fleets read.
-// Sorted by fleet; it costs a lookup per own secret.
+// Sorted by fleet; it costs a binary search per own secret.
 func FleetConflicts(out Output) []FleetRefusal {
 	if len(out.Fleets) == 0 || len(out.Secrets) == 0 {
 		return nil
-	}
-	shared := make(map[string]bool, len(out.Secrets))
-	for _, s := range out.Secrets {
-		shared[s.GetName()] = true
 	}
 	var refusals []FleetRefusal
 	for _, fleet := range input.SortedNames(out.Fleets) {
@@ -93,7 +90,9 @@ func FleetConflicts(out Output) []FleetRefusal {
 			continue
 		}
 		for _, s := range out.Fleets[fleet].Secrets {
-			if !shared[s.GetName()] {
+			if _, shared := slices.BinarySearchFunc(out.Secrets, s.GetName(), func(x *tlsv3.Secret, name string) int {
+				return strings.Compare(x.GetName(), name)
+			}); !shared {
 				continue
 			}
 			r := FleetRefusal{Fleet: fleet, Objects: []ObjectRef{{Kind: KindGateway, Name: gw}}, Reason: ReasonSecretNameConflict}
@@ -112,6 +111,16 @@ func FleetConflicts(out Output) []FleetRefusal {
 		}
 	}
 	return refusals
+}
+
+// withFleetConflicts is out with the Gateway of each fleet FleetConflicts
+// finds Programmed=False, naming the other objects: the translator judges
+// the conflict, so the status is there whoever publishes.
+func withFleetConflicts(out Output, now metav1.Time) Output {
+	if conflicts := FleetConflicts(out); len(conflicts) > 0 {
+		out.GatewayAPI = RefuseGateways(out.GatewayAPI, conflicts, now)
+	}
+	return out
 }
 
 // RefuseGateways returns statuses with each refused fleet's Gateway
