@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,8 +16,9 @@ import (
 // issue's collision, a listener certificate Secret "client" and a policy's
 // tlsplane.io/clientCertificateRef "certificate", one SDS name
 // (client/client/certificate). tlsplane still becomes ready on a fresh
-// start, tenant A's Envoy is served, an edit in tenant A (a new Service
-// and route) reaches it, and /debug/status names B's refused fleet.
+// start and tenant A's Envoy is served; B is fixed and broken again, and an
+// edit in tenant A (a new Service and route) still reaches A's Envoy;
+// /readyz is 200 and /debug/status names B's refused fleet.
 func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	const (
 		tenantA = "tenant-a"
@@ -38,15 +40,19 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 			gateway(tenantA, "edge", gwClass, gwListener{name: "http", protocol: "HTTP", port: portA}),
 			httpRoute{namespace: tenantA, name: "app", gateway: "edge", section: "http", hostnames: []string{hostA},
 				rules: []routeRule{{backends: []backendRef{{name: "app", port: plainPort}}}}}.object())...)...)
-	pol := policy{name: "pay", targets: []target{{svc: "pay"}}, caRefs: []caRef{{name: "pay-ca"}}, hostname: "pay.example",
-		options: map[string]string{"clientCertificateRef": "certificate"}}
-	writeManifests(t, e.manifestDir, "tenant-b", inNamespace(tenantB,
-		append(serviceWithEndpoints("pay", svcPort{name: "https", port: securePort, backendPort: harness.FreePort(t)}),
-			gateway(tenantB, "edge", gwClass, gwListener{name: "https", protocol: "HTTPS", port: portB, hostname: "b.example", certName: "client"}),
-			tlsSecret(tenantB, "client", listenerLeaf),
-			tlsSecret(tenantB, "certificate", clientLeaf),
-			caConfigMap("pay-ca", ca.PEM),
-			pol.object())...)...)
+	payPort := harness.FreePort(t)
+	writeB := func(options map[string]string) {
+		pol := policy{name: "pay", targets: []target{{svc: "pay"}}, caRefs: []caRef{{name: "pay-ca"}}, hostname: "pay.example", options: options}
+		writeManifests(t, e.manifestDir, "tenant-b", inNamespace(tenantB,
+			append(serviceWithEndpoints("pay", svcPort{name: "https", port: securePort, backendPort: payPort}),
+				gateway(tenantB, "edge", gwClass, gwListener{name: "https", protocol: "HTTPS", port: portB, hostname: "b.example", certName: "client"}),
+				tlsSecret(tenantB, "client", listenerLeaf),
+				tlsSecret(tenantB, "certificate", clientLeaf),
+				caConfigMap("pay-ca", ca.PEM),
+				pol.object())...)...)
+	}
+	colliding := map[string]string{"clientCertificateRef": "certificate"}
+	writeB(colliding)
 
 	// A fresh start is ready although B's fleet cannot be served.
 	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
@@ -66,7 +72,12 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	}
 	g.await(t, "tenant A's route", get("/"), from(app))
 
-	// An edit in tenant A reaches its Envoy while B stays broken.
+	// B is fixed, then broken again (its fleet keeps what it was served):
+	// an edit in tenant A still reaches A's Envoy.
+	writeB(nil)
+	waitAdmin(t, e.tlsplaneURL("/debug/status"), func(body string) bool { return !strings.Contains(body, "SecretNameConflict") })
+	writeB(colliding)
+	waitAdmin(t, e.tlsplaneURL("/debug/status"), func(body string) bool { return strings.Contains(body, "SecretNameConflict") })
 	writeManifests(t, e.manifestDir, "tenant-a-new", inNamespace(tenantA,
 		append(serviceWithEndpoints("new", svcPort{name: "http", port: plainPort, backendPort: added.port}),
 			httpRoute{namespace: tenantA, name: "new", gateway: "edge", section: "http", hostnames: []string{hostA},
@@ -93,4 +104,20 @@ func adminGet(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, string(b)
+}
+
+// waitAdmin polls url until ok accepts its body.
+func waitAdmin(t *testing.T, url string, ok func(string) bool) {
+	t.Helper()
+	var last string
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
+		_, last = adminGet(t, url)
+		if !ok(last) {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v; last:\n%s", url, err, last)
+	}
 }
