@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -113,13 +114,37 @@ func FleetConflicts(out Output) []FleetRefusal {
 	return refusals
 }
 
+// ConditionConflicted is the implementation-specific condition a
+// policy's ancestor entries carry, True, while a secret its clusters read
+// has the SDS name of a Gateway's listener certificate: the policy is
+// served, the Gateway's fleet is refused; it names the Gateway.
+const ConditionConflicted = "tlsplane.io/Conflicted"
+
 // withFleetConflicts is out with the Gateway of each fleet FleetConflicts
-// finds Programmed=False, naming the other objects: the translator judges
-// the conflict, so the status is there whoever publishes.
-func withFleetConflicts(out Output, now metav1.Time) Output {
-	if conflicts := FleetConflicts(out); len(conflicts) > 0 {
-		out.GatewayAPI = RefuseGateways(out.GatewayAPI, conflicts, now)
+// finds Programmed=False naming the other objects, and each of those
+// policies Conflicted naming the Gateway: the translator judges the
+// conflict, so the statuses are there whoever publishes. previous gives
+// the policies' conditions their lastTransitionTime.
+func withFleetConflicts(out Output, previous PreviousStatus, controller gwv1.GatewayController, now time.Time, stamp metav1.Time) Output {
+	conflicts := FleetConflicts(out)
+	if len(conflicts) == 0 {
+		return out
 	}
+	out.GatewayAPI = RefuseGateways(out.GatewayAPI, conflicts, stamp)
+	conds := map[types.NamespacedName]metav1.Condition{}
+	for _, r := range conflicts {
+		for _, o := range r.Objects[1:] {
+			if o.Kind != KindBackendTLSPolicy {
+				continue
+			}
+			msg := fmt.Sprintf("%s: %s is refused, not this policy: %s", r.Reason, r.Objects[0], r.Message)
+			if c, ok := conds[o.Name]; ok {
+				msg = c.Message + "; " + msg
+			}
+			conds[o.Name] = metav1.Condition{Type: ConditionConflicted, Status: metav1.ConditionTrue, Reason: r.Reason, Message: msg}
+		}
+	}
+	out.Statuses = WithAncestorCondition(out.Statuses, conds, previous, controller, now)
 	return out
 }
 

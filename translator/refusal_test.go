@@ -92,6 +92,19 @@ func TestSecretNameConflictIsOnTheGateway(t *testing.T) {
 	if ok, msg := programmed(got); ok || !strings.Contains(msg, translator.ReasonSecretNameConflict) {
 		t.Fatalf("Update with the option again: Programmed %v %q, want False (%s)", ok, msg, translator.ReasonSecretNameConflict)
 	}
+	pol := got.Statuses[types.NamespacedName{Namespace: "client", Name: "pay"}]
+	if len(pol.Ancestors) == 0 {
+		t.Fatal("policy client/pay has no ancestor status")
+	}
+	for _, a := range pol.Ancestors {
+		c := meta.FindStatusCondition(a.Conditions, translator.ConditionConflicted)
+		if c == nil || c.Status != "True" || !strings.Contains(c.Message, "Gateway client/edge is refused") {
+			t.Errorf("policy client/pay ancestor %s: %s = %+v, want True naming Gateway client/edge", a.AncestorRef.Name, translator.ConditionConflicted, c)
+		}
+		if acc := meta.FindStatusCondition(a.Conditions, "Accepted"); acc == nil || acc.Status != "True" {
+			t.Errorf("policy client/pay: Accepted = %+v, want True: its clusters are served", acc)
+		}
+	}
 	// The publisher refuses the fleet alone, and is ready.
 	p := snapshots.New(snapshots.Options{})
 	if _, err := p.Publish(got); err != nil || !p.Ready() {

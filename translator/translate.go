@@ -95,7 +95,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 	// After remember: the next Update patches the statuses as judged,
 	// and judges the conflicts again.
-	return withFleetConflicts(out, stamp)
+	return withFleetConflicts(out, previous, opts.ControllerName, now, stamp)
 }
 
 // everyFleet: a whole translation built every fleet anew.

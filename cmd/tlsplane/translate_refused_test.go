@@ -87,8 +87,10 @@ func TestTranslateRefusesTheIssueCollision(t *testing.T) {
 	if strings.Contains(err.Error(), "Gateway shop/edge") {
 		t.Errorf("refusal names the other tenant's Gateway:\n%v", err)
 	}
-	if !strings.Contains(stdout.String(), "reason: SecretNameConflict") {
-		t.Errorf("the printed document does not show the Gateway's refusal:\n%s", stdout.String())
+	for _, want := range []string{"reason: SecretNameConflict", "type: tlsplane.io/Conflicted"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the printed document lacks %q (the Gateway's refusal, the policy's conflict):\n%s", want, stdout.String())
+		}
 	}
 }
 
