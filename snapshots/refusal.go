@@ -43,12 +43,20 @@ func (p *Publisher) setRefusals(refusals []translator.FleetRefusal) {
 		}
 		return 0
 	})
+	// Logged once, when it starts or changes: a tenant broken for hours
+	// must not fill the log at every publish.
+	known := make(map[string]bool, len(p.refusals))
+	for _, r := range p.refusals {
+		known[r.Fleet+"\x00"+r.Namespace+"\x00"+r.Message] = true
+	}
+	for _, r := range refusals {
+		if !known[r.Fleet+"\x00"+r.Namespace+"\x00"+r.Message] {
+			p.log.Error("fleet refused; it keeps its previous snapshot", "fleet", r.Fleet, "namespace", r.Namespace,
+				"reason", r.Reason, "error", r.Message)
+		}
+	}
 	p.refusals = refusals
 	p.metrics.refused.Set(float64(len(refusals)))
-	for _, r := range refusals {
-		p.log.Error("fleet refused; it keeps its previous snapshot", "fleet", r.Fleet, "namespace", r.Namespace,
-			"reason", r.Reason, "error", r.Message)
-	}
 }
 
 // refusedFleets are the fleets refusals name.
