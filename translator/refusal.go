@@ -13,7 +13,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/condition"
-	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // A fault stays with its objects: what makes one Gateway fleet's
@@ -85,12 +84,13 @@ func FleetConflicts(out Output) []FleetRefusal {
 		return nil
 	}
 	var refusals []FleetRefusal
-	for _, fleet := range input.SortedNames(out.Fleets) {
+	// Every Update looks: no sort of thousands of fleets for the rare hit.
+	for fleet, own := range out.Fleets {
 		gw, ok := GatewayOfFleet(fleet)
-		if !ok || out.Fleets[fleet] == nil {
+		if !ok || own == nil {
 			continue
 		}
-		for _, s := range out.Fleets[fleet].Secrets {
+		for _, s := range own.Secrets {
 			if _, shared := slices.BinarySearchFunc(out.Secrets, s.GetName(), func(x *tlsv3.Secret, name string) int {
 				return strings.Compare(x.GetName(), name)
 			}); !shared {
@@ -111,6 +111,7 @@ func FleetConflicts(out Output) []FleetRefusal {
 			break
 		}
 	}
+	slices.SortFunc(refusals, func(a, b FleetRefusal) int { return strings.Compare(a.Fleet, b.Fleet) })
 	return refusals
 }
 
