@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,20 +38,18 @@ const (
 
 var tenantNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// tenantKeys are the key pairs of the world, made once per process so
-// both translations of a case read the very same bytes.
-var tenantKeys = sync.OnceValue(func() map[string]*corev1.Secret {
-	tb := &testing.T{}
+// tenantKeys are the key pairs of a world: both tenants' objects, and
+// every mutation of B, read the very same bytes.
+func tenantKeys(tb testing.TB) map[string]*corev1.Secret {
 	keys := map[string]*corev1.Secret{}
 	for _, name := range []string{"edge-cert", "envoy-client", "gw-client"} {
 		keys[name] = translatortest.TLSSecret(tb, "x", name, name+".example")
 	}
 	return keys
-})
+}
 
 // tenantManifest is one tenant's objects in namespace ns.
-func tenantManifest(ns string) string {
-	keys := tenantKeys()
+func tenantManifest(ns string, keys map[string]*corev1.Secret) string {
 	secret := func(name string) string {
 		s := keys[name]
 		return fmt.Sprintf(`apiVersion: v1
@@ -174,11 +171,12 @@ spec: {controllerName: tlsplane.io/controller}
 // (which mutations change), from their manifests.
 func tenantWorld(tb testing.TB) (shared, b translator.Inputs) {
 	tb.Helper()
-	shared, err := manifests.Parse("shared.yaml", []byte(tenantClass+"---\n"+tenantManifest(tenantA)), nil)
+	keys := tenantKeys(tb)
+	shared, err := manifests.Parse("shared.yaml", []byte(tenantClass+"---\n"+tenantManifest(tenantA, keys)), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if b, err = manifests.Parse("tenant-b.yaml", []byte(tenantManifest(tenantB)), nil); err != nil {
+	if b, err = manifests.Parse("tenant-b.yaml", []byte(tenantManifest(tenantB, keys)), nil); err != nil {
 		tb.Fatal(err)
 	}
 	return shared, b
