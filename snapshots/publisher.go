@@ -105,8 +105,7 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	refused := refusedFleets(refusals)
 	refusals = append(refusals, p.checkUnservedFleets(out, whole, refused)...)
 	pending := map[string]*servedSnapshot{}
-	for _, fleet := range sortedNames(p.fleets) {
-		st := p.fleets[fleet]
+	for fleet, st := range p.fleets {
 		if refused[fleet] {
 			st.stale = true
 			continue
