@@ -21,6 +21,7 @@ targets=(
 	"./translator FuzzTranslate"
 	"./manifests FuzzReadManifests"
 	"./translator/plan FuzzNamesInjective"
+	"./snapshots FuzzTenantFaultStaysWithItsObjects"
 )
 
 parallel=()

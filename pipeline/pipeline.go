@@ -19,6 +19,12 @@ type Publisher interface {
 	Publish(out translator.Output) (changed bool, err error)
 }
 
+// RefusingPublisher says which fleets its last Publish refused
+// (*snapshots.Publisher does): their Gateways are not Programmed.
+type RefusingPublisher interface {
+	Refusals() []translator.FleetRefusal
+}
+
 // TranslateFunc is translator.Translate's signature, replaceable in tests.
 type TranslateFunc func(translator.Inputs, translator.PreviousStatus, time.Time, translator.Options) translator.Output
 

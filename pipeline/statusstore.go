@@ -30,6 +30,7 @@ type StatusStore struct {
 	rejections func() []Rejection
 	handshakes func() any
 	governed   func() map[types.NamespacedName][]string
+	refusals   func() []translator.FleetRefusal
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -174,21 +175,55 @@ func (s *StatusStore) ShowClusters(governed func() map[types.NamespacedName][]st
 	s.governed = governed
 }
 
+// ShowRefusals adds the fleets the publisher refused
+// (snapshots.Publisher's Refusals) to /debug/status.
+func (s *StatusStore) ShowRefusals(list func() []translator.FleetRefusal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusals = list
+}
+
+// debugRefusal is one entry of /debug/status's refusals.
+type debugRefusal struct {
+	Fleet     string   `json:"fleet,omitempty"`
+	Namespace string   `json:"namespace,omitempty"`
+	Objects   []string `json:"objects,omitempty"`
+	Reason    string   `json:"reason"`
+	Message   string   `json:"message"`
+}
+
+func debugRefusals(list []translator.FleetRefusal) []debugRefusal {
+	out := make([]debugRefusal, 0, len(list))
+	for _, r := range list {
+		d := debugRefusal{Fleet: r.Fleet, Namespace: r.Namespace, Reason: r.Reason, Message: r.Message}
+		for _, o := range r.Objects {
+			d.Objects = append(d.Objects, o.String())
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // DebugJSON is the latest statuses as indented JSON, sorted by policy,
 // the Gateway API statuses, sorted by object, and the latest Envoy
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections, handshakes, governed := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed
+	statuses, gatewayAPI, rejections, handshakes, governed, refusals := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals
 	s.mu.RUnlock()
 	out := struct {
 		Policies []debugPolicy `json:"policies"`
 		debugGatewayAPI
 		Rejections []Rejection `json:"rejections"`
-		Handshakes any         `json:"handshakes,omitempty"`
-	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}}
+		// Refusals are the fleets the last publish did not update.
+		Refusals   []debugRefusal `json:"refusals"`
+		Handshakes any            `json:"handshakes,omitempty"`
+	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}, Refusals: []debugRefusal{}}
 	if rejections != nil {
 		out.Rejections = rejections()
+	}
+	if refusals != nil {
+		out.Refusals = debugRefusals(refusals())
 	}
 	if handshakes != nil {
 		out.Handshakes = handshakes()

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/tlsplane/tlsplane/translator"
 )
 
@@ -54,7 +56,12 @@ func (p *Pipeline) pass() {
 	if !sameMap(out.CANotAfter, p.caNotAfter) {
 		p.metrics.setCANotAfter(out.CANotAfter)
 	}
-	p.computed, p.caNotAfter, p.gatewayAPI = statuses, out.CANotAfter, out.GatewayAPI
+	gatewayAPI := out.GatewayAPI
+	if rp, ok := p.opts.Publisher.(RefusingPublisher); ok {
+		// A refused fleet's Gateway says why, and names the other objects.
+		gatewayAPI = translator.RefuseGateways(gatewayAPI, rp.Refusals(), metav1.NewTime(p.opts.Now().UTC().Truncate(time.Second)))
+	}
+	p.computed, p.caNotAfter, p.gatewayAPI = statuses, out.CANotAfter, gatewayAPI
 	if !p.unreported {
 		p.unreported, p.unreportedSince = true, time.Now()
 	}

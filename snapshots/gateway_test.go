@@ -295,7 +295,7 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 				clash.CertificateSecret = payments.SecretName()
 				*f = *clash.Resources()
 			},
-			wantErr: `secret shop/payments/8443/ca: is both a listener certificate and a secret the clusters read`,
+			wantErr: `listener certificate "shop/payments/8443/ca" has the SDS name of a secret the clusters of BackendTLSPolicy shop/payments-tls read`,
 		},
 	} {
 		for _, connected := range []bool{true, false} {
@@ -317,15 +317,26 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 				broken := st.WithGateways(st.Output(payments, ledger), edge)
 				own := broken.Fleets[edge.Fleet()]
 				tc.edit(own)
-				_, err := p.Publish(broken)
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				// The fleet is refused alone, as data; every other fleet
+				// is served the new translation.
+				if _, err := p.Publish(broken); err != nil {
+					t.Fatalf("Publish: %v, want the fleet refused alone", err)
+				}
+				refusals := p.Refusals()
+				if len(refusals) != 1 || refusals[0].Fleet != edge.Fleet() || !strings.Contains(refusals[0].Message, tc.wantErr) {
+					t.Fatalf("refusals = %v, want fleet %s refused: %q", refusals, edge.Fleet(), tc.wantErr)
+				}
+				if got := refusals[0].Objects; len(got) == 0 || got[0].String() != "Gateway shop/edge" {
+					t.Errorf("refusal names %v, want Gateway shop/edge first", got)
 				}
 				if connected && served(t, p, edge.Fleet()) != beforeGW {
 					t.Error("the Gateway fleet's served snapshot was replaced")
 				}
-				if served(t, p, "mesh") != beforeMesh {
-					t.Error("a refused translation replaced another fleet's snapshot")
+				if mesh := served(t, p, "mesh"); mesh == beforeMesh || mesh.GetResources(resource.ClusterType)[ledger.ClusterName()] == nil {
+					t.Error("another fleet was not served the new translation")
+				}
+				if got := metricValue(t, p.metrics.refused); got != 1 {
+					t.Errorf("refused fleets gauge = %v, want 1", got)
 				}
 			})
 		}

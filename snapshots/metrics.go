@@ -9,6 +9,7 @@ type metrics struct {
 	publishes *prometheus.CounterVec
 	duration  prometheus.Histogram
 	resources *prometheus.GaugeVec
+	refused   prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -26,9 +27,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_snapshot_resources",
 			Help: "Resources in the last published translation, by xDS type URL: what every fleet may be served plus what the Gateway fleets own.",
 		}, []string{"type_url"}),
+		refused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tlsplane_snapshot_refused_fleets",
+			Help: "Fleets (and namespaces of the clusters every fleet is served) the last publish refused: they keep their previous snapshot; /debug/status and the Gateway's Programmed condition say why.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.publishes, m.duration, m.resources)
+		reg.MustRegister(m.publishes, m.duration, m.resources, m.refused)
 	}
 	return m
 }

@@ -54,6 +54,11 @@ type Publisher struct {
 	keyIndex keyIndex
 	undo     undoLog
 	withheld string // the withheld clusters last logged
+	// refusals are the last publish's refused fleets (refusal.go).
+	refusals []translator.FleetRefusal
+	// consistent is the last output whose shared resources were all
+	// served: what a namespace refused later keeps.
+	consistent *translator.Output
 }
 
 // fleetState is a fleet with open streams; snapshot is nil until the
@@ -62,6 +67,9 @@ type fleetState struct {
 	streams  int
 	snapshot *servedSnapshot
 	feed     *Feed // what the fleet's streams read
+	// stale: a publish refused the fleet, so its snapshot and feed are
+	// older than the last whole: the next one is compared in full.
+	stale bool
 }
 
 // nodeState maps a node ID to its fleet for DebugSnapshot.
@@ -92,56 +100,70 @@ func (p *Publisher) Ready() bool { return p.ready.Load() }
 
 // Publish validates and sets one snapshot per fleet from a translation.
 // changed=false when every fleet's content equals what is served (nothing
-// set, nothing sent). On error (inconsistent snapshot) nothing is set and
-// the previous snapshots keep being served.
+// set, nothing sent). A fleet whose own resources fail a check is refused
+// alone: it keeps its previous snapshot, every other fleet is set, and
+// Refusals says which and why (refusal.go). err is only for what no fleet
+// can be served without (nothing set then).
 func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 	start := time.Now()
 	defer func() { p.metrics.duration.Observe(time.Since(start).Seconds()) }()
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	whole, touched, undo, err := p.wholeSnapshot(out)
+	whole, touched, baseRefusals, err := p.containedWhole(out)
 	if err != nil {
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
 	}
 	p.undo = nil
-	fail := func(err error) (bool, error) {
-		p.undo.run()
-		undo()
-		p.metrics.publishes.WithLabelValues("error").Inc()
-		return false, err
-	}
-	if err := p.checkUnservedFleets(out, whole); err != nil {
-		return fail(err)
-	}
+	refusals := append(baseRefusals, translator.FleetConflicts(out)...)
+	refused := refusedFleets(refusals)
+	refusals = append(refusals, p.checkUnservedFleets(out, whole, refused)...)
 	pending := map[string]*servedSnapshot{}
 	names := map[string]map[string][]string{}
 	for fleet, st := range p.fleets {
-		snap, fleetNames, err := p.snapshotFor(out, fleet, whole, touched)
+		if refused[fleet] {
+			st.stale = true
+			continue
+		}
+		fleetTouched := touched
+		if st.stale {
+			fleetTouched = nil
+		}
+		snap, fleetNames, err := p.snapshotFor(out, fleet, whole, fleetTouched)
 		if err != nil {
-			return fail(err)
+			st.stale = true
+			refusals = append(refusals, p.refusal(out, fleet, err))
+			continue
 		}
 		if st.snapshot == nil || !sameVersions(st.snapshot, snap) {
+			if st.stale || st.snapshot == nil {
+				fleetNames = nil // its feed is older than the last whole
+			}
 			pending[fleet], names[fleet] = snap, fleetNames
 		}
 	}
 	changed = len(pending) > 0 || p.whole == nil || !sameVersions(p.whole, whole)
 	for _, fleet := range sortedNames(pending) {
 		p.set(fleet, pending[fleet], names[fleet])
+		p.fleets[fleet].stale = false
 	}
 	p.undo = nil
 	p.forgetScopes(out)
 	p.logWithheld(out)
 	p.last, p.whole = &out, whole
+	if len(baseRefusals) == 0 {
+		p.consistent = &out
+	}
 	p.ready.Store(true)
 	p.countResources(out, whole)
+	p.setRefusals(refusals)
 	if !changed {
 		p.metrics.publishes.WithLabelValues("unchanged").Inc()
 		return false, nil
 	}
 	p.metrics.publishes.WithLabelValues("changed").Inc()
-	p.log.Info("snapshot published", append(versionAttrs(whole), "fleets_updated", len(pending))...)
+	p.log.Info("snapshot published", append(versionAttrs(whole), "fleets_updated", len(pending), "fleets_refused", len(refusals))...)
 	return true, nil
 }
 
@@ -213,7 +235,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 		p.fleets[fleet] = st
 	}
 	st.streams++
-	if st.snapshot != nil || p.last == nil {
+	if st.snapshot != nil || p.last == nil || p.isRefused(fleet) {
 		return
 	}
 	p.undo = nil
@@ -397,18 +419,19 @@ func (p *Publisher) forgetScopes(out translator.Output) {
 }
 
 // checkUnservedFleets checks the Gateway fleets no stream reads yet, so
-// a broken translation is refused whoever is connected; their snapshots
-// are built when a stream opens. p.mu is held.
-func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnapshot) error {
+// a broken fleet is refused whoever is connected; their snapshots are
+// built when a stream opens. p.mu is held.
+func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnapshot, refused map[string]bool) []translator.FleetRefusal {
+	var refusals []translator.FleetRefusal
 	for _, fleet := range sortedNames(out.Fleets) {
-		if _, served := p.fleets[fleet]; served || out.Fleets[fleet] == nil {
+		if _, served := p.fleets[fleet]; served || out.Fleets[fleet] == nil || refused[fleet] {
 			continue
 		}
 		if _, err := checkFleet(p.digests, whole, out.Fleets[fleet], nil); err != nil {
-			return fmt.Errorf("fleet %q: %w", fleet, err)
+			refusals = append(refusals, p.refusal(out, fleet, fmt.Errorf("fleet %q: %w", fleet, err)))
 		}
 	}
-	return nil
+	return refusals
 }
 
 // set makes a validated snapshot what fleet's feed serves, looking only

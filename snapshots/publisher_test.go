@@ -81,12 +81,21 @@ func TestPublishErrorKeepsServedSnapshot(t *testing.T) {
 	before := served(t, p, "")
 	broken := st.Output(payments, ledger)
 	broken.Secrets = broken.Secrets[:1] // shop/payments/8443/ca is missing
-	_, err := p.Publish(broken)
-	if err == nil || !strings.Contains(err.Error(), "shop/payments/8443/ca") {
-		t.Fatalf("err = %v, want the missing secret named", err)
+	if _, err := p.Publish(broken); err != nil {
+		t.Fatalf("Publish: %v, want namespace shop refused alone", err)
 	}
-	if served(t, p, "") != before {
-		t.Fatal("an inconsistent translation replaced the served snapshot")
+	if r := p.Refusals(); len(r) != 1 || r[0].Namespace != "shop" || !strings.Contains(r[0].Message, "shop/payments/8443/ca") {
+		t.Fatalf("refusals = %v, want namespace shop refused, naming the missing secret", r)
+	}
+	// shop keeps what it was served; bank's new cluster is served.
+	now := served(t, p, "")
+	for _, want := range []string{payments.ClusterName(), ledger.ClusterName()} {
+		if now.GetResources(resource.ClusterType)[want] == nil {
+			t.Errorf("cluster %s is not served", want)
+		}
+	}
+	if now.GetResources(resource.SecretType)["shop/payments/8443/ca"] != before.GetResources(resource.SecretType)["shop/payments/8443/ca"] {
+		t.Error("namespace shop's secret is not the one served before")
 	}
 }
 

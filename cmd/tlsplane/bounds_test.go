@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -163,9 +164,11 @@ spec:
     wellKnownCACertificates: System
 `)
 	want := `pay.yaml: document 1 (gateway.networking.k8s.io/v1 BackendTLSPolicy shop/pay): unknown field \"spec.validation.hostnme\"`
+	// The policy targets a Service that is not there: refused, exit 3.
 	out, err := tlsplaneCommand(t, "translate", dir).CombinedOutput()
-	if err != nil || !strings.Contains(strings.ReplaceAll(string(out), `"`, `\"`), want) {
-		t.Errorf("translate: exit %v, want a warning containing %s; output:\n%.2000s", err, want, out)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitRefused || !strings.Contains(strings.ReplaceAll(string(out), `"`, `\"`), want) {
+		t.Errorf("translate: exit %v, want %d and a warning containing %s; output:\n%.2000s", err, exitRefused, want, out)
 	}
 
 	p := startServeProcess(t, dir)

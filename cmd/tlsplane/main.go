@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -43,6 +44,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tlsplane %s: %v\n", os.Args[1], err)
+		if refused := (*refusedError)(nil); errors.As(err, &refused) {
+			os.Exit(exitRefused)
+		}
 		os.Exit(1)
 	}
 }

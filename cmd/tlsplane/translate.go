@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/document"
 )
@@ -25,6 +27,10 @@ redacted), and the policies, GatewayClasses, Gateways, ListenerSets, HTTPRoutes,
 GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes with their computed status. Flags may
 come before or after the paths.
 SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.
+Exit status: 0 when everything was accepted and served, 3 when the output was
+printed but something was refused (each object and why on stderr: a status
+with Accepted, ResolvedRefs or Programmed False, or a fleet whose configuration
+could not be served), 1 when nothing could be translated, 2 for bad usage.
 `
 
 var translateFlagGroups = []flagGroup{
@@ -34,7 +40,9 @@ var translateFlagGroups = []flagGroup{
 }
 
 // runTranslate runs the translator offline on manifests and prints the
-// document golden files hold. Rejected policies are status, not failure.
+// document golden files hold. It returns a *refusedError (exit 3) after
+// printing when it refused anything: an object whose status says so, or a
+// fleet the publisher's checks refuse.
 func runTranslate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	format := fs.String("o", document.FormatYAML, "output format: yaml or json")
@@ -79,12 +87,24 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	for _, w := range out.Warnings {
 		warn(w)
 	}
+	// The publisher's checks, as serve runs them: a fleet they refuse is
+	// on its Gateway's status.
+	pub := snapshots.New(snapshots.Options{})
+	if _, err := pub.Publish(out); err != nil {
+		return fmt.Errorf("the translation cannot be served: %w", err)
+	}
+	out.GatewayAPI = translator.RefuseGateways(out.GatewayAPI, pub.Refusals(), metav1.NewTime(now.UTC().Truncate(time.Second)))
 	doc, err := document.Render(in, out, *format)
 	if err != nil {
 		return err
 	}
-	_, err = stdout.Write(doc)
-	return err
+	if _, err = stdout.Write(doc); err != nil {
+		return err
+	}
+	if lines := refused(out, pub.Refusals(), gwv1.GatewayController(*controller)); len(lines) > 0 {
+		return &refusedError{lines: lines}
+	}
+	return nil
 }
 
 // translateClock is the real clock, or SOURCE_DATE_EPOCH (the reproducible

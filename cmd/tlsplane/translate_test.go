@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -14,15 +15,19 @@ func TestTranslatePrintsTheGoldenDocument(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
+
+		refused bool // printed, then refused: exit 3
 	}{
-		{"ca-several-refs-one-invalid", nil},
-		{"options-valid", []string{"--allow-insecure-skip-verify"}},
-		{"service-without-policy", nil},
+		{"ca-several-refs-one-invalid", nil, true},
+		{"options-valid", []string{"--allow-insecure-skip-verify"}, false},
+		{"service-without-policy", nil, false},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append(c.args, "../../testdata/translator/"+c.name+".in.yaml")
-		if err := runTranslate(args, &stdout, &stderr); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+		err := runTranslate(args, &stdout, &stderr)
+		var refused *refusedError
+		if c.refused && !errors.As(err, &refused) || !c.refused && err != nil {
+			t.Fatalf("%s: %v, want refused=%v", c.name, err, c.refused)
 		}
 		want, err := os.ReadFile("../../testdata/translator/" + c.name + ".out.yaml")
 		if err != nil {
