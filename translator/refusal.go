@@ -32,8 +32,7 @@ func (o ObjectRef) String() string { return string(o.Kind) + " " + o.Name.String
 type FleetRefusal struct {
 	Fleet     string
 	Namespace string
-	// Objects are those involved: the fleet's Gateway first, then the
-	// other objects of the conflict.
+	// Objects are those involved: the fleet's Gateway, when it has one.
 	Objects []ObjectRef
 	Reason  string
 	Message string
