@@ -295,7 +295,7 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 				clash.CertificateSecret = payments.SecretName()
 				*f = *clash.Resources()
 			},
-			wantErr: `listener certificate "shop/payments/8443/ca" has the SDS name of a secret the clusters of BackendTLSPolicy shop/payments-tls read`,
+			wantErr: `fleet "shop/edge": secret shop/payments/8443/ca: is both a listener certificate and a secret the clusters read`,
 		},
 	} {
 		for _, connected := range []bool{true, false} {
@@ -337,6 +337,25 @@ func TestBrokenGatewayFleetIsRefused(t *testing.T) {
 				}
 				if got := metricValue(t, p.metrics.refused); got != 1 {
 					t.Errorf("refused fleets gauge = %v, want 1", got)
+				}
+				// Broken from the first publish: the publisher is ready,
+				// the other fleet served, the broken one given nothing.
+				first := New(Options{})
+				first.NodeStreamOpened(&corev3.Node{Id: "m", Cluster: "mesh"})
+				if connected {
+					first.NodeStreamOpened(&corev3.Node{Id: "gw", Cluster: edge.Fleet()})
+				}
+				if _, err := first.Publish(broken); err != nil || !first.Ready() {
+					t.Fatalf("first Publish: %v, ready %v; want ready with the fleet refused", err, first.Ready())
+				}
+				if r := first.Refusals(); len(r) != 1 || r[0].Fleet != edge.Fleet() {
+					t.Errorf("first publish: refusals = %v, want fleet %s", r, edge.Fleet())
+				}
+				if mesh := served(t, first, "mesh"); mesh.GetResources(resource.ClusterType)[ledger.ClusterName()] == nil {
+					t.Error("first publish: the mesh fleet was not served")
+				}
+				if st := first.fleets[edge.Fleet()]; st != nil && st.snapshot != nil {
+					t.Error("first publish: the refused fleet was given a snapshot")
 				}
 			})
 		}

@@ -116,16 +116,10 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 		return false, err
 	}
 	p.undo = nil
-	refusals := append(baseRefusals, translator.FleetConflicts(out)...)
-	refused := refusedFleets(refusals)
-	refusals = append(refusals, p.checkUnservedFleets(out, whole, refused)...)
+	refusals := append(baseRefusals, p.checkUnservedFleets(out, whole)...)
 	pending := map[string]*servedSnapshot{}
 	names := map[string]map[string][]string{}
 	for fleet, st := range p.fleets {
-		if refused[fleet] {
-			st.stale = true
-			continue
-		}
 		fleetTouched := touched
 		if st.stale {
 			fleetTouched = nil
@@ -421,10 +415,10 @@ func (p *Publisher) forgetScopes(out translator.Output) {
 // checkUnservedFleets checks the Gateway fleets no stream reads yet, so
 // a broken fleet is refused whoever is connected; their snapshots are
 // built when a stream opens. p.mu is held.
-func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnapshot, refused map[string]bool) []translator.FleetRefusal {
+func (p *Publisher) checkUnservedFleets(out translator.Output, whole *servedSnapshot) []translator.FleetRefusal {
 	var refusals []translator.FleetRefusal
 	for _, fleet := range sortedNames(out.Fleets) {
-		if _, served := p.fleets[fleet]; served || out.Fleets[fleet] == nil || refused[fleet] {
+		if _, served := p.fleets[fleet]; served || out.Fleets[fleet] == nil {
 			continue
 		}
 		if _, err := checkFleet(p.digests, whole, out.Fleets[fleet], nil); err != nil {

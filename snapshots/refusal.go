@@ -59,17 +59,6 @@ func (p *Publisher) setRefusals(refusals []translator.FleetRefusal) {
 	p.metrics.refused.Set(float64(len(refusals)))
 }
 
-// refusedFleets are the fleets refusals name.
-func refusedFleets(refusals []translator.FleetRefusal) map[string]bool {
-	m := make(map[string]bool, len(refusals))
-	for _, r := range refusals {
-		if r.Fleet != "" {
-			m[r.Fleet] = true
-		}
-	}
-	return m
-}
-
 // isRefused: the last publish refused fleet; p.mu is held.
 func (p *Publisher) isRefused(fleet string) bool {
 	for _, r := range p.refusals {

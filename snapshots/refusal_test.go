@@ -21,6 +21,8 @@ func TestRefusedFleetIsComparedInFullWhenServedAgain(t *testing.T) {
 	gw := edge
 	gw.CertificateSecret = vault.SecretName() // free until vault is translated
 	own := gw.Resources()                     // the very same fleet in every generation
+	// Its routes reach vault too, so vault's secret is in its scope.
+	own.Reached = []string{vault.ClusterName(), payments.ClusterName()}
 	output := func(gen, since uint64, changed translator.ResourceChanges, backends ...st.Backend) translator.Output {
 		out := st.Output(backends...)
 		out.Fleets = map[string]*translator.FleetResources{gw.Fleet(): own}

@@ -11,13 +11,11 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
@@ -186,11 +184,9 @@ func tenantWorld(tb testing.TB) (shared, b translator.Inputs) {
 // served, each resource's deterministic bytes in type then name order.
 func fleetABytes(t *testing.T, in translator.Inputs) []byte {
 	t.Helper()
-	// Every Gateway fleet is served every namespace's clusters today (the
-	// keys-only-where-used change narrows that): A's fleet is restricted
-	// to its namespace here so the property is about faults, not about
-	// B's own clusters being visible to A.
-	p := New(Options{FleetNamespaces: map[string][]string{fleetA: {tenantA}}})
+	// The default options: A's Gateway fleet is served what its routes
+	// reach (--fleet-scope=reached), so nothing of B's is A's to see.
+	p := New(Options{})
 	p.NodeStreamOpened(&corev3.Node{Id: "a-1", Cluster: fleetA})
 	out := translator.Translate(in, nil, tenantNow, translator.Options{})
 	if _, err := p.Publish(out); err != nil {
@@ -297,7 +293,7 @@ func mutateB(b translator.Inputs, op, index uint8, arg string) translator.Inputs
 		}
 		m = inNamespace(b, arg)
 	case 13: // the issue's case: in namespace client, listener Secret "client" and
-		// clientCertificateRef "certificate" map to one SDS name
+		// clientCertificateRef "certificate" (once one SDS name)
 		m = inNamespace(b, "client")
 		m.Secrets = edited(m.Secrets, 0, func(s *corev1.Secret) { s.Name = "client" }) // edge-cert
 		m.Secrets = edited(m.Secrets, 1, func(s *corev1.Secret) { s.Name = "certificate" })
@@ -418,8 +414,10 @@ func FuzzTenantFaultStaysWithItsObjects(f *testing.F) {
 			want[true] = fleetABytes(t, withB(shared, b))
 			// The unmutated world is valid: A is served its listeners, its
 			// clusters, its certificate and its client keys.
-			for _, name := range []string{"tenant-a/edge/443", "tenant-a/app/443", "tenant-a/own/443", "tenant-a/plain/80",
-				"tenant-a/edge-cert/certificate", "client/tenant-a/envoy-client", "gateway-client/tenant-a/edge"} {
+			for _, name := range []string{plan.ListenerName(tenantA, "edge", 443), plan.ClusterName(tenantA, "app", 443),
+				plan.ClusterName(tenantA, "own", 443), plan.ClusterName(tenantA, "plain", 80),
+				plan.CertificateSecretName(tenantA, "edge-cert"), plan.ClientCertificateSecretName(tenantA, "envoy-client"),
+				plan.GatewayClientCertificateSecretName(tenantA, "edge")} {
 				if !bytes.Contains(want[true], []byte(" "+name+" ")) {
 					t.Fatalf("tenant A's fleet lacks %s", name)
 				}
@@ -430,44 +428,4 @@ func FuzzTenantFaultStaysWithItsObjects(f *testing.F) {
 			t.Fatalf("mutation %d/%d %q of tenant B changed tenant A's fleet (%d bytes, want %d)", op%14, index, arg, len(got), len(want[true]))
 		}
 	})
-}
-
-// TestIssueCollisionRefusesOnlyItsFleet: the issue's case in tenant B's
-// namespace (client) refuses B's fleet alone, as data naming the Gateway
-// and the policy, and the publisher is ready.
-func TestIssueCollisionRefusesOnlyItsFleet(t *testing.T) {
-	shared, b := tenantWorld(t)
-	p := New(Options{})
-	p.NodeStreamOpened(&corev3.Node{Id: "a-1", Cluster: fleetA})
-	p.NodeStreamOpened(&corev3.Node{Id: "b-1", Cluster: "client/edge"})
-	out := translator.Translate(withB(shared, mutateB(b, 13, 0, "")), nil, tenantNow, translator.Options{})
-	if _, err := p.Publish(out); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if !p.Ready() {
-		t.Error("not ready after the first publish")
-	}
-	r := p.Refusals()
-	if len(r) != 1 || r[0].Fleet != "client/edge" || r[0].Reason != translator.ReasonSecretNameConflict {
-		t.Fatalf("refusals = %v, want fleet client/edge refused (%s)", r, translator.ReasonSecretNameConflict)
-	}
-	if got := fmt.Sprint(r[0].Objects); got != "[Gateway client/edge BackendTLSPolicy client/own]" {
-		t.Errorf("objects = %s, want the Gateway and the policy", got)
-	}
-	if !strings.Contains(r[0].Message, `"client/client/certificate"`) {
-		t.Errorf("message %q does not name the SDS secret", r[0].Message)
-	}
-	served(t, p, fleetA)
-	if p.fleets["client/edge"].snapshot != nil {
-		t.Error("B's refused fleet, never served, was given a snapshot")
-	}
-	st := translator.RefuseGateways(out.GatewayAPI, r, metav1.NewTime(tenantNow))
-	c := meta.FindStatusCondition(st.Gateways[types.NamespacedName{Namespace: "client", Name: "edge"}].Conditions, "Programmed")
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != translator.ReasonSecretNameConflict || !strings.Contains(c.Message, "BackendTLSPolicy client/own") {
-		t.Errorf("Gateway client/edge Programmed = %+v, want False naming the policy", c)
-	}
-	a := meta.FindStatusCondition(st.Gateways[types.NamespacedName{Namespace: tenantA, Name: "edge"}].Conditions, "Programmed")
-	if a == nil || a.Status != metav1.ConditionTrue {
-		t.Errorf("Gateway tenant-a/edge Programmed = %+v, want True", a)
-	}
 }

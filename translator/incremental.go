@@ -54,7 +54,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
 	t.generation++
-	return withFleetConflicts(w.output(u, t.generation, t.parts), computed, opts.ControllerName, now, stamp), true
+	return w.output(u, t.generation, t.parts), true
 }
 
 // update is what one Update found the changes to reach.

@@ -98,6 +98,10 @@ func TestListenerAndClientCertificatesOfOneNamespaceNeverShareAName(t *testing.T
 	if _, err := p.Publish(out); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
+	// Nothing is refused: both fleets are served, and the publisher is ready.
+	if r := p.Refusals(); len(r) != 0 || !p.Ready() {
+		t.Fatalf("refusals %v, ready %v; want none, ready", r, p.Ready())
+	}
 
 	listenerName := plan.CertificateSecretName("client", "client")
 	clientName := plan.ClientCertificateSecretName("client", "certificate")

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,8 +32,7 @@ func (o ObjectRef) String() string { return string(o.Kind) + " " + o.Name.String
 type FleetRefusal struct {
 	Fleet     string
 	Namespace string
-	// Objects are those involved: the fleet's Gateway first, then the
-	// other objects of the conflict.
+	// Objects are those involved: the fleet's Gateway, when it has one.
 	Objects []ObjectRef
 	Reason  string
 	Message string
@@ -56,10 +53,6 @@ func (r FleetRefusal) String() string {
 	return fmt.Sprintf("%s refused (%s): %s; objects: %s", who, r.Reason, r.Message, strings.Join(names, ", "))
 }
 
-// ReasonSecretNameConflict is the Programmed reason of a Gateway whose
-// listener certificate has the SDS name of a secret the clusters read.
-const ReasonSecretNameConflict = "SecretNameConflict"
-
 // ReasonFleetNotServable is the Programmed reason of a Gateway whose
 // fleet's configuration the publisher refused (a check Envoy would fail).
 const ReasonFleetNotServable = "FleetNotServable"
@@ -72,81 +65,6 @@ func GatewayOfFleet(fleet string) (types.NamespacedName, bool) {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, true
-}
-
-// FleetConflicts finds the Gateway fleets of out whose own secrets (the
-// listener certificates, private keys served to that fleet only) bear the
-// name of a secret every fleet is served: Envoy cannot be given both. The
-// Gateway is refused, not the policies, whose clusters other fleets read.
-// Sorted by fleet; it costs a binary search per own secret.
-func FleetConflicts(out Output) []FleetRefusal {
-	if len(out.Fleets) == 0 || len(out.Secrets) == 0 {
-		return nil
-	}
-	var refusals []FleetRefusal
-	// Every Update looks: no sort of thousands of fleets for the rare hit.
-	for fleet, own := range out.Fleets {
-		gw, ok := GatewayOfFleet(fleet)
-		if !ok || own == nil {
-			continue
-		}
-		for _, s := range own.Secrets {
-			if _, shared := slices.BinarySearchFunc(out.Secrets, s.GetName(), func(x *tlsv3.Secret, name string) int {
-				return strings.Compare(x.GetName(), name)
-			}); !shared {
-				continue
-			}
-			r := FleetRefusal{Fleet: fleet, Objects: []ObjectRef{{Kind: KindGateway, Name: gw}}, Reason: ReasonSecretNameConflict}
-			var others []string
-			for _, p := range out.Origins[s.GetName()] {
-				r.Objects = append(r.Objects, ObjectRef{Kind: KindBackendTLSPolicy, Name: p})
-				others = append(others, "BackendTLSPolicy "+p.String())
-			}
-			if len(others) == 0 {
-				others = []string{"the clusters"}
-			}
-			r.Message = fmt.Sprintf("listener certificate %q has the SDS name of a secret the clusters of %s read; the fleet keeps its previous configuration",
-				s.GetName(), strings.Join(others, ", "))
-			refusals = append(refusals, r)
-			break
-		}
-	}
-	slices.SortFunc(refusals, func(a, b FleetRefusal) int { return strings.Compare(a.Fleet, b.Fleet) })
-	return refusals
-}
-
-// ConditionConflicted is the implementation-specific condition a
-// policy's ancestor entries carry, True, while a secret its clusters read
-// has the SDS name of a Gateway's listener certificate: the policy is
-// served, the Gateway's fleet is refused; it names the Gateway.
-const ConditionConflicted = "tlsplane.io/Conflicted"
-
-// withFleetConflicts is out with the Gateway of each fleet FleetConflicts
-// finds Programmed=False naming the other objects, and each of those
-// policies Conflicted naming the Gateway: the translator judges the
-// conflict, so the statuses are there whoever publishes. previous gives
-// the policies' conditions their lastTransitionTime.
-func withFleetConflicts(out Output, previous PreviousStatus, controller gwv1.GatewayController, now time.Time, stamp metav1.Time) Output {
-	conflicts := FleetConflicts(out)
-	if len(conflicts) == 0 {
-		return out
-	}
-	out.GatewayAPI = RefuseGateways(out.GatewayAPI, conflicts, stamp)
-	conds := map[types.NamespacedName]metav1.Condition{}
-	for _, r := range conflicts {
-		for _, o := range r.Objects[1:] {
-			if o.Kind != KindBackendTLSPolicy {
-				continue
-			}
-			msg := fmt.Sprintf("%s: %s is refused, not this policy: %s", r.Reason, r.Objects[0], r.Message)
-			if c, ok := conds[o.Name]; ok {
-				msg = c.Message + "; " + msg
-			}
-			conds[o.Name] = metav1.Condition{Type: ConditionConflicted, Status: metav1.ConditionTrue, Reason: r.Reason, Message: msg}
-		}
-	}
-	out.Statuses = WithAncestorCondition(out.Statuses, conds, previous, controller, now)
-	return out
 }
 
 // RefuseGateways returns statuses with each refused fleet's Gateway

@@ -93,9 +93,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	if !t.forget {
 		t.remember(in, ix, verdicts, byPolicy, winners, gateways, b, &out, now)
 	}
-	// After remember: the next Update patches the statuses as judged,
-	// and judges the conflicts again.
-	return withFleetConflicts(out, previous, opts.ControllerName, now, stamp)
+	return out
 }
 
 // everyFleet: a whole translation built every fleet anew.

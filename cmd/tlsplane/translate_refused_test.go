@@ -13,11 +13,11 @@ import (
 	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
-// issueCollision is the issue's case: in namespace client, the listener
+// issueWorld is the issue's case: in namespace client, the listener
 // certificate Secret client and a policy's tlsplane.io/clientCertificateRef
-// certificate map to one SDS name (client/client/certificate); and a
-// second tenant, shop, that is fine.
-func issueCollision(t *testing.T) string {
+// certificate (once one SDS name, now Certificate/client/client and
+// Client/client/certificate); and a second tenant, shop, that is fine.
+func issueWorld(t *testing.T) string {
 	secret := func(ns, name string) string {
 		s := translatortest.TLSSecret(t, ns, name, name+".example")
 		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n---\n",
@@ -66,30 +66,73 @@ data:
 ` + ca + "\n"
 }
 
-// TestTranslateRefusesTheIssueCollision: translate prints the document,
-// with the Gateway of namespace client Programmed=False naming the secret
-// and the policy, and returns a refusal (exit 3) naming them too; the
-// other Gateway is Programmed.
-func TestTranslateRefusesTheIssueCollision(t *testing.T) {
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "world.yaml"), issueCollision(t))
+// missingCAPolicy is a real fault in namespace client: a policy whose
+// CA ConfigMap does not exist.
+const missingCAPolicy = `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: ledger, namespace: client, generation: 1, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: ledger}]
+  validation:
+    hostname: ledger.example
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: no-such-ca}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ledger, namespace: client}
+spec: {ports: [{name: https, port: 443}]}
+`
+
+// translateProcess runs `tlsplane translate dir` as a process and
+// returns its exit code, stdout and stderr.
+func translateProcess(t *testing.T, dir string) (int, string, string) {
+	t.Helper()
+	cmd := tlsplaneCommand(t, "translate", dir)
 	var stdout, stderr bytes.Buffer
-	err := runTranslate([]string{dir}, &stdout, &stderr)
-	var refused *refusedError
-	if !errors.As(err, &refused) {
-		t.Fatalf("translate: %v, want a refusal (exit %d)", err, exitRefused)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); cmd.ProcessState == nil {
+		t.Fatalf("translate did not run: %v", err)
 	}
-	for _, want := range []string{"Gateway client/edge: Programmed=False (SecretNameConflict)", `"client/client/certificate"`, "BackendTLSPolicy client/pay"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("refusal lacks %q:\n%v", want, err)
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// TestTranslateServesTheIssueWorld: the issue's world refuses nothing
+// (exit 0: no Gateway, listener or policy False), and prints both
+// certificates under their own names.
+func TestTranslateServesTheIssueWorld(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "world.yaml"), issueWorld(t))
+	code, stdout, stderr := translateProcess(t, dir)
+	if code != 0 || strings.Contains(stderr, "refused") {
+		t.Fatalf("translate: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"name: Certificate/client/client", "name: Client/client/certificate"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the printed document lacks secret %q", strings.TrimPrefix(want, "name: "))
 		}
 	}
-	if strings.Contains(err.Error(), "Gateway shop/edge") {
-		t.Errorf("refusal names the other tenant's Gateway:\n%v", err)
+}
+
+// TestTranslateRefusesARealFaultBesideTheIssueWorld: beside the issue's
+// world, a policy whose CA ConfigMap is missing is refused (exit 3), and
+// stderr names the policy, the condition and the reason; nothing of the
+// issue's world is named.
+func TestTranslateRefusesARealFaultBesideTheIssueWorld(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "world.yaml"), issueWorld(t)+missingCAPolicy)
+	code, _, stderr := translateProcess(t, dir)
+	if code != exitRefused {
+		t.Fatalf("translate: exit %d, want %d (refused); stderr:\n%s", code, exitRefused, stderr)
 	}
-	for _, want := range []string{"reason: SecretNameConflict", "type: tlsplane.io/Conflicted"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("the printed document lacks %q (the Gateway's refusal, the policy's conflict):\n%s", want, stdout.String())
+	for _, want := range []string{"BackendTLSPolicy client/ledger", "ResolvedRefs=False (InvalidCACertificateRef)", "no-such-ca"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, not := range []string{"Gateway client/edge", "Gateway shop/edge", "BackendTLSPolicy client/pay"} {
+		if strings.Contains(stderr, not) {
+			t.Errorf("stderr names %s, which is not at fault:\n%s", not, stderr)
 		}
 	}
 }

@@ -1,9 +1,13 @@
 package envoy
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,12 +17,14 @@ import (
 )
 
 // TestTenantFaultStaysWithItsFleet: tenant B (namespace client) holds the
-// issue's collision, a listener certificate Secret "client" and a policy's
-// tlsplane.io/clientCertificateRef "certificate", one SDS name
-// (client/client/certificate). tlsplane still becomes ready on a fresh
-// start and tenant A's Envoy is served; B is fixed and broken again, and an
-// edit in tenant A (a new Service and route) still reaches A's Envoy;
-// /readyz is 200 and /debug/status names B's refused fleet.
+// issue's world, a listener certificate Secret "client" and a policy's
+// tlsplane.io/clientCertificateRef "certificate" (once one SDS name, now
+// two), beside faults that are refused: a listener whose certificate
+// Secret is malformed, a policy whose CA ConfigMap is missing, a route to
+// a missing Service. tlsplane becomes ready on a fresh start and tenant
+// A's Envoy is served; B is fixed and broken again, and an edit in tenant
+// A (a new Service and route) still reaches A's Envoy; /readyz is 200 and
+// /debug/status shows B's faults on B's objects, and no fleet refused.
 func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	const (
 		tenantA = "tenant-a"
@@ -29,7 +35,7 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	e.serveArgs = []string{"--listener-address", "127.0.0.1"}
 	app := startBackend(t, e, "tenant-a-app", backendOpts{plain: true})
 	added := startBackend(t, e, "tenant-a-new", backendOpts{plain: true})
-	portA, portB := harness.FreePort(t), harness.FreePort(t)
+	portA, portB, portBroken := harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
 	ca := harness.NewAuthority(t, "tenant fault CA")
 	listenerLeaf := ca.Issue(t, harness.LeafSpec{CommonName: "b.example", DNSNames: []string{"b.example"}})
 	clientLeaf := ca.Issue(t, harness.LeafSpec{CommonName: "b-client", Client: true})
@@ -37,24 +43,44 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	writeManifests(t, e.manifestDir, "class", gatewayClass(gwClass, controller))
 	writeManifests(t, e.manifestDir, "tenant-a", inNamespace(tenantA,
 		append(serviceWithEndpoints("app", svcPort{name: "http", port: plainPort, backendPort: app.port}),
-			gateway(tenantA, "edge", gwClass, gwListener{name: "http", protocol: "HTTP", port: portA}),
+			addressed(gateway(tenantA, "edge", gwClass, gwListener{name: "http", protocol: "HTTP", port: portA})),
 			httpRoute{namespace: tenantA, name: "app", gateway: "edge", section: "http", hostnames: []string{hostA},
 				rules: []routeRule{{backends: []backendRef{{name: "app", port: plainPort}}}}}.object())...)...)
 	payPort := harness.FreePort(t)
-	writeB := func(options map[string]string) {
-		pol := policy{name: "pay", targets: []target{{svc: "pay"}}, caRefs: []caRef{{name: "pay-ca"}}, hostname: "pay.example", options: options}
+	// writeB writes B's objects: the issue's world, and with faults, a
+	// listener with a malformed certificate, a policy whose CA is
+	// missing and a route to a Service that does not exist.
+	writeB := func(faults bool) {
+		listeners := []gwListener{{name: "https", protocol: "HTTPS", port: portB, hostname: "b.example", certName: "client"}}
+		brokenCert := tlsSecret(tenantB, "broken-cert", listenerLeaf)
+		ledgerCA := "ledger-ca"
+		routeTo := "pay"
+		if faults {
+			listeners = append(listeners, gwListener{name: "broken", protocol: "HTTPS", port: portBroken, hostname: "broken.example", certName: "broken-cert"})
+			brokenCert["data"].(object)["tls.crt"] = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n"))
+			ledgerCA = "no-such-ca"
+			routeTo = "gone"
+		}
+		pay := policy{name: "pay", targets: []target{{svc: "pay"}}, caRefs: []caRef{{name: "pay-ca"}}, hostname: "pay.example",
+			options: map[string]string{"clientCertificateRef": "certificate"}}
+		ledger := policy{name: "ledger", targets: []target{{svc: "ledger"}}, caRefs: []caRef{{name: ledgerCA}}, hostname: "ledger.example"}
+		objs := append(serviceWithEndpoints("pay", svcPort{name: "https", port: securePort, backendPort: payPort}),
+			serviceWithEndpoints("ledger", svcPort{name: "https", port: securePort, backendPort: payPort})...)
 		writeManifests(t, e.manifestDir, "tenant-b", inNamespace(tenantB,
-			append(serviceWithEndpoints("pay", svcPort{name: "https", port: securePort, backendPort: payPort}),
-				gateway(tenantB, "edge", gwClass, gwListener{name: "https", protocol: "HTTPS", port: portB, hostname: "b.example", certName: "client"}),
+			append(objs,
+				addressed(gateway(tenantB, "edge", gwClass, listeners...)),
+				httpRoute{namespace: tenantB, name: "pay", gateway: "edge", section: "https", hostnames: []string{"b.example"},
+					rules: []routeRule{{backends: []backendRef{{name: routeTo, port: securePort}}}}}.object(),
 				tlsSecret(tenantB, "client", listenerLeaf),
 				tlsSecret(tenantB, "certificate", clientLeaf),
+				brokenCert,
 				caConfigMap("pay-ca", ca.PEM),
-				pol.object())...)...)
+				caConfigMap("ledger-ca", ca.PEM),
+				pay.object(), ledger.object())...)...)
 	}
-	colliding := map[string]string{"clientCertificateRef": "certificate"}
-	writeB(colliding)
+	writeB(true)
 
-	// A fresh start is ready although B's fleet cannot be served.
+	// A fresh start is ready although B's objects are at fault.
 	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.tlsplaneAdminPort,
 		Args: append([]string{"--dir", e.manifestDir}, e.serveArgs...), ReadyTimeout: 15 * time.Second,
@@ -72,12 +98,29 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	}
 	g.await(t, "tenant A's route", get("/"), from(app))
 
-	// B is fixed, then broken again (its fleet keeps what it was served):
-	// an edit in tenant A still reaches A's Envoy.
-	writeB(nil)
-	waitAdmin(t, e.tlsplaneURL("/debug/status"), func(body string) bool { return !strings.Contains(body, "SecretNameConflict") })
-	writeB(colliding)
-	waitAdmin(t, e.tlsplaneURL("/debug/status"), func(body string) bool { return strings.Contains(body, "SecretNameConflict") })
+	// B is fixed, then broken again: an edit in tenant A still reaches
+	// A's Envoy.
+	wantFaults := []string{
+		"Gateway client/edge listener broken: ResolvedRefs=False (InvalidCertificateRef)",
+		"BackendTLSPolicy client/ledger: Accepted=False (NoValidCACertificate)",
+		"HTTPRoute client/pay: ResolvedRefs=False (BackendNotFound)",
+	}
+	missing := func(body string) []string {
+		faults := tenantBFaults(t, body)
+		var out []string
+		for _, want := range wantFaults {
+			if !slices.ContainsFunc(faults, func(f string) bool { return strings.HasPrefix(f, want) }) {
+				out = append(out, want)
+			}
+		}
+		return out
+	}
+	faultsShown := func(body string) bool { return len(missing(body)) == 0 }
+	waitAdmin(t, e.tlsplaneURL("/debug/status"), faultsShown)
+	writeB(false)
+	waitAdmin(t, e.tlsplaneURL("/debug/status"), func(body string) bool { return len(tenantBFaults(t, body)) == 0 })
+	writeB(true)
+	waitAdmin(t, e.tlsplaneURL("/debug/status"), faultsShown)
 	writeManifests(t, e.manifestDir, "tenant-a-new", inNamespace(tenantA,
 		append(serviceWithEndpoints("new", svcPort{name: "http", port: plainPort, backendPort: added.port}),
 			httpRoute{namespace: tenantA, name: "new", gateway: "edge", section: "http", hostnames: []string{hostA},
@@ -88,11 +131,112 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 		t.Errorf("/readyz = %d, want 200", code)
 	}
 	_, body := adminGet(t, e.tlsplaneURL("/debug/status"))
-	for _, want := range []string{`"fleet": "client/edge"`, "SecretNameConflict", "client/client/certificate", "BackendTLSPolicy client/pay"} {
-		if !strings.Contains(body, want) {
+	if m := missing(body); len(m) != 0 {
+		t.Errorf("/debug/status lacks %q; B's faults: %q", m, tenantBFaults(t, body))
+	}
+	t.Logf("B's faults in /debug/status:\n%s", strings.Join(tenantBFaults(t, body), "\n"))
+	st := debugStatusOf(t, body)
+	if len(st.Refusals) != 0 {
+		t.Errorf("/debug/status refusals = %+v, want none: B's faults are judged on its objects", st.Refusals)
+	}
+	for _, want := range []string{"Gateway tenant-a/edge: Programmed=True", "Gateway client/edge: Programmed=True", "BackendTLSPolicy client/pay: Accepted=True"} {
+		if !slices.ContainsFunc(st.conditions(), func(c string) bool { return strings.HasPrefix(c, want) }) {
 			t.Errorf("/debug/status lacks %s", want)
 		}
 	}
+}
+
+// addressed is gw with the address its Envoy listens on, so that it is
+// Programmed.
+func addressed(gw object) object {
+	gw["spec"].(object)["addresses"] = []object{{"value": "127.0.0.1"}}
+	return gw
+}
+
+// debugCondition is a condition as /debug/status shows it.
+type debugCondition struct {
+	Type, Status, Reason, Message string
+}
+
+// debugStatus is the part of /debug/status this test reads.
+type debugStatus struct {
+	Policies []struct {
+		Namespace, Name string
+		Status          struct {
+			Ancestors []struct{ Conditions []debugCondition }
+		}
+	}
+	Gateways []struct {
+		Namespace, Name string
+		Status          struct {
+			Conditions []debugCondition
+			Listeners  []struct {
+				Name       string
+				Conditions []debugCondition
+			}
+		}
+	}
+	HTTPRoutes []struct {
+		Namespace, Name string
+		Status          struct {
+			Parents []struct{ Conditions []debugCondition }
+		}
+	}
+	Refusals []struct{ Fleet, Namespace, Reason, Message string }
+}
+
+func debugStatusOf(t *testing.T, body string) debugStatus {
+	t.Helper()
+	var st debugStatus
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("/debug/status: %v", err)
+	}
+	return st
+}
+
+// conditions are every condition of the statuses, one a line:
+// "<Kind> <ns>/<name>[ listener <l>]: <Type>=<Status> (<Reason>): <Message>".
+func (st debugStatus) conditions() []string {
+	var out []string
+	add := func(what string, conds []debugCondition) {
+		for _, c := range conds {
+			out = append(out, fmt.Sprintf("%s: %s=%s (%s): %s", what, c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	for _, p := range st.Policies {
+		for _, a := range p.Status.Ancestors {
+			add("BackendTLSPolicy "+p.Namespace+"/"+p.Name, a.Conditions)
+		}
+	}
+	for _, g := range st.Gateways {
+		add("Gateway "+g.Namespace+"/"+g.Name, g.Status.Conditions)
+		for _, l := range g.Status.Listeners {
+			add("Gateway "+g.Namespace+"/"+g.Name+" listener "+l.Name, l.Conditions)
+		}
+	}
+	for _, r := range st.HTTPRoutes {
+		for _, p := range r.Status.Parents {
+			add("HTTPRoute "+r.Namespace+"/"+r.Name, p.Conditions)
+		}
+	}
+	return out
+}
+
+// tenantBFaults are the conditions of namespace client's objects that
+// refuse them: Accepted, ResolvedRefs or Programmed False.
+func tenantBFaults(t *testing.T, body string) []string {
+	var out []string
+	for _, c := range debugStatusOf(t, body).conditions() {
+		if !strings.Contains(c, " client/") {
+			continue
+		}
+		for _, refused := range []string{": Accepted=False", ": ResolvedRefs=False", ": Programmed=False"} {
+			if strings.Contains(c, refused) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 func adminGet(t *testing.T, url string) (int, string) {
