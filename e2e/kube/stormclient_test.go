@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +122,16 @@ func newStormClient(id int, delta bool, addrs []string, target *atomic.Pointer[s
 	}
 }
 
+// dialFromOwnAddress dials from the client's own loopback address, as
+// each Envoy of a fleet dials from its own Pod IP: tlsplane bounds the
+// connections of one source address (--xds-max-connections-per-source),
+// which a thousand clients sharing 127.0.0.1 would all count against.
+func (c *stormClient) dialFromOwnAddress(ctx context.Context, addr string) (net.Conn, error) {
+	own := net.IPv4(127, 1, byte(c.id/250), byte(c.id%250+1))
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: own}}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 // run connects to addrs in turn until ctx ends: the first stream to
 // addrs[0], each retry after Envoy's backoff to the next address.
 func (c *stormClient) run(ctx context.Context) {
@@ -139,7 +150,8 @@ func (c *stormClient) run(ctx context.Context) {
 }
 
 func (c *stormClient) stream(ctx context.Context, addr string, b *envoyBackoff) error {
-	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(c.dialFromOwnAddress))
 	if err != nil {
 		return err
 	}
