@@ -37,36 +37,45 @@ func resourcesFor(d *digests, out translator.Output, fleet string, fleetNamespac
 	for _, ns := range allowed {
 		namespaces[ns] = true
 	}
-	var res fleetResources
-	endpointNames := map[string]bool{}
-	secretNames := map[string]bool{}
 	clusters := out.Clusters
 	if only != nil {
 		clusters = reachedClusters(out.Clusters, only)
 	}
+	var kept []*clusterv3.Cluster
 	for _, c := range clusters {
 		// The translator says whose cluster it is: a name is not parsed
 		// for it, so no name can pass for another namespace's.
-		if ns, known := out.ClusterNamespaces[c.GetName()]; !known || !namespaces[ns] {
-			continue
+		if ns, known := out.ClusterNamespaces[c.GetName()]; known && namespaces[ns] {
+			kept = append(kept, c)
 		}
-		res.clusters = append(res.clusters, c)
-		endpointNames[edsName(c)] = true
+	}
+	return withWhatTheyRead(d, out, kept)
+}
+
+// withWhatTheyRead is clusters (in out's order) with the load assignments
+// and secrets of out they read, in out's order: a consistent part of out.
+func withWhatTheyRead(d *digests, out translator.Output, clusters []*clusterv3.Cluster) (fleetResources, error) {
+	res := fleetResources{clusters: clusters}
+	endpoints, secrets := map[string]bool{}, map[string]bool{}
+	for _, c := range clusters {
+		if isEDS(c) {
+			endpoints[edsName(c)] = true
+		}
 		dg, err := d.of(c)
 		if err != nil {
 			return fleetResources{}, err
 		}
 		for _, name := range dg.secrets {
-			secretNames[name] = true
+			secrets[name] = true
 		}
 	}
 	for _, e := range out.Endpoints {
-		if endpointNames[e.GetClusterName()] {
+		if endpoints[e.GetClusterName()] {
 			res.endpoints = append(res.endpoints, e)
 		}
 	}
 	for _, s := range out.Secrets {
-		if secretNames[s.GetName()] {
+		if secrets[s.GetName()] {
 			res.secrets = append(res.secrets, s)
 		}
 	}

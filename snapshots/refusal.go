@@ -199,31 +199,9 @@ func mergeByName[T any](a, b []T, name func(T) string) []T {
 // clustersWithTheirs is out.Clusters[indexes] (ascending), with the load
 // assignments and secrets they read, in out's order.
 func clustersWithTheirs(d *digests, out translator.Output, indexes []int) (fleetResources, error) {
-	var res fleetResources
-	endpoints, secrets := map[string]bool{}, map[string]bool{}
-	for _, i := range indexes {
-		c := out.Clusters[i]
-		res.clusters = append(res.clusters, c)
-		if isEDS(c) {
-			endpoints[edsName(c)] = true
-		}
-		dg, err := d.of(c)
-		if err != nil {
-			return fleetResources{}, err
-		}
-		for _, name := range dg.secrets {
-			secrets[name] = true
-		}
+	clusters := make([]*clusterv3.Cluster, len(indexes))
+	for i, index := range indexes {
+		clusters[i] = out.Clusters[index]
 	}
-	for _, e := range out.Endpoints {
-		if endpoints[e.GetClusterName()] {
-			res.endpoints = append(res.endpoints, e)
-		}
-	}
-	for _, s := range out.Secrets {
-		if secrets[s.GetName()] {
-			res.secrets = append(res.secrets, s)
-		}
-	}
-	return res, nil
+	return withWhatTheyRead(d, out, clusters)
 }
