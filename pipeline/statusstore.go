@@ -31,6 +31,7 @@ type StatusStore struct {
 	handshakes func() any
 	governed   func() map[types.NamespacedName][]string
 	refusals   func() []translator.FleetRefusal
+	withheld   func() []string
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -183,6 +184,15 @@ func (s *StatusStore) ShowRefusals(list func() []translator.FleetRefusal) {
 	s.refusals = list
 }
 
+// ShowWithheld adds the clusters fleets without a Gateway and without a
+// --fleet-namespaces grant are not served (snapshots.Publisher's
+// WithheldClusters) to /debug/status.
+func (s *StatusStore) ShowWithheld(list func() []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.withheld = list
+}
+
 // debugRefusal is one entry of /debug/status's refusals.
 type debugRefusal struct {
 	Fleet     string   `json:"fleet,omitempty"`
@@ -209,21 +219,29 @@ func debugRefusals(list []translator.FleetRefusal) []debugRefusal {
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections, handshakes, governed, refusals := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals
+	statuses, gatewayAPI, rejections, handshakes, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals, s.withheld
 	s.mu.RUnlock()
 	out := struct {
 		Policies []debugPolicy `json:"policies"`
 		debugGatewayAPI
 		Rejections []Rejection `json:"rejections"`
 		// Refusals are the fleets the last publish did not update.
-		Refusals   []debugRefusal `json:"refusals"`
-		Handshakes any            `json:"handshakes,omitempty"`
-	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}, Refusals: []debugRefusal{}}
+		Refusals []debugRefusal `json:"refusals"`
+		// WithheldClusters present a policy client certificate: fleets
+		// without a Gateway and without a grant are not served them.
+		WithheldClusters []string `json:"withheldClusters"`
+		Handshakes       any      `json:"handshakes,omitempty"`
+	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}, Refusals: []debugRefusal{}, WithheldClusters: []string{}}
 	if rejections != nil {
 		out.Rejections = rejections()
 	}
 	if refusals != nil {
 		out.Refusals = debugRefusals(refusals())
+	}
+	if withheld != nil {
+		if list := withheld(); list != nil {
+			out.WithheldClusters = list
+		}
 	}
 	if handshakes != nil {
 		out.Handshakes = handshakes()

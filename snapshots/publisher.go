@@ -84,7 +84,7 @@ func New(opts Options) *Publisher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Publisher{
+	p := &Publisher{
 		opts:    opts,
 		log:     logger,
 		metrics: newMetrics(opts.Registerer),
@@ -93,6 +93,10 @@ func New(opts Options) *Publisher {
 		scopes:  map[string]*scope{},
 		digests: newDigests(),
 	}
+	if opts.Registerer != nil {
+		opts.Registerer.MustRegister(p.withheldGauge())
+	}
+	return p
 }
 
 // Ready reports that a first translation was published.
@@ -240,6 +244,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 		return
 	}
 	p.set(fleet, snap, nil)
+	p.logWithheld(*p.last) // the first fleet without a Gateway makes the keyless scope
 }
 
 // NodeStreamClosed undoes NodeStreamOpened. A fleet without streams is

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -61,6 +62,15 @@ func (p *Publisher) WithheldClusters() []string {
 		return nil
 	}
 	return sortedNames(p.keyless.withheld)
+}
+
+// withheldGauge counts WithheldClusters at each scrape: a fleet's stream
+// opening or closing changes them between publishes.
+func (p *Publisher) withheldGauge() prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tlsplane_snapshot_withheld_clusters",
+		Help: "Clusters not served to the connected fleets without a Gateway and without a --fleet-namespaces grant, because they present a policy client certificate whose private key only a granted fleet is served; /debug/status lists them.",
+	}, func() float64 { return float64(len(p.WithheldClusters())) })
 }
 
 // keyIndex names the whole's secrets that hold a private key, kept up to

@@ -343,6 +343,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 	store.ShowHandshakes(func() any { return tracker.Debug() })
 	store.ShowClusters(pub.Governed)
 	store.ShowRefusals(pub.Refusals)
+	store.ShowWithheld(pub.WithheldClusters)
 	admin := &http.Server{
 		Handler:           newAdminHandler(pub, store, xdsServer, reg),
 		ReadHeaderTimeout: 10 * time.Second,
