@@ -100,15 +100,41 @@ func fastClients(t *testing.T) clients {
 	return clients{kube: k, gateway: g}
 }
 
-// createPolicies creates n Services prefix-<i> with a policy each, from
-// a few goroutines, and returns when the last create returned.
+// createPolicies creates n Services prefix-<i>, then a policy for each,
+// from a few goroutines, and returns when the last create returned. The
+// Services come first: tlsplane watches Services and policies with two
+// informers, with no order between their events, so a policy created
+// right after its Service may be judged before the Service is seen, and
+// its status written twice (TargetNotFound, then Accepted), both right.
 func createPolicies(t *testing.T, c clients, ns, prefix string, n int) time.Time {
 	t.Helper()
-	names := make(chan string)
+	inParallel(t, n, func(i int) error {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%04d", prefix, i)},
+			// Headless: the test API server's Service IP range holds far fewer.
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443)}}},
+		}
+		_, err := c.kube.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
+		return err
+	})
+	inParallel(t, n, func(i int) error {
+		name := fmt.Sprintf("%s-%04d", prefix, i)
+		_, err := c.gateway.GatewayV1().BackendTLSPolicies(ns).Create(context.Background(),
+			policy(ns, name, name, "", "ca", name+".example.com"), metav1.CreateOptions{})
+		return err
+	})
+	return time.Now()
+}
+
+// inParallel runs create(0..n-1) from 16 goroutines and fails the test
+// with the first error.
+func inParallel(t *testing.T, n int, create func(i int) error) {
+	t.Helper()
+	next := make(chan int)
 	go func() {
-		defer close(names)
+		defer close(next)
 		for i := range n {
-			names <- fmt.Sprintf("%s-%04d", prefix, i)
+			next <- i
 		}
 	}()
 	var (
@@ -116,25 +142,12 @@ func createPolicies(t *testing.T, c clients, ns, prefix string, n int) time.Time
 		mu       sync.Mutex
 		firstErr error
 	)
-	create := func(name string) error {
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			// Headless: the test API server's Service IP range holds far fewer.
-			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443)}}},
-		}
-		if _, err := c.kube.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		_, err := c.gateway.GatewayV1().BackendTLSPolicies(ns).Create(context.Background(),
-			policy(ns, name, name, "", "ca", name+".example.com"), metav1.CreateOptions{})
-		return err
-	}
 	for range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for name := range names {
-				if err := create(name); err != nil {
+			for i := range next {
+				if err := create(i); err != nil {
 					mu.Lock()
 					firstErr = cmp.Or(firstErr, err)
 					mu.Unlock()
@@ -144,9 +157,8 @@ func createPolicies(t *testing.T, c clients, ns, prefix string, n int) time.Time
 	}
 	wg.Wait()
 	if firstErr != nil {
-		t.Fatalf("create %d policies %s-*: %v", n, prefix, firstErr)
+		t.Fatalf("create %d objects: %v", n, firstErr)
 	}
-	return time.Now()
 }
 
 // acceptedLog records when each policy of a namespace was first seen
