@@ -38,7 +38,6 @@ func (p *Publisher) DebugSnapshot(nodeID string) ([]byte, error) {
 	var err error
 	if snap == nil && p.last != nil {
 		snap, _, err = p.snapshotFor(*p.last, fleet, p.whole, nil)
-		p.undo = nil
 	}
 	p.mu.Unlock()
 	if err != nil {

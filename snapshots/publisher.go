@@ -47,12 +47,12 @@ type Publisher struct {
 	fleets map[string]*fleetState
 	nodes  map[string]*nodeState
 	// scopes are the connected Gateway fleets' shares of the whole
-	// (ScopeReached), keyless the fleets' without a Gateway; undo puts
-	// back what a failing publish changed in them.
+	// (ScopeReached), keyless the fleets' without a Gateway. A publish
+	// that patched them always goes on to serve their whole (a fleet's
+	// fault refuses that fleet, not the publish), so nothing undoes them.
 	scopes   map[string]*scope
 	keyless  *scope
 	keyIndex keyIndex
-	undo     undoLog
 	withheld string // the withheld clusters last logged
 	// refusals are the last publish's refused fleets (refusal.go).
 	refusals []translator.FleetRefusal
@@ -119,7 +119,6 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 		p.metrics.publishes.WithLabelValues("error").Inc()
 		return false, err
 	}
-	p.undo = nil
 	refusals := append(baseRefusals, p.checkUnservedFleets(out, whole)...)
 	pending := map[string]*servedSnapshot{}
 	names := map[string]map[string][]string{}
@@ -146,7 +145,6 @@ func (p *Publisher) Publish(out translator.Output) (changed bool, err error) {
 		p.set(fleet, pending[fleet], names[fleet])
 		p.fleets[fleet].stale = false
 	}
-	p.undo = nil
 	p.forgetScopes(out)
 	p.logWithheld(out)
 	p.last, p.whole = &out, whole
@@ -236,9 +234,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	if st.snapshot != nil || p.last == nil || p.isRefused(fleet) {
 		return
 	}
-	p.undo = nil
 	snap, _, err := p.snapshotFor(*p.last, fleet, p.whole, nil)
-	p.undo = nil // a fresh scope replaces nothing a stream reads
 	if err != nil {
 		p.log.Error("fleet snapshot rejected", "fleet", fleet, "error", err)
 		return
@@ -319,7 +315,7 @@ func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *serv
 // Gateway fleet, of those only what its routes reach unless ScopeAll);
 // under ScopeAll any other fleet gets whole; under ScopeReached a Gateway
 // fleet gets what its routes reach and any other fleet every cluster that
-// reads no private key. p.mu is held; scopes changed are logged in p.undo.
+// reads no private key. p.mu is held.
 func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSnapshot, touched map[string][]string) (*servedSnapshot, map[string][]string, error) {
 	own := out.Fleets[fleet]
 	reached := p.opts.Scope != ScopeAll && own != nil
@@ -351,10 +347,8 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 		if err != nil {
 			return nil, nil, err
 		}
-		if connected && p.scopes[fleet] != s {
-			old := p.scopes[fleet]
+		if connected {
 			p.scopes[fleet] = s
-			p.undo.add(func() { p.scopes[fleet] = old })
 		}
 		return s.snap, s.changed, nil
 	}
@@ -362,10 +356,8 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 		// Nothing to withhold: the whole itself, compared whole when the
 		// fleet was last served a keyless scope (a secret only withheld
 		// clusters read is served again, unnamed in touched).
-		if connected && p.keyless != nil {
-			old := p.keyless
+		if connected {
 			p.keyless = nil
-			p.undo.add(func() { p.keyless = old })
 		}
 		if st := p.fleets[fleet]; st == nil || st.snapshot == nil || !sameMap(st.snapshot.byType[resource.ClusterType], whole.byType[resource.ClusterType]) {
 			return whole, nil, nil
@@ -376,10 +368,8 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 	if err != nil {
 		return nil, nil, err
 	}
-	if connected && p.keyless != s {
-		old := p.keyless
+	if connected {
 		p.keyless = s
-		p.undo.add(func() { p.keyless = old })
 	}
 	return s.snap, s.changed, nil
 }
@@ -392,7 +382,7 @@ func (p *Publisher) updated(s *scope, whole *servedSnapshot, touched map[string]
 	case s != nil && s.whole == whole:
 		return s, nil
 	case s != nil && touched != nil && p.patch != nil && p.whole != nil && s.whole == p.whole:
-		s.patch(p.patch, whole, touched, &p.undo)
+		s.patch(p.patch, whole, touched)
 		return s, nil
 	}
 	return fresh()

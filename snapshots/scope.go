@@ -44,8 +44,7 @@ func ParseFleetScope(v string) (FleetScope, error) {
 // patched with what each publish changed (scope_patch.go): an edit
 // elsewhere costs a fleet a look at the names that changed, never a walk
 // over its clusters. Its maps are changed in place under the publisher's
-// lock, as the whole's are; an undo log puts them back when the publish
-// fails.
+// lock, as the whole's are.
 type scope struct {
 	snap *servedSnapshot
 	// whole is the whole translation's snapshot snap was made from.

@@ -7,27 +7,12 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
-// undoLog is what puts scopes back when a publish fails after patching
-// them, newest first.
-type undoLog []func()
-
-func (u *undoLog) add(f func()) { *u = append(*u, f) }
-
-func (u *undoLog) run() {
-	for i := len(*u) - 1; i >= 0; i-- {
-		(*u)[i]()
-	}
-	*u = nil
-}
-
 // patch brings s, made from the whole snapshot before the publish, up to
 // whole, which the publish patched (pt, committed) changing touched. It
 // looks at the touched names alone, and at the clusters reading a secret
 // that became or stopped being a key (keyless). s.changed then names what
 // changed in s.
-func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][]string, undo *undoLog) {
-	oldSnap, oldWhole, oldChanged, oldSums := s.snap, s.whole, s.changed, s.sums
-	undo.add(func() { s.snap, s.whole, s.changed, s.sums = oldSnap, oldWhole, oldChanged, oldSums })
+func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][]string) {
 	sums := map[string]contentSum{}
 	for t, sum := range s.sums {
 		sums[t] = sum
@@ -36,9 +21,6 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 	changed := map[string][]string{}
 	set := func(typeURL, name string, dg *digest, version string) {
 		items, wires, digs := s.snap.byType[typeURL], s.snap.VersionMap[typeURL], s.digs[typeURL]
-		undo.add(restoreKey(items, name))
-		undo.add(restoreKey(wires, name))
-		undo.add(restoreKey(digs, name))
 		sum := s.sums[typeURL]
 		if old := digs[name]; old != nil {
 			sum.add(elementOf(name, old.wire), -1)
@@ -61,7 +43,6 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 		for _, name := range touched[resource.SecretType] {
 			r, ok := whole.byType[resource.SecretType][name]
 			if key := ok && holdsKey(r); key != s.keys[name] {
-				undo.add(restoreKey(s.keys, name))
 				if key {
 					s.keys[name] = true
 				} else {
@@ -88,7 +69,6 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 		oldDg := s.digs[resource.ClusterType][name]
 		newIn := newDg != nil && s.keep(name, newDg)
 		if s.withheld != nil {
-			undo.add(restoreKey(s.withheld, name))
 			if newDg != nil && !newIn {
 				s.withheld[name] = true
 			} else {

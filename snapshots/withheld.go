@@ -82,19 +82,15 @@ type keyIndex struct {
 	keys  map[string]bool
 }
 
-// anyKeys reports whether whole serves a private key; p.mu is held, and
-// what it changes is logged in p.undo.
+// anyKeys reports whether whole serves a private key; p.mu is held.
 func (p *Publisher) anyKeys(whole *servedSnapshot, touched map[string][]string) bool {
 	ix := &p.keyIndex
 	switch {
 	case ix.whole == whole:
 	case touched != nil && ix.whole != nil && ix.whole == p.whole:
-		old := ix.whole
-		p.undo.add(func() { ix.whole = old })
 		for _, name := range touched[resource.SecretType] {
 			r, ok := whole.byType[resource.SecretType][name]
 			if key := ok && holdsKey(r); key != ix.keys[name] {
-				p.undo.add(restoreKey(ix.keys, name))
 				if key {
 					ix.keys[name] = true
 				} else {
@@ -104,8 +100,6 @@ func (p *Publisher) anyKeys(whole *servedSnapshot, touched map[string][]string) 
 		}
 		ix.whole = whole
 	default:
-		old := *ix
-		p.undo.add(func() { *ix = old })
 		ix.whole, ix.keys = whole, map[string]bool{}
 		for name, r := range whole.byType[resource.SecretType] {
 			if holdsKey(r) {
