@@ -8,6 +8,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
 // backendCertificate is what a Gateway's
@@ -46,7 +47,8 @@ func judgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex)
 	if ref.Namespace != nil {
 		nn.Namespace = string(*ref.Namespace)
 	}
-	if !g.permitted(reference{gwv1.GroupName, "Gateway", gw.Namespace, "", "Secret", nn.Namespace, nn.Name}) {
+	if !g.grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: "Gateway", FromNamespace: gw.Namespace,
+		ToKind: "Secret", ToNamespace: nn.Namespace, ToName: nn.Name}) {
 		return invalid(gwv1.GatewayReasonRefNotPermitted, "Secret %s: no ReferenceGrant in %s permits Gateways of %s", nn, nn.Namespace, gw.Namespace)
 	}
 	s, ok := ix.Secrets[nn]

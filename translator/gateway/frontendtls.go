@@ -10,6 +10,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/capem"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
 // caCertificateKey is the key of a ConfigMap (or Secret) that holds the
@@ -123,7 +124,8 @@ func resolveFrontendCARef(gw *gwv1.Gateway, ref gwv1.ObjectReference, ix *input.
 	if ref.Namespace != nil {
 		nn.Namespace = string(*ref.Namespace)
 	}
-	if !g.permitted(reference{gwv1.GroupName, "Gateway", input.NameOf(gw.Namespace, "").Namespace, "", string(ref.Kind), nn.Namespace, nn.Name}) {
+	if !g.grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: "Gateway", FromNamespace: input.NameOf(gw.Namespace, "").Namespace,
+		ToKind: string(ref.Kind), ToNamespace: nn.Namespace, ToName: nn.Name}) {
 		return "", gwv1.ListenerReasonRefNotPermitted, fmt.Sprintf("%s %s: no ReferenceGrant in %s permits Gateways of %s", ref.Kind, nn, nn.Namespace, gw.Namespace)
 	}
 	var (

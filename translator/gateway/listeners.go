@@ -12,6 +12,8 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // listenerState is one Gateway listener as judged: whether it is served,
@@ -45,10 +47,10 @@ type listenerState struct {
 	attached        int32
 	// byKind counts the attached routes of each kind: a listener with both
 	// has conflicts to settle (conflicts.go), which a patch does not.
-	byKind map[routeKind]int
+	byKind map[route.Kind]int
 	// byHost are the routes served through the listener, by the hostname
 	// they share with it.
-	byHost map[string][]*routeState
+	byHost map[string][]*route.Route
 }
 
 // served: the listener gets Envoy configuration.
@@ -122,18 +124,18 @@ func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *ga
 // protocol serves (HTTPRoute and GRPCRoute on HTTP and HTTPS) unless kinds
 // names some; a kind the listener does not serve is InvalidRouteKinds.
 func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
-	var served []routeKind
+	var served []route.Kind
 	switch l.Protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
-		served = []routeKind{kindHTTPRoute, kindGRPCRoute}
+		served = []route.Kind{route.KindHTTPRoute, route.KindGRPCRoute}
 	case gwv1.TLSProtocolType:
-		served = []routeKind{kindTLSRoute}
+		served = []route.Kind{route.KindTLSRoute}
 	case gwv1.TCPProtocolType:
-		served = []routeKind{kindTCPRoute}
+		served = []route.Kind{route.KindTCPRoute}
 	case gwv1.UDPProtocolType:
-		served = []routeKind{kindUDPRoute}
+		served = []route.Kind{route.KindUDPRoute}
 	}
-	kindOf := func(k routeKind) gwv1.RouteGroupKind {
+	kindOf := func(k route.Kind) gwv1.RouteGroupKind {
 		return gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: gwv1.Kind(k)}
 	}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
@@ -150,8 +152,8 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gwv1.GroupName && slices.Contains(served, routeKind(k.Kind)) {
-			ok = append(ok, kindOf(routeKind(k.Kind)))
+		if group == gwv1.GroupName && slices.Contains(served, route.Kind(k.Kind)) {
+			ok = append(ok, kindOf(route.Kind(k.Kind)))
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s/%s", group, k.Kind))
@@ -163,7 +165,7 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 }
 
 // supports: the listener admits routes of kind k.
-func (l *listenerState) supports(k routeKind) bool {
+func (l *listenerState) supports(k route.Kind) bool {
 	for _, s := range l.supported {
 		if s.Kind == gwv1.Kind(k) {
 			return true
@@ -172,7 +174,7 @@ func (l *listenerState) supports(k routeKind) bool {
 	return false
 }
 
-func kindNames(kinds []routeKind) string {
+func kindNames(kinds []route.Kind) string {
 	if len(kinds) == 0 {
 		return "no route kind tlsplane supports"
 	}
@@ -227,7 +229,8 @@ func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, 
 			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: group %q kind %q: only core Secrets hold certificates", field, group, kind)
 			continue
 		}
-		if !g.permitted(reference{gwv1.GroupName, owner.kind, owner.nn.Namespace, "", "Secret", ns, string(ref.Name)}) {
+		if !g.grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: owner.kind, FromNamespace: owner.nn.Namespace,
+			ToKind: "Secret", ToNamespace: ns, ToName: string(ref.Name)}) {
 			fail(gwv1.ListenerReasonRefNotPermitted, "%s: Secret %s/%s: no ReferenceGrant in %s permits %ss of %s", field, ns, ref.Name, ns, owner.kind, owner.nn.Namespace)
 			continue
 		}

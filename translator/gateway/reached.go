@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // A Gateway's fleet is served only the clusters its own routes reach (and
@@ -19,7 +20,7 @@ import (
 // the emitter names them: each rule's backends and mirrors (HTTP, GRPC),
 // the stream backends, raw unless l terminates TLS (TLS, TCP), or the UDP
 // port's clusters (UDP). Invalid backends (no cluster) are left out.
-func (rs *routeState) clustersVia(l *listenerState) []string {
+func clustersVia(rs *route.Route, l *listenerState) []string {
 	var out []string
 	add := func(bs []plan.WeightedBackend) {
 		for _, b := range bs {
@@ -28,15 +29,15 @@ func (rs *routeState) clustersVia(l *listenerState) []string {
 			}
 		}
 	}
-	switch rs.kind {
-	case kindTLSRoute, kindTCPRoute:
-		add(streamBackends(l, rs.stream))
-	case kindUDPRoute:
-		add(rs.stream)
+	switch rs.Kind {
+	case route.KindTLSRoute, route.KindTCPRoute:
+		add(streamBackends(l, rs.Stream))
+	case route.KindUDPRoute:
+		add(rs.Stream)
 	default:
-		for _, r := range rs.plans {
-			add(r.plan.Backends)
-			for _, m := range r.plan.Mirrors {
+		for _, r := range rs.Plans {
+			add(r.Plan.Backends)
+			for _, m := range r.Plan.Mirrors {
 				if m.Cluster != "" {
 					out = append(out, m.Cluster)
 				}
@@ -59,7 +60,7 @@ func (m *memo) countClusters(e routeEntry, delta int, flips map[types.Namespaced
 			if !a.listener.served() {
 				continue
 			}
-			for _, name := range e.rs.clustersVia(a.listener) {
+			for _, name := range clustersVia(e.rs, a.listener) {
 				counts := m.clusters[gw]
 				if counts == nil {
 					counts = map[string]int{}
