@@ -28,15 +28,18 @@ func TestLayers(t *testing.T) {
 		// The plan: plain values, only tlsopts below it (whose Options carry
 		// Envoy's TLS version enum: the one go-control-plane type it holds).
 		{"plan", append([]string{tree + "/input", tree + "/condition", tree + "/capem", tree + "/envoy",
-			tree + "/backendtls", tree + "/gateway", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
+			tree + "/backendtls", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
 		// The emitter: no Kubernetes or Gateway API objects, no judging.
 		{"envoy", append([]string{tree + "/input", tree + "/condition", tree + "/capem",
-			tree + "/backendtls", tree + "/gateway", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
+			tree + "/backendtls", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
 		// Judging never reaches the emitter, nor the engine.
 		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/upstream"}},
 		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream"}},
 		// Route judging knows no Gateway or listener: gateway asks it.
-		{"route", []string{tree + "/envoy", tree + "/gateway", tree + "/backendtls", tree + "/upstream"}},
+		{"route", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream"}},
+		// A Gateway's TLS references, resolved for gateway: no listener,
+		// route or status.
+		{"gatewaytls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/backendtls", tree + "/upstream"}},
 		{"upstream", []string{tree + "/envoy", tree + "/gateway", tree + "/route"}},
 	}
 	for _, r := range rules {

@@ -5,21 +5,16 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator/condition"
 	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // parentResult is how a route fared on one of its parentRefs to a Gateway
 // of ours.
 type parentResult struct {
-	ref              gwv1.ParentReference
-	acceptedReason   string
-	acceptedMsg      string
-	accepted         bool
+	route.Parent     // its verdict, for the route's status
 	gateway          *Gateway
 	attachedListener bool // served through at least one listener
 	attachments      []listenerAttachment
@@ -60,7 +55,7 @@ func attachRoute(rs *route.Route, gateways map[types.NamespacedName]*Gateway, g 
 		if gs == nil {
 			continue
 		}
-		if key := parentKey(ref, rs.Name.Namespace); seen[key] {
+		if key := route.ParentKey(ref, rs.Name.Namespace); seen[key] {
 			continue
 		} else {
 			seen[key] = true
@@ -74,13 +69,13 @@ func attachRoute(rs *route.Route, gateways map[types.NamespacedName]*Gateway, g 
 // a Gateway's own listeners, or a ListenerSet's (a Gateway parentRef never
 // reaches the listeners of its ListenerSets).
 func attachToParent(rs *route.Route, ref gwv1.ParentReference, gs *Gateway, set *listenerSet, g *gatewayIndex) parentResult {
-	res := parentResult{ref: ref, gateway: gs}
+	res := parentResult{Parent: route.Parent{Ref: ref}, gateway: gs}
 	parent, listeners := "Gateway "+gatewayKey(gs.nn), gs.listeners
 	if set != nil {
 		parent, listeners = "ListenerSet "+gatewayKey(set.nn), set.listeners
 		if !set.attached() {
-			res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
-			res.acceptedMsg = fmt.Sprintf("%s is not attached to Gateway %s: %s", parent, gatewayKey(gs.nn), set.notAttachedMsg)
+			res.Reason = string(gwv1.RouteReasonNotAllowedByListeners)
+			res.Message = fmt.Sprintf("%s is not attached to Gateway %s: %s", parent, gatewayKey(gs.nn), set.notAttachedMsg)
 			return res
 		}
 	}
@@ -123,20 +118,20 @@ func attachToParent(rs *route.Route, ref gwv1.ParentReference, gs *Gateway, set 
 	}
 	switch {
 	case selected == 0:
-		res.acceptedReason = string(gwv1.RouteReasonNoMatchingParent)
-		res.acceptedMsg = fmt.Sprintf("%s has no listener%s", parent, parentSelector(ref))
+		res.Reason = string(gwv1.RouteReasonNoMatchingParent)
+		res.Message = fmt.Sprintf("%s has no listener%s", parent, parentSelector(ref))
 	case allowed == 0:
-		res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
-		res.acceptedMsg = fmt.Sprintf("no listener of %s%s admits %ss of namespace %s", parent, parentSelector(ref), rs.Kind, rs.Name.Namespace)
+		res.Reason = string(gwv1.RouteReasonNotAllowedByListeners)
+		res.Message = fmt.Sprintf("no listener of %s%s admits %ss of namespace %s", parent, parentSelector(ref), rs.Kind, rs.Name.Namespace)
 	case intersecting == 0:
-		res.acceptedReason = string(gwv1.RouteReasonNoMatchingListenerHostname)
-		res.acceptedMsg = fmt.Sprintf("no hostname of the route matches a listener of %s%s", parent, parentSelector(ref))
+		res.Reason = string(gwv1.RouteReasonNoMatchingListenerHostname)
+		res.Message = fmt.Sprintf("no hostname of the route matches a listener of %s%s", parent, parentSelector(ref))
 	case len(rs.Unsupported) > 0:
-		res.acceptedReason = string(gwv1.RouteReasonUnsupportedValue)
-		res.acceptedMsg = "these rules answer 500: " + strings.Join(rs.Unsupported, "; ")
+		res.Reason = string(gwv1.RouteReasonUnsupportedValue)
+		res.Message = "these rules answer 500: " + strings.Join(rs.Unsupported, "; ")
 	default:
-		res.accepted = true
-		res.acceptedReason, res.acceptedMsg = string(gwv1.RouteReasonAccepted), "Route is accepted"
+		res.Accepted = true
+		res.Reason, res.Message = string(gwv1.RouteReasonAccepted), "Route is accepted"
 	}
 	return res
 }
@@ -182,61 +177,11 @@ func hostnamesOf(hostnames []gwv1.Hostname) []string {
 	return out
 }
 
-// parentKey identifies a parentRef with its defaults filled in.
-func parentKey(r gwv1.ParentReference, routeNamespace string) string {
-	group, kind, ns, section, port := gwv1.GroupName, "Gateway", routeNamespace, "", ""
-	if r.Group != nil {
-		group = string(*r.Group)
-	}
-	if r.Kind != nil {
-		kind = string(*r.Kind)
-	}
-	if r.Namespace != nil {
-		ns = string(*r.Namespace)
-	}
-	if r.SectionName != nil {
-		section = string(*r.SectionName)
-	}
-	if r.Port != nil {
-		port = fmt.Sprint(*r.Port)
-	}
-	return strings.Join([]string{group, kind, ns, string(r.Name), section, port}, "\x00")
-}
-
-// routeStatus is the route's complete status: other controllers' parents
-// as they were, then one entry per parentRef of ours.
-func routeStatus(rs *route.Route, parents []parentResult, controller gwv1.GatewayController, now metav1.Time) gwv1.RouteStatus {
-	prev := map[string][]metav1.Condition{}
-	var out gwv1.RouteStatus
-	for _, p := range rs.PrevParents {
-		if p.ControllerName == controller {
-			prev[parentKey(p.ParentRef, rs.Name.Namespace)] = p.Conditions
-			continue
-		}
-		out.Parents = append(out.Parents, *p.DeepCopy())
-	}
-	resolved := metav1.Condition{Type: string(gwv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue,
-		Reason: string(gwv1.RouteReasonResolvedRefs), Message: "All references are resolved"}
-	if rs.ResolvedReason != "" {
-		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, rs.ResolvedReason, rs.ResolvedMsg
-	}
-	for _, p := range parents {
-		accepted := metav1.Condition{Type: string(gwv1.RouteConditionAccepted), Status: metav1.ConditionFalse,
-			Reason: p.acceptedReason, Message: p.acceptedMsg}
-		if p.accepted {
-			accepted.Status = metav1.ConditionTrue
-		}
-		conds := condition.Stamp(prev[parentKey(p.ref, rs.Name.Namespace)], []metav1.Condition{accepted, resolved}, rs.Meta.Generation, now)
-		out.Parents = append(out.Parents, gwv1.RouteParentStatus{ParentRef: p.ref, ControllerName: controller, Conditions: conds})
-	}
-	if len(out.Parents) > maxRouteParents {
-		out.Parents = out.Parents[:maxRouteParents]
-	}
-	if out.Parents == nil {
-		out.Parents = []gwv1.RouteParentStatus{}
+// verdicts are the parents' verdicts, for the route's status.
+func verdicts(parents []parentResult) []route.Parent {
+	out := make([]route.Parent, len(parents))
+	for i, p := range parents {
+		out[i] = p.Parent
 	}
 	return out
 }
-
-// maxRouteParents is the API's limit on status.parents.
-const maxRouteParents = 32

@@ -105,7 +105,7 @@ func meeting[T any](hostnames []string, byHost map[string][]int, items []T, host
 // takes the route out of every listener of that parent.
 func reject(e *routeEntry, parent int, other *route.Route) {
 	p := &e.parents[parent]
-	if !p.accepted && p.acceptedReason == "Conflicted" {
+	if !p.Accepted && p.Reason == "Conflicted" {
 		return
 	}
 	detachRoute(e.rs, e.parents[parent:parent+1])
@@ -114,9 +114,9 @@ func reject(e *routeEntry, parent int, other *route.Route) {
 		// winner must not proceed as if the listener held one kind.
 		a.listener.byKind[e.rs.Kind]++
 	}
-	p.accepted, p.attachedListener, p.attachments = false, false, nil
-	p.acceptedReason = "Conflicted"
-	p.acceptedMsg = fmt.Sprintf("%s %s, older or first by name, serves the same hostnames on this listener: an HTTPRoute and a GRPCRoute may not share them", other.Kind, other.Name)
+	p.Accepted, p.attachedListener, p.attachments = false, false, nil
+	p.Reason = "Conflicted"
+	p.Message = fmt.Sprintf("%s %s, older or first by name, serves the same hostnames on this listener: an HTTPRoute and a GRPCRoute may not share them", other.Kind, other.Name)
 }
 
 // hostnamesIntersect: some hostname of a meets one of b ("*" meets all).

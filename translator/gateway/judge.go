@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/gatewaytls"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
@@ -85,14 +86,14 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		accepted[name] = ok
 	}
 	gateways := map[types.NamespacedName]*Gateway{}
-	certs := map[string]*certificate{}
+	certs := gatewaytls.Certificates{}
 	for _, gw := range g.gateways {
 		if !accepted[string(gw.Spec.GatewayClassName)] {
 			continue
 		}
-		frontend := judgeFrontendTLS(gw, ix, g)
+		frontend := gatewaytls.JudgeFrontend(gw, ix, g.grants)
 		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs, frontend), certs: certs,
-			backend: judgeBackendCertificate(gw, ix, g), frontend: frontend}
+			backend: gatewaytls.JudgeBackendCertificate(gw, ix, g.grants), frontend: frontend}
 		gs.sets = judgeListenerSets(gs, ix, g, certs)
 		gateways[gs.nn] = gs
 		res.Gateways = append(res.Gateways, gs)
@@ -129,7 +130,7 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		rejectConflicts(entries)
 	}
 	for _, e := range entries {
-		res.setStatus(e.rs, routeStatus(e.rs, e.parents, cfg.ControllerName, now))
+		res.setStatus(e.rs, e.rs.Status(verdicts(e.parents), cfg.ControllerName, now))
 		m.routes[e.rs.Key()] = e
 		m.countReach(e, 1, nil)
 		m.countClusters(e, 1, nil)
@@ -150,12 +151,12 @@ type Gateway struct {
 	listeners []*listenerState
 	sets      []*listenerSet
 	// certs are the listener certificates of this run, by SDS name.
-	certs map[string]*certificate
+	certs gatewaytls.Certificates
 	// backend is spec.tls.backend's client certificate; nil without one.
-	backend *backendCertificate
+	backend *gatewaytls.BackendCertificate
 	// frontend is spec.tls.frontend's client certificate validations; nil
 	// without any.
-	frontend *frontendTLS
+	frontend *gatewaytls.Frontend
 }
 
 // Name is the Gateway's namespace/name.
@@ -163,6 +164,17 @@ func (gs *Gateway) Name() types.NamespacedName { return gs.nn }
 
 // Fleet is the fleet that serves the Gateway.
 func (gs *Gateway) Fleet() string { return plan.GatewayFleet(gs.nn.Namespace, gs.nn.Name) }
+
+// BackendClientCertificate is the certificate the Gateway presents to
+// the TLS backends its routes reach. configured is false when the Gateway
+// names none; cert is nil when it names one that cannot be used, and then
+// those backends must fail closed rather than be reached without it.
+func (gs *Gateway) BackendClientCertificate() (cert *plan.ClientCertificate, configured bool) {
+	if gs.backend == nil {
+		return nil, false
+	}
+	return gs.backend.Cert, true
+}
 
 // setStatus records a route's status under its kind.
 func (r *Result) setStatus(rs *route.Route, st gwv1.RouteStatus) {

@@ -10,9 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/gatewaytls"
 	"github.com/tlsplane/tlsplane/translator/input"
-	"github.com/tlsplane/tlsplane/translator/plan"
-	"github.com/tlsplane/tlsplane/translator/referencegrant"
 	"github.com/tlsplane/tlsplane/translator/route"
 )
 
@@ -42,7 +41,7 @@ type listenerState struct {
 	// frontend is the client certificate validation the listener's chain
 	// applies (spec.tls.frontend), nil for none; caReason and caMsg say
 	// why one of its caCertificateRefs cannot be used.
-	frontend        *frontendValidation
+	frontend        *gatewaytls.Validation
 	caReason, caMsg string
 	attached        int32
 	// byKind counts the attached routes of each kind: a listener with both
@@ -75,7 +74,7 @@ type listenerOwner struct {
 
 // judgeListeners validates each listener of a Gateway, then the conflicts
 // between them.
-func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate, frontend *frontendTLS) []*listenerState {
+func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets gatewaytls.Certificates, frontend *gatewaytls.Frontend) []*listenerState {
 	owner := listenerOwner{kind: "Gateway", nn: input.NameOf(gw.Namespace, gw.Name)}
 	out := make([]*listenerState, 0, len(gw.Spec.Listeners))
 	for i := range gw.Spec.Listeners {
@@ -85,7 +84,7 @@ func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets 
 	return out
 }
 
-func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate, frontend *frontendTLS) *listenerState {
+func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets gatewaytls.Certificates, frontend *gatewaytls.Frontend) *listenerState {
 	s := &listenerState{spec: l, owner: owner, accepted: true, resolved: true}
 	if l.Hostname != nil {
 		s.hostname = string(*l.Hostname)
@@ -185,88 +184,30 @@ func kindNames(kinds []route.Kind) string {
 	return strings.Join(names, " and ")
 }
 
-// certificate is a listener certificate Secret's parsed content.
-type certificate struct {
-	secretName string // SDS name
-	chain, key []byte
-	err        error
-}
-
-// judgeCertificates resolves an HTTPS listener's certificateRefs: core
-// Secrets, permitted by a ReferenceGrant across namespaces, holding a
-// usable kubernetes.io/tls pair.
-func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) {
-	fail := func(reason gwv1.ListenerConditionReason, format string, args ...any) {
-		if s.resolved {
-			s.resolved = false
-			s.resolvedReason, s.resolvedMsg = string(reason), fmt.Sprintf("listener %s: ", l.Name)+fmt.Sprintf(format, args...)
-		}
-	}
-	if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
-		fail(gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: a listener that terminates TLS needs a certificate")
-		return
-	}
-	if s.https && l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate {
+// judgeCertificates resolves the certificateRefs of a listener that
+// terminates TLS (package gatewaytls); a ref that cannot be used makes
+// its ResolvedRefs False, unless another reason did first.
+func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, certs gatewaytls.Certificates) {
+	var reason gwv1.ListenerConditionReason
+	var msg string
+	switch {
+	case l.TLS == nil || len(l.TLS.CertificateRefs) == 0:
+		reason, msg = gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: a listener that terminates TLS needs a certificate"
+	case s.https && l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate:
 		s.accepted = false
 		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedValue)
 		s.acceptedMsg = fmt.Sprintf("listener %s: tls.mode %q: an HTTPS listener terminates TLS", l.Name, *l.TLS.Mode)
 		return
+	default:
+		s.certSecrets, reason, msg = certs.Resolve(owner.kind, owner.nn, l.TLS.CertificateRefs, ix, g.grants)
 	}
-	for i, ref := range l.TLS.CertificateRefs {
-		group, kind := "", "Secret"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		ns := owner.nn.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
-		field := fmt.Sprintf("tls.certificateRefs[%d]", i)
-		if group != "" || kind != "Secret" {
-			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: group %q kind %q: only core Secrets hold certificates", field, group, kind)
-			continue
-		}
-		if !g.grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: owner.kind, FromNamespace: owner.nn.Namespace,
-			ToKind: "Secret", ToNamespace: ns, ToName: string(ref.Name)}) {
-			fail(gwv1.ListenerReasonRefNotPermitted, "%s: Secret %s/%s: no ReferenceGrant in %s permits %ss of %s", field, ns, ref.Name, ns, owner.kind, owner.nn.Namespace)
-			continue
-		}
-		nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-		c := listenerCertificate(nn, ix, secrets)
-		if c.err != nil {
-			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: Secret %s: %v", field, nn, c.err)
-			continue
-		}
-		s.certSecrets = append(s.certSecrets, c.secretName)
+	if reason != "" && s.resolved {
+		s.resolved = false
+		s.resolvedReason, s.resolvedMsg = string(reason), fmt.Sprintf("listener %s: %s", l.Name, msg)
 	}
 	if !s.resolved {
 		s.certSecrets = nil
 	}
-}
-
-// listenerCertificate parses a TLS Secret once per translation.
-func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[string]*certificate) *certificate {
-	name := plan.CertificateSecretName(nn.Namespace, nn.Name)
-	if c, ok := secrets[name]; ok {
-		return c
-	}
-	c := &certificate{secretName: name}
-	secrets[name] = c
-	s, ok := ix.Secrets[nn]
-	if !ok {
-		c.err = fmt.Errorf("does not exist")
-		return c
-	}
-	chain, key, err := input.KeyPair(s)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	c.chain, c.key = chain, key
-	return c
 }
 
 // markConflicts: HTTP and HTTPS on one port is a protocol conflict for

@@ -43,7 +43,7 @@ type routeEntry struct {
 // through, noting the ports in touched (when not nil).
 func (m *memo) countReach(e routeEntry, delta int, touched map[input.ServicePort]bool) {
 	for _, p := range e.parents {
-		if !p.accepted || !p.attachedListener {
+		if !p.Accepted || !p.attachedListener {
 			continue
 		}
 		for _, b := range e.rs.Backends {
@@ -155,7 +155,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		e := routeEntry{rs: rs, parents: parents}
 		m.routes[key] = e
 		note(e, 1)
-		st := routeStatus(rs, parents, r.cfg.ControllerName, now)
+		st := rs.Status(verdicts(parents), r.cfg.ControllerName, now)
 		if key.Kind == route.KindGRPCRoute {
 			patch.GRPCStatuses[key.Name] = &gwv1.GRPCRouteStatus{RouteStatus: st}
 		} else {

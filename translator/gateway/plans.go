@@ -86,7 +86,7 @@ func (gs *Gateway) Ports(address string) []Port {
 // chain's CertSecrets give.
 func (gs *Gateway) Certificate(secret string) (chain, key []byte) {
 	c := gs.certs[secret]
-	return c.chain, c.key
+	return c.Chain, c.Key
 }
 
 // routeTable gathers the routes attached to listeners into one virtual

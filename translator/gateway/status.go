@@ -222,7 +222,7 @@ func unsupportedAddress(gw *gwv1.Gateway) string {
 // with the provisioner on, those of its provisioning.
 func (r *Result) conditions(gs *Gateway, accepted, programmed metav1.Condition) []metav1.Condition {
 	out := []metav1.Condition{accepted, programmed, gs.resolvedRefs()}
-	if fields := gs.frontend.insecureFields(gs.gw); len(fields) > 0 {
+	if fields := gs.frontend.InsecureFields(gs.gw); len(fields) > 0 {
 		out = append(out, metav1.Condition{Type: string(gwv1.GatewayConditionInsecureFrontendValidationMode), Status: metav1.ConditionTrue,
 			Reason:  string(gwv1.GatewayReasonConfigurationChanged),
 			Message: fmt.Sprintf("%s: AllowInsecureFallback: clients without a certificate, or with one that fails validation, are let through", strings.Join(fields, ", "))})
@@ -240,8 +240,8 @@ func (r *Result) conditions(gs *Gateway, accepted, programmed metav1.Condition) 
 func (gs *Gateway) resolvedRefs() metav1.Condition {
 	c := metav1.Condition{Type: string(gwv1.GatewayConditionResolvedRefs), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.GatewayReasonResolvedRefs), Message: "every reference is resolved"}
-	if b := gs.backend; b != nil && b.cert == nil {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(b.reason), b.message+"; the TLS backends its routes reach fail closed, but for those whose policy names a client certificate of its own"
+	if b := gs.backend; b != nil && b.Cert == nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(b.Reason), b.Message+"; the TLS backends its routes reach fail closed, but for those whose policy names a client certificate of its own"
 		return c
 	}
 	var unresolved []string

@@ -32,7 +32,7 @@ func streamChains(l *listenerState) []plan.StreamChain {
 			}
 			return 1
 		})
-		c := plan.StreamChain{Name: l.chainName(), Backends: streamBackends(l, routes[0].Stream)}
+		c := plan.StreamChain{Name: l.chainName(), Backends: routes[0].StreamBackends(l.raw())}
 		if h != "*" {
 			c.Name = plan.StreamChainName(c.Name, h)
 			c.ServerNames = []string{h}
@@ -45,18 +45,6 @@ func streamChains(l *listenerState) []plan.StreamChain {
 	return out
 }
 
-// streamBackends are the clusters a listener proxies a route's
-// connections to: the raw ones unless the listener terminates TLS.
-func streamBackends(l *listenerState, backends []plan.WeightedBackend) []plan.WeightedBackend {
-	if l.spec.Protocol == gwv1.TLSProtocolType && !l.passthrough {
-		return backends
-	}
-	out := make([]plan.WeightedBackend, 0, len(backends))
-	for _, b := range backends {
-		if b.Cluster != "" {
-			b.Cluster = plan.RawOf(b.Cluster)
-		}
-		out = append(out, b)
-	}
-	return out
-}
+// raw: the listener proxies connections as they come (a TLS listener in
+// Passthrough, a TCP listener), to the raw clusters (plan.RawOf).
+func (l *listenerState) raw() bool { return l.spec.Protocol != gwv1.TLSProtocolType || l.passthrough }

@@ -6,6 +6,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
@@ -51,4 +52,52 @@ func JudgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, grants referencegrant.Gran
 	rs := newRoute(KindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
 	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
 	return rs
+}
+
+// StreamBackends are the backends a listener proxies the route's
+// connections to: Stream, or their raw clusters when raw (a listener that
+// does not terminate TLS).
+func (rs *Route) StreamBackends(raw bool) []plan.WeightedBackend {
+	if !raw {
+		return rs.Stream
+	}
+	out := make([]plan.WeightedBackend, 0, len(rs.Stream))
+	for _, b := range rs.Stream {
+		if b.Cluster != "" {
+			b.Cluster = plan.RawOf(b.Cluster)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// Clusters are the clusters the route sends traffic to through a
+// listener, as the emitter names them: each rule's backends and mirrors
+// (HTTP, GRPC), the stream backends, raw when raw (TLS, TCP), or the UDP
+// ports' clusters (UDP). Invalid backends (no cluster) are left out.
+func (rs *Route) Clusters(raw bool) []string {
+	var out []string
+	add := func(bs []plan.WeightedBackend) {
+		for _, b := range bs {
+			if b.Cluster != "" {
+				out = append(out, b.Cluster)
+			}
+		}
+	}
+	switch rs.Kind {
+	case KindTLSRoute, KindTCPRoute:
+		add(rs.StreamBackends(raw))
+	case KindUDPRoute:
+		add(rs.Stream)
+	default:
+		for _, r := range rs.Plans {
+			add(r.Plan.Backends)
+			for _, m := range r.Plan.Mirrors {
+				if m.Cluster != "" {
+					out = append(out, m.Cluster)
+				}
+			}
+		}
+	}
+	return out
 }
