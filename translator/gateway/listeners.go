@@ -215,7 +215,7 @@ func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, 
 // hostname conflict with each other. UDP ports are apart from TCP ports
 // of the same number: a UDP listener conflicts only with another UDP one.
 func markConflicts(ls []*listenerState) {
-	protocols := map[listenerSocket]map[gwv1.ProtocolType]bool{}
+	protocols := map[Socket]map[gwv1.ProtocolType]bool{}
 	socketOf := (*listenerState).socket
 	for _, l := range ls {
 		if !l.accepted {
@@ -300,11 +300,12 @@ func (g *gatewayIndex) admits(from gwv1.FromNamespaces, selector *metav1.LabelSe
 
 func ptrTo[T any](v T) *T { return &v }
 
-// listenerSocket is what a listener binds: a port number, as UDP or as
-// TCP. Listeners conflict only within one socket.
-type listenerSocket struct {
-	port gwv1.PortNumber
-	udp  bool
+// Socket is what a listener binds: a port number, as UDP or as TCP.
+// Listeners conflict only within one socket, and each socket is one Envoy
+// listener: what Envoy would refuse is refused per socket.
+type Socket struct {
+	Port gwv1.PortNumber
+	UDP  bool
 }
 
-func (l *listenerState) socket() listenerSocket { return listenerSocket{l.spec.Port, l.datagram} }
+func (l *listenerState) socket() Socket { return Socket{Port: l.spec.Port, UDP: l.datagram} }

@@ -158,12 +158,12 @@ func (g *gatewayIndex) admitsListenerSet(gw *gwv1.Gateway, ns string) bool {
 // portClaims are the ports, protocols and hostnames taken by the
 // listeners earlier in a Gateway's merged list.
 type portClaims struct {
-	protocols map[listenerSocket]gwv1.ProtocolType
+	protocols map[Socket]gwv1.ProtocolType
 	hostnames map[string]bool
 }
 
 func newPortClaims() portClaims {
-	return portClaims{protocols: map[listenerSocket]gwv1.ProtocolType{}, hostnames: map[string]bool{}}
+	return portClaims{protocols: map[Socket]gwv1.ProtocolType{}, hostnames: map[string]bool{}}
 }
 
 func (c portClaims) hostKey(l *listenerState) string {

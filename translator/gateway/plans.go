@@ -19,6 +19,11 @@ type Port struct {
 	Tables []*Table
 }
 
+// Socket is what the port's Envoy listener binds.
+func (p Port) Socket() Socket {
+	return Socket{Port: gwv1.PortNumber(p.Plan.Port), UDP: p.Plan.UDP != nil}
+}
+
 // Table is one route configuration's plan and the Gateway listeners whose
 // routes it holds.
 type Table struct {

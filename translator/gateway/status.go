@@ -78,18 +78,18 @@ func gatewayClassStatus(c *gwv1.GatewayClass, channel Channel, now metav1.Time) 
 	return st, cond.Status == metav1.ConditionTrue
 }
 
-// gatewayStatus reports the Gateway's addresses, its acceptance (some
-// listener served), whether it is programmed (served, emitted and
-// addressed), and each listener's conditions. refused holds, per port, what
-// Envoy would reject in the listener the emitter built for it: Status is
-// written after emission, so a listener Envoy would refuse is not
-// Programmed.
-func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time) gwv1.GatewayStatus {
+// Status reports the Gateway's addresses, its acceptance (some listener
+// served), whether it is programmed (served, emitted and addressed), and
+// each listener's conditions. refused holds, per socket (port, as TCP or
+// UDP), what Envoy would reject in the listener the emitter built for it:
+// Status is written after emission, so a listener Envoy would refuse is
+// not Programmed.
+func (r *Result) Status(gs *Gateway, refused map[Socket]string, now metav1.Time) gwv1.GatewayStatus {
 	gw := gs.gw
 	addr := gatewayAddresses(gs, r.memo.g)
 	programmedListeners := 0
 	for _, l := range gs.listeners {
-		if l.served() && refused[uint32(l.spec.Port)] == "" {
+		if l.served() && refused[l.socket()] == "" {
 			programmedListeners++
 		}
 	}
@@ -124,7 +124,7 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 
 // listenerStatus is one listener's entry in its Gateway's or ListenerSet's
 // status.listeners; prev are its conditions as they were.
-func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[uint32]string, generation int64, now metav1.Time) gwv1.ListenerStatus {
+func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[Socket]string, generation int64, now metav1.Time) gwv1.ListenerStatus {
 	supported := l.supported
 	if supported == nil {
 		supported = []gwv1.RouteGroupKind{}
@@ -133,7 +133,7 @@ func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[uint3
 		Name:           l.spec.Name,
 		SupportedKinds: supported,
 		AttachedRoutes: l.attached,
-		Conditions:     condition.Stamp(prev, listenerConditions(l, refused[uint32(l.spec.Port)]), generation, now),
+		Conditions:     condition.Stamp(prev, listenerConditions(l, refused[l.socket()]), generation, now),
 	}
 }
 
