@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/route"
 )
 
@@ -102,7 +103,7 @@ func attachToParent(rs *route.Route, ref gwv1.ParentReference, gs *Gateway, set 
 		// reads attachedRoutes.
 		l.attached++
 		if l.byKind == nil {
-			l.byKind = map[route.Kind]int{}
+			l.byKind = map[input.Kind]int{}
 		}
 		l.byKind[rs.Kind]++
 		if l.served() {

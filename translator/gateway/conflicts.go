@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/route"
 )
 
@@ -39,7 +40,7 @@ func rejectConflicts(entries []routeEntry) {
 	for _, l := range listeners {
 		var http, grpc []attached
 		for _, a := range byListener[l] {
-			if a.e.rs.Kind == route.KindGRPCRoute {
+			if a.e.rs.Kind == input.KindGRPCRoute {
 				grpc = append(grpc, a)
 			} else {
 				http = append(http, a)

@@ -179,13 +179,13 @@ func (gs *Gateway) BackendClientCertificate() (cert *plan.ClientCertificate, con
 // setStatus records a route's status under its kind.
 func (r *Result) setStatus(rs *route.Route, st gwv1.RouteStatus) {
 	switch rs.Kind {
-	case route.KindGRPCRoute:
+	case input.KindGRPCRoute:
 		r.GRPCRoutes[rs.Name] = gwv1.GRPCRouteStatus{RouteStatus: st}
-	case route.KindTLSRoute:
+	case input.KindTLSRoute:
 		r.TLSRoutes[rs.Name] = gwv1.TLSRouteStatus{RouteStatus: st}
-	case route.KindTCPRoute:
+	case input.KindTCPRoute:
 		r.TCPRoutes[rs.Name] = gwv1.TCPRouteStatus{RouteStatus: st}
-	case route.KindUDPRoute:
+	case input.KindUDPRoute:
 		r.UDPRoutes[rs.Name] = gwv1.UDPRouteStatus{RouteStatus: st}
 	default:
 		r.Routes[rs.Name] = gwv1.HTTPRouteStatus{RouteStatus: st}

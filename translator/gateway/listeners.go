@@ -46,7 +46,7 @@ type listenerState struct {
 	attached        int32
 	// byKind counts the attached routes of each kind: a listener with both
 	// has conflicts to settle (conflicts.go), which a patch does not.
-	byKind map[route.Kind]int
+	byKind map[input.Kind]int
 	// byHost are the routes served through the listener, by the hostname
 	// they share with it.
 	byHost map[string][]*route.Route
@@ -123,18 +123,18 @@ func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *ga
 // protocol serves (HTTPRoute and GRPCRoute on HTTP and HTTPS) unless kinds
 // names some; a kind the listener does not serve is InvalidRouteKinds.
 func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
-	var served []route.Kind
+	var served []input.Kind
 	switch l.Protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
-		served = []route.Kind{route.KindHTTPRoute, route.KindGRPCRoute}
+		served = []input.Kind{input.KindHTTPRoute, input.KindGRPCRoute}
 	case gwv1.TLSProtocolType:
-		served = []route.Kind{route.KindTLSRoute}
+		served = []input.Kind{input.KindTLSRoute}
 	case gwv1.TCPProtocolType:
-		served = []route.Kind{route.KindTCPRoute}
+		served = []input.Kind{input.KindTCPRoute}
 	case gwv1.UDPProtocolType:
-		served = []route.Kind{route.KindUDPRoute}
+		served = []input.Kind{input.KindUDPRoute}
 	}
-	kindOf := func(k route.Kind) gwv1.RouteGroupKind {
+	kindOf := func(k input.Kind) gwv1.RouteGroupKind {
 		return gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: gwv1.Kind(k)}
 	}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
@@ -151,8 +151,8 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gwv1.GroupName && slices.Contains(served, route.Kind(k.Kind)) {
-			ok = append(ok, kindOf(route.Kind(k.Kind)))
+		if group == gwv1.GroupName && slices.Contains(served, input.Kind(k.Kind)) {
+			ok = append(ok, kindOf(input.Kind(k.Kind)))
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s/%s", group, k.Kind))
@@ -164,7 +164,7 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 }
 
 // supports: the listener admits routes of kind k.
-func (l *listenerState) supports(k route.Kind) bool {
+func (l *listenerState) supports(k input.Kind) bool {
 	for _, s := range l.supported {
 		if s.Kind == gwv1.Kind(k) {
 			return true
@@ -173,7 +173,7 @@ func (l *listenerState) supports(k route.Kind) bool {
 	return false
 }
 
-func kindNames(kinds []route.Kind) string {
+func kindNames(kinds []input.Kind) string {
 	if len(kinds) == 0 {
 		return "no route kind tlsplane supports"
 	}

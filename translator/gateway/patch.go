@@ -156,7 +156,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		m.routes[key] = e
 		note(e, 1)
 		st := rs.Status(verdicts(parents), r.cfg.ControllerName, now)
-		if key.Kind == route.KindGRPCRoute {
+		if key.Kind == input.KindGRPCRoute {
 			patch.GRPCStatuses[key.Name] = &gwv1.GRPCRouteStatus{RouteStatus: st}
 		} else {
 			patch.Statuses[key.Name] = &gwv1.HTTPRouteStatus{RouteStatus: st}
@@ -168,7 +168,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		if obj := c.HTTPObjects[nn]; obj != nil {
 			judge = func() *route.Route { return route.JudgeHTTPRoute(obj, ix, m.g.grants) }
 		}
-		apply(route.Key{Kind: route.KindHTTPRoute, Name: nn}, judge)
+		apply(route.Key{Kind: input.KindHTTPRoute, Name: nn}, judge)
 	}
 	for _, nn := range c.GRPC {
 		patch.GRPCStatuses[nn] = nil
@@ -176,13 +176,13 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		if obj := c.GRPCObjects[nn]; obj != nil {
 			judge = func() *route.Route { return route.JudgeGRPCRoute(obj, ix, m.g.grants) }
 		}
-		apply(route.Key{Kind: route.KindGRPCRoute, Name: nn}, judge)
+		apply(route.Key{Kind: input.KindGRPCRoute, Name: nn}, judge)
 	}
 	if mixedBefore {
 		return RoutePatch{}, false
 	}
 	for l := range patch.Rebuild {
-		if l.byKind[route.KindHTTPRoute] > 0 && l.byKind[route.KindGRPCRoute] > 0 {
+		if l.byKind[input.KindHTTPRoute] > 0 && l.byKind[input.KindGRPCRoute] > 0 {
 			return RoutePatch{}, false
 		}
 	}
@@ -209,7 +209,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 func holdsBothKinds(parents []parentResult) bool {
 	for _, p := range parents {
 		for _, a := range p.attachments {
-			if a.listener.byKind[route.KindHTTPRoute] > 0 && a.listener.byKind[route.KindGRPCRoute] > 0 {
+			if a.listener.byKind[input.KindHTTPRoute] > 0 && a.listener.byKind[input.KindGRPCRoute] > 0 {
 				return true
 			}
 		}

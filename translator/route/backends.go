@@ -119,7 +119,7 @@ func (rs *Route) resolveBackend(ref gwv1.BackendObjectReference, ix *input.Index
 	}
 	// A number may be a TCP and a UDP port (DNS): the route's transport
 	// picks one; only when there is none is the port's protocol wrong.
-	want, other := rs.Kind.transport(), corev1.Protocol("")
+	want, other := transport(rs.Kind), corev1.Protocol("")
 	for _, p := range svc.Spec.Ports {
 		if p.Port != int32(*ref.Port) {
 			continue
@@ -129,10 +129,10 @@ func (rs *Route) resolveBackend(ref gwv1.BackendObjectReference, ix *input.Index
 			continue
 		}
 		switch rs.Kind {
-		case KindGRPCRoute:
+		case input.KindGRPCRoute:
 			rs.Backends = append(rs.Backends, input.ServicePort{Service: nn, Port: p.Port})
 			return plan.GRPCClusterName(nn.Namespace, nn.Name, p.Port), "", ""
-		case KindUDPRoute:
+		case input.KindUDPRoute:
 			// Not a reach: backends are what BackendTLSPolicies and client
 			// certificates apply to, by port number, and neither applies to
 			// UDP (a TCP port of the same number is not reached).

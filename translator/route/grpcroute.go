@@ -20,7 +20,7 @@ import (
 
 // JudgeGRPCRoute translates every rule and match of a GRPCRoute.
 func JudgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, grants referencegrant.Grants) *Route {
-	rs := newRoute(KindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs := newRoute(input.KindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	var problems []string
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}

@@ -15,7 +15,7 @@ import (
 
 // JudgeHTTPRoute translates every rule and match of an HTTPRoute.
 func JudgeHTTPRoute(r *gwv1.HTTPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
-	rs := newRoute(KindHTTPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs := newRoute(input.KindHTTPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	var problems []string
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}

@@ -10,21 +10,10 @@ import (
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
-// Kind is the kind of a route: HTTPRoute, GRPCRoute, TLSRoute, TCPRoute
-// or UDPRoute.
-type Kind string
-
-const (
-	KindHTTPRoute Kind = "HTTPRoute"
-	KindGRPCRoute Kind = "GRPCRoute"
-	KindTLSRoute  Kind = "TLSRoute"
-	KindTCPRoute  Kind = "TCPRoute"
-	KindUDPRoute  Kind = "UDPRoute"
-)
-
-// Key names a route: kinds have names of their own.
+// Key names a route: kinds (input.KindHTTPRoute, …) have names of their
+// own.
 type Key struct {
-	Kind Kind
+	Kind input.Kind
 	Name types.NamespacedName
 }
 
@@ -33,7 +22,7 @@ type Key struct {
 // What attaching and status read of the object is copied out of it, so
 // every kind goes through the same Gateway rules.
 type Route struct {
-	Kind        Kind
+	Kind        input.Kind // input.KindHTTPRoute, …
 	Meta        *metav1.ObjectMeta
 	Name        types.NamespacedName
 	Hostnames   []gwv1.Hostname
@@ -61,7 +50,7 @@ type Ranked struct {
 	Rank Rank
 }
 
-func newRoute(kind Kind, meta *metav1.ObjectMeta, spec gwv1.CommonRouteSpec, hostnames []gwv1.Hostname, status gwv1.RouteStatus) *Route {
+func newRoute(kind input.Kind, meta *metav1.ObjectMeta, spec gwv1.CommonRouteSpec, hostnames []gwv1.Hostname, status gwv1.RouteStatus) *Route {
 	return &Route{Kind: kind, Meta: meta, Name: input.NameOf(meta.Namespace, meta.Name),
 		Hostnames: hostnames, ParentRefs: spec.ParentRefs, PrevParents: status.Parents}
 }
@@ -69,9 +58,10 @@ func newRoute(kind Kind, meta *metav1.ObjectMeta, spec gwv1.CommonRouteSpec, hos
 // Key is the route's kind and name.
 func (rs *Route) Key() Key { return Key{rs.Kind, rs.Name} }
 
-// transport is the Service port protocol the kind's backends must have.
-func (k Kind) transport() corev1.Protocol {
-	if k == KindUDPRoute {
+// transport is the Service port protocol a route kind's backends must
+// have.
+func transport(k input.Kind) corev1.Protocol {
+	if k == input.KindUDPRoute {
 		return corev1.ProtocolUDP
 	}
 	return corev1.ProtocolTCP

@@ -16,14 +16,14 @@ import (
 
 // JudgeTLSRoute judges a TLSRoute's rule.
 func JudgeTLSRoute(r *gwv1.TLSRoute, ix *input.Index, grants referencegrant.Grants) *Route {
-	rs := newRoute(KindTLSRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs := newRoute(input.KindTLSRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
 	return rs
 }
 
 // JudgeTCPRoute judges a TCPRoute's rule; it has no hostnames.
 func JudgeTCPRoute(r *gwv1.TCPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
-	rs := newRoute(KindTCPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
+	rs := newRoute(input.KindTCPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
 	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
 	return rs
 }
@@ -49,7 +49,7 @@ func (rs *Route) judgeStream(refs []gwv1.BackendRef, ix *input.Index, grants ref
 
 // JudgeUDPRoute judges a UDPRoute's rules; it has no hostnames.
 func JudgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
-	rs := newRoute(KindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
+	rs := newRoute(input.KindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
 	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
 	return rs
 }
@@ -85,9 +85,9 @@ func (rs *Route) Clusters(raw bool) []string {
 		}
 	}
 	switch rs.Kind {
-	case KindTLSRoute, KindTCPRoute:
+	case input.KindTLSRoute, input.KindTCPRoute:
 		add(rs.StreamBackends(raw))
-	case KindUDPRoute:
+	case input.KindUDPRoute:
 		add(rs.Stream)
 	default:
 		for _, r := range rs.Plans {
