@@ -22,7 +22,8 @@ type gatewayIndex struct {
 	tcpRoutes  []*gwv1.TCPRoute
 	udpRoutes  []*gwv1.UDPRoute
 	namespaces map[string]*corev1.Namespace
-	grants     referencegrant.Grants
+	// grants are asked by certificates, CA and backend refs alike.
+	grants referencegrant.Grants
 	// fronting are the Services labelled with a Gateway's name, by Gateway.
 	fronting map[types.NamespacedName][]*corev1.Service
 	// setsOf are the ListenerSets by the Gateway their parentRef names, in
