@@ -178,11 +178,5 @@ func hostnamesOf(hostnames []gwv1.Hostname) []string {
 	return out
 }
 
-// verdicts are the parents' verdicts, for the route's status.
-func verdicts(parents []parentResult) []route.Parent {
-	out := make([]route.Parent, len(parents))
-	for i, p := range parents {
-		out[i] = p.Parent
-	}
-	return out
-}
+// Verdict is the parent's verdict, for the route's status.
+func (p parentResult) Verdict() route.Parent { return p.Parent }

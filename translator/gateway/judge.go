@@ -130,7 +130,7 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		rejectConflicts(entries)
 	}
 	for _, e := range entries {
-		res.setStatus(e.rs, e.rs.Status(verdicts(e.parents), cfg.ControllerName, now))
+		res.setStatus(e.rs, route.Status(e.rs, e.parents, cfg.ControllerName, now))
 		m.routes[e.rs.Key()] = e
 		m.countReach(e, 1, nil)
 		m.countClusters(e, 1, nil)

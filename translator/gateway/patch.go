@@ -155,7 +155,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		e := routeEntry{rs: rs, parents: parents}
 		m.routes[key] = e
 		note(e, 1)
-		st := rs.Status(verdicts(parents), r.cfg.ControllerName, now)
+		st := route.Status(rs, parents, r.cfg.ControllerName, now)
 		if key.Kind == input.KindGRPCRoute {
 			patch.GRPCStatuses[key.Name] = &gwv1.GRPCRouteStatus{RouteStatus: st}
 		} else {

@@ -3,7 +3,7 @@
 // backends, precedence) and the backends of TLSRoutes, TCPRoutes and
 // UDPRoutes. Each Judge function turns one route object into a Route: its
 // ranked route plans or stream backends, the Service ports and clusters
-// it reaches, and its resolved and unsupported verdicts; Route.Status
+// it reaches, and its resolved and unsupported verdicts; Status
 // renders its status from the verdict of each parent. It knows nothing of
 // Gateways or listeners: package gateway attaches Routes, settles their
 // conflicts and gives each parent's verdict. It must not import the

@@ -40,10 +40,15 @@ func ParentKey(r gwv1.ParentReference, routeNamespace string) string {
 	return strings.Join([]string{group, kind, ns, string(r.Name), section, port}, "\x00")
 }
 
-// Status is the route's complete status: other controllers' parents as
-// they were, then one entry per parentRef of ours, with the verdict of
-// that parent (Accepted) and the route's own (ResolvedRefs).
-func (rs *Route) Status(parents []Parent, controller gwv1.GatewayController, now metav1.Time) gwv1.RouteStatus {
+// Verdict is what carries a parent's verdict: the gateway package's
+// attachment of a route to a parent.
+type Verdict interface{ Verdict() Parent }
+
+// Status is rs's complete status: other controllers' parents as they
+// were, then one entry per parentRef of ours, with the verdict of that
+// parent (Accepted) and the route's own (ResolvedRefs). It reads the
+// verdicts in place: a status costs no copy of them.
+func Status[P Verdict](rs *Route, parents []P, controller gwv1.GatewayController, now metav1.Time) gwv1.RouteStatus {
 	prev := map[string][]metav1.Condition{}
 	var out gwv1.RouteStatus
 	for _, p := range rs.PrevParents {
@@ -58,7 +63,8 @@ func (rs *Route) Status(parents []Parent, controller gwv1.GatewayController, now
 	if rs.ResolvedReason != "" {
 		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, rs.ResolvedReason, rs.ResolvedMsg
 	}
-	for _, p := range parents {
+	for _, v := range parents {
+		p := v.Verdict()
 		accepted := metav1.Condition{Type: string(gwv1.RouteConditionAccepted), Status: metav1.ConditionFalse,
 			Reason: p.Reason, Message: p.Message}
 		if p.Accepted {
