@@ -76,13 +76,13 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 
 // emitFleet builds a Gateway's listeners, route configurations and
 // certificates. A listener Envoy would reject is left out, with its
-// routes, so the rest is still served; refused says why, per port, for
+// routes, so the rest is still served; refused says why, per socket, for
 // the Gateway's status, and a warning names it.
-func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableState, map[uint32]string, []string) {
+func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableState, map[gateway.Socket]string, []string) {
 	fleet := &FleetResources{}
 	var (
 		tables   []*tableState
-		refused  map[uint32]string
+		refused  map[gateway.Socket]string
 		warnings []string
 	)
 	secrets := map[string]bool{}
@@ -100,9 +100,9 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("Gateway %s port %d: not served: %v", gs.Name(), p.Plan.Port, err))
 			if refused == nil {
-				refused = map[uint32]string{}
+				refused = map[gateway.Socket]string{}
 			}
-			refused[p.Plan.Port] = err.Error()
+			refused[p.Socket()] = err.Error()
 			continue
 		}
 		for i, tb := range p.Tables {

@@ -114,3 +114,26 @@ func messageOf(c *metav1.Condition) string {
 	}
 	return c.Message
 }
+
+// A UDP listener and a TCP listener of one port number are two Envoy
+// listeners (two sockets): what Envoy would refuse in one says nothing of
+// the other. A route Envoy would reject on the HTTP listener of port 53
+// leaves the UDP listener of port 53 Programmed and served.
+func TestRefusedListenerLeavesTheOtherProtocolOfItsPortProgrammed(t *testing.T) {
+	in := gatewayInputs(t, refusedGateway("- {name: dns-tcp, protocol: HTTP, port: 53}\n  - {name: dns-udp, protocol: UDP, port: 53}",
+		"{name: gw, sectionName: dns-tcp}", `type: RequestHeaderModifier
+      requestHeaderModifier: {set: [{name: "x-bad\nname", value: v}]}`))
+	out := translator.Translate(in, nil, time.Now(), translator.Options{})
+	st := out.GatewayAPI.Gateways[types.NamespacedName{Namespace: "ns", Name: "gw"}]
+	listeners := map[gwv1.SectionName][]metav1.Condition{}
+	for _, l := range st.Listeners {
+		listeners[l.Name] = l.Conditions
+	}
+	wantCondition(t, "listener dns-tcp", listeners["dns-tcp"], "Programmed", metav1.ConditionFalse, "Invalid")
+	wantCondition(t, "listener dns-udp", listeners["dns-udp"], "Programmed", metav1.ConditionTrue, "Programmed")
+	wantCondition(t, "Gateway", st.Conditions, "Programmed", metav1.ConditionTrue, "Programmed")
+	fleet := out.Fleets["ns/gw"]
+	if fleet == nil || len(fleet.Listeners) != 1 || fleet.Listeners[0].Name != "ns/gw/53/udp" {
+		t.Errorf("fleet ns/gw serves %v, want only ns/gw/53/udp", fleet)
+	}
+}

@@ -20,20 +20,27 @@ func TestLayers(t *testing.T) {
 		{"input", []string{tree + "/"}},
 		{"condition", []string{tree + "/"}},
 		{"capem", []string{tree + "/"}},
+		// The ReferenceGrant rule, asked by Gateways and routes alike.
+		{"referencegrant", []string{tree + "/"}},
 		// The provisioner reads it too: nothing of the translator.
 		{"infrastructure", []string{tree + "/"}},
 		{"tlsopts", append([]string{tree + "/"}, kubernetes...)},
 		// The plan: plain values, only tlsopts below it (whose Options carry
 		// Envoy's TLS version enum: the one go-control-plane type it holds).
 		{"plan", append([]string{tree + "/input", tree + "/condition", tree + "/capem", tree + "/envoy",
-			tree + "/backendtls", tree + "/gateway", tree + "/upstream"}, kubernetes...)},
+			tree + "/backendtls", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
 		// The emitter: no Kubernetes or Gateway API objects, no judging.
 		{"envoy", append([]string{tree + "/input", tree + "/condition", tree + "/capem",
-			tree + "/backendtls", tree + "/gateway", tree + "/upstream"}, kubernetes...)},
+			tree + "/backendtls", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
 		// Judging never reaches the emitter, nor the engine.
-		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/upstream"}},
+		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/upstream"}},
 		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream"}},
-		{"upstream", []string{tree + "/envoy", tree + "/gateway"}},
+		// Route judging knows no Gateway or listener: gateway asks it.
+		{"route", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream"}},
+		// A Gateway's TLS references, resolved for gateway: no listener,
+		// route or status.
+		{"gatewaytls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/backendtls", tree + "/upstream"}},
+		{"upstream", []string{tree + "/envoy", tree + "/gateway", tree + "/route"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

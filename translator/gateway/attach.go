@@ -5,20 +5,17 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // parentResult is how a route fared on one of its parentRefs to a Gateway
 // of ours.
 type parentResult struct {
-	ref              gwv1.ParentReference
-	acceptedReason   string
-	acceptedMsg      string
-	accepted         bool
+	route.Parent     // its verdict, for the route's status
 	gateway          *Gateway
 	attachedListener bool // served through at least one listener
 	attachments      []listenerAttachment
@@ -28,10 +25,10 @@ type parentResult struct {
 // or a ListenerSet whose parent is one: the listeners it selects, those
 // whose allowedRoutes admit it, and the hostnames they share. A parentRef
 // to anything else is another controller's and gets no entry.
-func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *gatewayIndex) []parentResult {
+func attachRoute(rs *route.Route, gateways map[types.NamespacedName]*Gateway, g *gatewayIndex) []parentResult {
 	var out []parentResult
 	seen := map[string]bool{}
-	for _, ref := range rs.parentRefs {
+	for _, ref := range rs.ParentRefs {
 		group, kind := gwv1.GroupName, "Gateway"
 		if ref.Group != nil {
 			group = string(*ref.Group)
@@ -42,7 +39,7 @@ func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *
 		if group != gwv1.GroupName || (kind != "Gateway" && kind != "ListenerSet") {
 			continue
 		}
-		ns := rs.nn.Namespace
+		ns := rs.Name.Namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
@@ -59,7 +56,7 @@ func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *
 		if gs == nil {
 			continue
 		}
-		if key := parentKey(ref, rs.nn.Namespace); seen[key] {
+		if key := route.ParentKey(ref, rs.Name.Namespace); seen[key] {
 			continue
 		} else {
 			seen[key] = true
@@ -72,14 +69,14 @@ func attachRoute(rs *routeState, gateways map[types.NamespacedName]*Gateway, g *
 // attachToParent attaches the route to the listeners a parentRef selects:
 // a Gateway's own listeners, or a ListenerSet's (a Gateway parentRef never
 // reaches the listeners of its ListenerSets).
-func attachToParent(rs *routeState, ref gwv1.ParentReference, gs *Gateway, set *listenerSet, g *gatewayIndex) parentResult {
-	res := parentResult{ref: ref, gateway: gs}
+func attachToParent(rs *route.Route, ref gwv1.ParentReference, gs *Gateway, set *listenerSet, g *gatewayIndex) parentResult {
+	res := parentResult{Parent: route.Parent{Ref: ref}, gateway: gs}
 	parent, listeners := "Gateway "+gatewayKey(gs.nn), gs.listeners
 	if set != nil {
 		parent, listeners = "ListenerSet "+gatewayKey(set.nn), set.listeners
 		if !set.attached() {
-			res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
-			res.acceptedMsg = fmt.Sprintf("%s is not attached to Gateway %s: %s", parent, gatewayKey(gs.nn), set.notAttachedMsg)
+			res.Reason = string(gwv1.RouteReasonNotAllowedByListeners)
+			res.Message = fmt.Sprintf("%s is not attached to Gateway %s: %s", parent, gatewayKey(gs.nn), set.notAttachedMsg)
 			return res
 		}
 	}
@@ -92,11 +89,11 @@ func attachToParent(rs *routeState, ref gwv1.ParentReference, gs *Gateway, set *
 			continue
 		}
 		selected++
-		if !l.allows(rs.nn.Namespace, g) || !l.supports(rs.kind) {
+		if !l.allows(rs.Name.Namespace, g) || !l.supports(rs.Kind) {
 			continue
 		}
 		allowed++
-		hostnames := intersectHostnames(l.hostname, hostnamesOf(rs.hostnames))
+		hostnames := intersectHostnames(l.hostname, hostnamesOf(rs.Hostnames))
 		if len(hostnames) == 0 {
 			continue
 		}
@@ -106,12 +103,12 @@ func attachToParent(rs *routeState, ref gwv1.ParentReference, gs *Gateway, set *
 		// reads attachedRoutes.
 		l.attached++
 		if l.byKind == nil {
-			l.byKind = map[routeKind]int{}
+			l.byKind = map[input.Kind]int{}
 		}
-		l.byKind[rs.kind]++
+		l.byKind[rs.Kind]++
 		if l.served() {
 			if l.byHost == nil {
-				l.byHost = map[string][]*routeState{}
+				l.byHost = map[string][]*route.Route{}
 			}
 			for _, h := range hostnames {
 				l.byHost[h] = append(l.byHost[h], rs)
@@ -122,37 +119,37 @@ func attachToParent(rs *routeState, ref gwv1.ParentReference, gs *Gateway, set *
 	}
 	switch {
 	case selected == 0:
-		res.acceptedReason = string(gwv1.RouteReasonNoMatchingParent)
-		res.acceptedMsg = fmt.Sprintf("%s has no listener%s", parent, parentSelector(ref))
+		res.Reason = string(gwv1.RouteReasonNoMatchingParent)
+		res.Message = fmt.Sprintf("%s has no listener%s", parent, parentSelector(ref))
 	case allowed == 0:
-		res.acceptedReason = string(gwv1.RouteReasonNotAllowedByListeners)
-		res.acceptedMsg = fmt.Sprintf("no listener of %s%s admits %ss of namespace %s", parent, parentSelector(ref), rs.kind, rs.nn.Namespace)
+		res.Reason = string(gwv1.RouteReasonNotAllowedByListeners)
+		res.Message = fmt.Sprintf("no listener of %s%s admits %ss of namespace %s", parent, parentSelector(ref), rs.Kind, rs.Name.Namespace)
 	case intersecting == 0:
-		res.acceptedReason = string(gwv1.RouteReasonNoMatchingListenerHostname)
-		res.acceptedMsg = fmt.Sprintf("no hostname of the route matches a listener of %s%s", parent, parentSelector(ref))
-	case len(rs.unsupported) > 0:
-		res.acceptedReason = string(gwv1.RouteReasonUnsupportedValue)
-		res.acceptedMsg = "these rules answer 500: " + strings.Join(rs.unsupported, "; ")
+		res.Reason = string(gwv1.RouteReasonNoMatchingListenerHostname)
+		res.Message = fmt.Sprintf("no hostname of the route matches a listener of %s%s", parent, parentSelector(ref))
+	case len(rs.Unsupported) > 0:
+		res.Reason = string(gwv1.RouteReasonUnsupportedValue)
+		res.Message = "these rules answer 500: " + strings.Join(rs.Unsupported, "; ")
 	default:
-		res.accepted = true
-		res.acceptedReason, res.acceptedMsg = string(gwv1.RouteReasonAccepted), "Route is accepted"
+		res.Accepted = true
+		res.Reason, res.Message = string(gwv1.RouteReasonAccepted), "Route is accepted"
 	}
 	return res
 }
 
 // detachRoute undoes attachRoute: the route is no longer counted on, or
 // served through, the listeners it attached to.
-func detachRoute(rs *routeState, parents []parentResult) {
+func detachRoute(rs *route.Route, parents []parentResult) {
 	for _, p := range parents {
 		for _, a := range p.attachments {
 			l := a.listener
 			l.attached--
-			l.byKind[rs.kind]--
+			l.byKind[rs.Kind]--
 			if !l.served() {
 				continue
 			}
 			for _, h := range a.hostnames {
-				if left := slices.DeleteFunc(l.byHost[h], func(r *routeState) bool { return r == rs }); len(left) > 0 {
+				if left := slices.DeleteFunc(l.byHost[h], func(r *route.Route) bool { return r == rs }); len(left) > 0 {
 					l.byHost[h] = left
 				} else {
 					delete(l.byHost, h)
@@ -181,61 +178,5 @@ func hostnamesOf(hostnames []gwv1.Hostname) []string {
 	return out
 }
 
-// parentKey identifies a parentRef with its defaults filled in.
-func parentKey(r gwv1.ParentReference, routeNamespace string) string {
-	group, kind, ns, section, port := gwv1.GroupName, "Gateway", routeNamespace, "", ""
-	if r.Group != nil {
-		group = string(*r.Group)
-	}
-	if r.Kind != nil {
-		kind = string(*r.Kind)
-	}
-	if r.Namespace != nil {
-		ns = string(*r.Namespace)
-	}
-	if r.SectionName != nil {
-		section = string(*r.SectionName)
-	}
-	if r.Port != nil {
-		port = fmt.Sprint(*r.Port)
-	}
-	return strings.Join([]string{group, kind, ns, string(r.Name), section, port}, "\x00")
-}
-
-// routeStatus is the route's complete status: other controllers' parents
-// as they were, then one entry per parentRef of ours.
-func routeStatus(rs *routeState, parents []parentResult, controller gwv1.GatewayController, now metav1.Time) gwv1.RouteStatus {
-	prev := map[string][]metav1.Condition{}
-	var out gwv1.RouteStatus
-	for _, p := range rs.prevParents {
-		if p.ControllerName == controller {
-			prev[parentKey(p.ParentRef, rs.nn.Namespace)] = p.Conditions
-			continue
-		}
-		out.Parents = append(out.Parents, *p.DeepCopy())
-	}
-	resolved := metav1.Condition{Type: string(gwv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue,
-		Reason: string(gwv1.RouteReasonResolvedRefs), Message: "All references are resolved"}
-	if rs.resolvedReason != "" {
-		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, rs.resolvedReason, rs.resolvedMsg
-	}
-	for _, p := range parents {
-		accepted := metav1.Condition{Type: string(gwv1.RouteConditionAccepted), Status: metav1.ConditionFalse,
-			Reason: p.acceptedReason, Message: p.acceptedMsg}
-		if p.accepted {
-			accepted.Status = metav1.ConditionTrue
-		}
-		conds := condition.Stamp(prev[parentKey(p.ref, rs.nn.Namespace)], []metav1.Condition{accepted, resolved}, rs.meta.Generation, now)
-		out.Parents = append(out.Parents, gwv1.RouteParentStatus{ParentRef: p.ref, ControllerName: controller, Conditions: conds})
-	}
-	if len(out.Parents) > maxRouteParents {
-		out.Parents = out.Parents[:maxRouteParents]
-	}
-	if out.Parents == nil {
-		out.Parents = []gwv1.RouteParentStatus{}
-	}
-	return out
-}
-
-// maxRouteParents is the API's limit on status.parents.
-const maxRouteParents = 32
+// Verdict is the parent's verdict, for the route's status.
+func (p parentResult) Verdict() route.Parent { return p.Parent }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // The GRPCRoute spec: when an HTTPRoute and a GRPCRoute attach to one
@@ -37,7 +40,7 @@ func rejectConflicts(entries []routeEntry) {
 	for _, l := range listeners {
 		var http, grpc []attached
 		for _, a := range byListener[l] {
-			if a.e.rs.kind == kindGRPCRoute {
+			if a.e.rs.Kind == input.KindGRPCRoute {
 				grpc = append(grpc, a)
 			} else {
 				http = append(http, a)
@@ -56,7 +59,7 @@ func rejectConflicts(entries []routeEntry) {
 			for _, i := range meeting(g.hostnames, byHost, http, func(a attached) []string { return a.hostnames }) {
 				h := http[i]
 				loser, winner := g, h
-				if olderFirst(g.e.rs, h.e.rs) {
+				if route.OlderFirst(g.e.rs, h.e.rs) {
 					loser, winner = h, g
 				}
 				reject(loser.e, loser.parent, winner.e.rs)
@@ -99,31 +102,22 @@ func meeting[T any](hostnames []string, byHost map[string][]int, items []T, host
 	return out
 }
 
-// olderFirst: a wins over b, the oldest then by namespace/name.
-func olderFirst(a, b *routeState) bool {
-	ta, tb := a.meta.CreationTimestamp.Time, b.meta.CreationTimestamp.Time
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	return a.nn.String() < b.nn.String()
-}
-
 // reject marks the parent not accepted for the conflict with other, and
 // takes the route out of every listener of that parent.
-func reject(e *routeEntry, parent int, other *routeState) {
+func reject(e *routeEntry, parent int, other *route.Route) {
 	p := &e.parents[parent]
-	if !p.accepted && p.acceptedReason == "Conflicted" {
+	if !p.Accepted && p.Reason == "Conflicted" {
 		return
 	}
 	detachRoute(e.rs, e.parents[parent:parent+1])
 	for _, a := range p.attachments {
 		// Still counted as a route of its kind there: a patch of the
 		// winner must not proceed as if the listener held one kind.
-		a.listener.byKind[e.rs.kind]++
+		a.listener.byKind[e.rs.Kind]++
 	}
-	p.accepted, p.attachedListener, p.attachments = false, false, nil
-	p.acceptedReason = "Conflicted"
-	p.acceptedMsg = fmt.Sprintf("%s %s, older or first by name, serves the same hostnames on this listener: an HTTPRoute and a GRPCRoute may not share them", other.kind, other.nn)
+	p.Accepted, p.attachedListener, p.attachments = false, false, nil
+	p.Reason = "Conflicted"
+	p.Message = fmt.Sprintf("%s %s, older or first by name, serves the same hostnames on this listener: an HTTPRoute and a GRPCRoute may not share them", other.Kind, other.Name)
 }
 
 // hostnamesIntersect: some hostname of a meets one of b ("*" meets all).

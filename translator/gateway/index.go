@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +8,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
 // gatewayIndex finds the Gateway API inputs by name, and what refers to
@@ -22,8 +22,8 @@ type gatewayIndex struct {
 	tcpRoutes  []*gwv1.TCPRoute
 	udpRoutes  []*gwv1.UDPRoute
 	namespaces map[string]*corev1.Namespace
-	// grants are the ReferenceGrants by the namespace they grant into.
-	grants map[string][]*gwv1.ReferenceGrant
+	// grants are asked by certificates, CA and backend refs alike.
+	grants referencegrant.Grants
 	// fronting are the Services labelled with a Gateway's name, by Gateway.
 	fronting map[types.NamespacedName][]*corev1.Service
 	// setsOf are the ListenerSets by the Gateway their parentRef names, in
@@ -36,7 +36,7 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 	g := &gatewayIndex{
 		classes:    make(map[string]*gwv1.GatewayClass, len(in.GatewayClasses)),
 		namespaces: make(map[string]*corev1.Namespace, len(in.Namespaces)),
-		grants:     map[string][]*gwv1.ReferenceGrant{},
+		grants:     referencegrant.New(in.ReferenceGrants),
 		fronting:   map[types.NamespacedName][]*corev1.Service{},
 	}
 	for _, c := range in.GatewayClasses {
@@ -44,10 +44,6 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 	}
 	for _, ns := range in.Namespaces {
 		g.namespaces[ns.Name] = ns
-	}
-	for _, rg := range in.ReferenceGrants {
-		ns := input.NameOf(rg.Namespace, rg.Name).Namespace
-		g.grants[ns] = append(g.grants[ns], rg)
 	}
 	g.gateways = input.UniqueSorted(in.Gateways, func(o *gwv1.Gateway) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.routes = input.UniqueSorted(in.HTTPRoutes, func(o *gwv1.HTTPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
@@ -66,38 +62,6 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 		}
 	}
 	return g
-}
-
-// reference is one object referring to another across namespaces.
-type reference struct {
-	fromGroup, fromKind, fromNamespace string
-	toGroup, toKind, toNamespace       string
-	toName                             string
-}
-
-// permitted applies ReferenceGrants: a reference within a namespace needs
-// none; across namespaces, a grant in the target's namespace must name the
-// referrer's group, kind and namespace, and the target's group and kind
-// (and name, when it names one).
-func (g *gatewayIndex) permitted(r reference) bool {
-	if r.fromNamespace == r.toNamespace {
-		return true
-	}
-	for _, rg := range g.grants[r.toNamespace] {
-		from := slices.ContainsFunc(rg.Spec.From, func(f gwv1.ReferenceGrantFrom) bool {
-			return string(f.Group) == r.fromGroup && string(f.Kind) == r.fromKind && string(f.Namespace) == r.fromNamespace
-		})
-		if !from {
-			continue
-		}
-		to := slices.ContainsFunc(rg.Spec.To, func(t gwv1.ReferenceGrantTo) bool {
-			return string(t.Group) == r.toGroup && string(t.Kind) == r.toKind && (t.Name == nil || string(*t.Name) == r.toName)
-		})
-		if to {
-			return true
-		}
-	}
-	return false
 }
 
 // gatewayKey is a Gateway's namespace/name as written in a message.

@@ -10,8 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/gatewaytls"
 	"github.com/tlsplane/tlsplane/translator/input"
-	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // listenerState is one Gateway listener as judged: whether it is served,
@@ -40,15 +41,15 @@ type listenerState struct {
 	// frontend is the client certificate validation the listener's chain
 	// applies (spec.tls.frontend), nil for none; caReason and caMsg say
 	// why one of its caCertificateRefs cannot be used.
-	frontend        *frontendValidation
+	frontend        *gatewaytls.Validation
 	caReason, caMsg string
 	attached        int32
 	// byKind counts the attached routes of each kind: a listener with both
 	// has conflicts to settle (conflicts.go), which a patch does not.
-	byKind map[routeKind]int
+	byKind map[input.Kind]int
 	// byHost are the routes served through the listener, by the hostname
 	// they share with it.
-	byHost map[string][]*routeState
+	byHost map[string][]*route.Route
 }
 
 // served: the listener gets Envoy configuration.
@@ -73,7 +74,7 @@ type listenerOwner struct {
 
 // judgeListeners validates each listener of a Gateway, then the conflicts
 // between them.
-func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate, frontend *frontendTLS) []*listenerState {
+func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets gatewaytls.Certificates, frontend *gatewaytls.Frontend) []*listenerState {
 	owner := listenerOwner{kind: "Gateway", nn: input.NameOf(gw.Namespace, gw.Name)}
 	out := make([]*listenerState, 0, len(gw.Spec.Listeners))
 	for i := range gw.Spec.Listeners {
@@ -83,7 +84,7 @@ func judgeListeners(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex, secrets 
 	return out
 }
 
-func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate, frontend *frontendTLS) *listenerState {
+func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *gatewayIndex, secrets gatewaytls.Certificates, frontend *gatewaytls.Frontend) *listenerState {
 	s := &listenerState{spec: l, owner: owner, accepted: true, resolved: true}
 	if l.Hostname != nil {
 		s.hostname = string(*l.Hostname)
@@ -122,18 +123,18 @@ func judgeListener(owner listenerOwner, l *gwv1.Listener, ix *input.Index, g *ga
 // protocol serves (HTTPRoute and GRPCRoute on HTTP and HTTPS) unless kinds
 // names some; a kind the listener does not serve is InvalidRouteKinds.
 func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
-	var served []routeKind
+	var served []input.Kind
 	switch l.Protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
-		served = []routeKind{kindHTTPRoute, kindGRPCRoute}
+		served = []input.Kind{input.KindHTTPRoute, input.KindGRPCRoute}
 	case gwv1.TLSProtocolType:
-		served = []routeKind{kindTLSRoute}
+		served = []input.Kind{input.KindTLSRoute}
 	case gwv1.TCPProtocolType:
-		served = []routeKind{kindTCPRoute}
+		served = []input.Kind{input.KindTCPRoute}
 	case gwv1.UDPProtocolType:
-		served = []routeKind{kindUDPRoute}
+		served = []input.Kind{input.KindUDPRoute}
 	}
-	kindOf := func(k routeKind) gwv1.RouteGroupKind {
+	kindOf := func(k input.Kind) gwv1.RouteGroupKind {
 		return gwv1.RouteGroupKind{Group: ptrTo(gwv1.Group(gwv1.GroupName)), Kind: gwv1.Kind(k)}
 	}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
@@ -150,8 +151,8 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gwv1.GroupName && slices.Contains(served, routeKind(k.Kind)) {
-			ok = append(ok, kindOf(routeKind(k.Kind)))
+		if group == gwv1.GroupName && slices.Contains(served, input.Kind(k.Kind)) {
+			ok = append(ok, kindOf(input.Kind(k.Kind)))
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s/%s", group, k.Kind))
@@ -163,7 +164,7 @@ func routeKinds(l *gwv1.Listener) ([]gwv1.RouteGroupKind, string, string) {
 }
 
 // supports: the listener admits routes of kind k.
-func (l *listenerState) supports(k routeKind) bool {
+func (l *listenerState) supports(k input.Kind) bool {
 	for _, s := range l.supported {
 		if s.Kind == gwv1.Kind(k) {
 			return true
@@ -172,7 +173,7 @@ func (l *listenerState) supports(k routeKind) bool {
 	return false
 }
 
-func kindNames(kinds []routeKind) string {
+func kindNames(kinds []input.Kind) string {
 	if len(kinds) == 0 {
 		return "no route kind tlsplane supports"
 	}
@@ -183,87 +184,30 @@ func kindNames(kinds []routeKind) string {
 	return strings.Join(names, " and ")
 }
 
-// certificate is a listener certificate Secret's parsed content.
-type certificate struct {
-	secretName string // SDS name
-	chain, key []byte
-	err        error
-}
-
-// judgeCertificates resolves an HTTPS listener's certificateRefs: core
-// Secrets, permitted by a ReferenceGrant across namespaces, holding a
-// usable kubernetes.io/tls pair.
-func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) {
-	fail := func(reason gwv1.ListenerConditionReason, format string, args ...any) {
-		if s.resolved {
-			s.resolved = false
-			s.resolvedReason, s.resolvedMsg = string(reason), fmt.Sprintf("listener %s: ", l.Name)+fmt.Sprintf(format, args...)
-		}
-	}
-	if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
-		fail(gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: a listener that terminates TLS needs a certificate")
-		return
-	}
-	if s.https && l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate {
+// judgeCertificates resolves the certificateRefs of a listener that
+// terminates TLS (package gatewaytls); a ref that cannot be used makes
+// its ResolvedRefs False, unless another reason did first.
+func judgeCertificates(owner listenerOwner, l *gwv1.Listener, s *listenerState, ix *input.Index, g *gatewayIndex, certs gatewaytls.Certificates) {
+	var reason gwv1.ListenerConditionReason
+	var msg string
+	switch {
+	case l.TLS == nil || len(l.TLS.CertificateRefs) == 0:
+		reason, msg = gwv1.ListenerReasonInvalidCertificateRef, "tls.certificateRefs: a listener that terminates TLS needs a certificate"
+	case s.https && l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate:
 		s.accepted = false
 		s.acceptedReason = string(gwv1.ListenerReasonUnsupportedValue)
 		s.acceptedMsg = fmt.Sprintf("listener %s: tls.mode %q: an HTTPS listener terminates TLS", l.Name, *l.TLS.Mode)
 		return
+	default:
+		s.certSecrets, reason, msg = certs.Resolve(owner.kind, owner.nn, l.TLS.CertificateRefs, ix, g.grants)
 	}
-	for i, ref := range l.TLS.CertificateRefs {
-		group, kind := "", "Secret"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		ns := owner.nn.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
-		field := fmt.Sprintf("tls.certificateRefs[%d]", i)
-		if group != "" || kind != "Secret" {
-			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: group %q kind %q: only core Secrets hold certificates", field, group, kind)
-			continue
-		}
-		if !g.permitted(reference{gwv1.GroupName, owner.kind, owner.nn.Namespace, "", "Secret", ns, string(ref.Name)}) {
-			fail(gwv1.ListenerReasonRefNotPermitted, "%s: Secret %s/%s: no ReferenceGrant in %s permits %ss of %s", field, ns, ref.Name, ns, owner.kind, owner.nn.Namespace)
-			continue
-		}
-		nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-		c := listenerCertificate(nn, ix, secrets)
-		if c.err != nil {
-			fail(gwv1.ListenerReasonInvalidCertificateRef, "%s: Secret %s: %v", field, nn, c.err)
-			continue
-		}
-		s.certSecrets = append(s.certSecrets, c.secretName)
+	if reason != "" && s.resolved {
+		s.resolved = false
+		s.resolvedReason, s.resolvedMsg = string(reason), fmt.Sprintf("listener %s: %s", l.Name, msg)
 	}
 	if !s.resolved {
 		s.certSecrets = nil
 	}
-}
-
-// listenerCertificate parses a TLS Secret once per translation.
-func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[string]*certificate) *certificate {
-	name := plan.CertificateSecretName(nn.Namespace, nn.Name)
-	if c, ok := secrets[name]; ok {
-		return c
-	}
-	c := &certificate{secretName: name}
-	secrets[name] = c
-	s, ok := ix.Secrets[nn]
-	if !ok {
-		c.err = fmt.Errorf("does not exist")
-		return c
-	}
-	chain, key, err := input.KeyPair(s)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	c.chain, c.key = chain, key
-	return c
 }
 
 // markConflicts: HTTP and HTTPS on one port is a protocol conflict for
@@ -271,7 +215,7 @@ func listenerCertificate(nn types.NamespacedName, ix *input.Index, secrets map[s
 // hostname conflict with each other. UDP ports are apart from TCP ports
 // of the same number: a UDP listener conflicts only with another UDP one.
 func markConflicts(ls []*listenerState) {
-	protocols := map[listenerSocket]map[gwv1.ProtocolType]bool{}
+	protocols := map[Socket]map[gwv1.ProtocolType]bool{}
 	socketOf := (*listenerState).socket
 	for _, l := range ls {
 		if !l.accepted {
@@ -356,11 +300,12 @@ func (g *gatewayIndex) admits(from gwv1.FromNamespaces, selector *metav1.LabelSe
 
 func ptrTo[T any](v T) *T { return &v }
 
-// listenerSocket is what a listener binds: a port number, as UDP or as
-// TCP. Listeners conflict only within one socket.
-type listenerSocket struct {
-	port gwv1.PortNumber
-	udp  bool
+// Socket is what a listener binds: a port number, as UDP or as TCP.
+// Listeners conflict only within one socket, and each socket is one Envoy
+// listener: what Envoy would refuse is refused per socket.
+type Socket struct {
+	Port gwv1.PortNumber
+	UDP  bool
 }
 
-func (l *listenerState) socket() listenerSocket { return listenerSocket{l.spec.Port, l.datagram} }
+func (l *listenerState) socket() Socket { return Socket{Port: l.spec.Port, UDP: l.datagram} }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/gatewaytls"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
@@ -100,7 +101,7 @@ func (g *gatewayIndex) indexListenerSets(sets []*gwv1.ListenerSet) {
 // judgeListenerSets judges the ListenerSets naming gs as their parent, in
 // precedence order: whether the Gateway admits each, its listeners, and
 // their conflicts with the listeners before them.
-func judgeListenerSets(gs *Gateway, ix *input.Index, g *gatewayIndex, secrets map[string]*certificate) []*listenerSet {
+func judgeListenerSets(gs *Gateway, ix *input.Index, g *gatewayIndex, secrets gatewaytls.Certificates) []*listenerSet {
 	sets := g.setsOf[gs.nn]
 	if len(sets) == 0 {
 		return nil
@@ -157,12 +158,12 @@ func (g *gatewayIndex) admitsListenerSet(gw *gwv1.Gateway, ns string) bool {
 // portClaims are the ports, protocols and hostnames taken by the
 // listeners earlier in a Gateway's merged list.
 type portClaims struct {
-	protocols map[listenerSocket]gwv1.ProtocolType
+	protocols map[Socket]gwv1.ProtocolType
 	hostnames map[string]bool
 }
 
 func newPortClaims() portClaims {
-	return portClaims{protocols: map[listenerSocket]gwv1.ProtocolType{}, hostnames: map[string]bool{}}
+	return portClaims{protocols: map[Socket]gwv1.ProtocolType{}, hostnames: map[string]bool{}}
 }
 
 func (c portClaims) hostKey(l *listenerState) string {

@@ -31,7 +31,7 @@ func (gs *Gateway) attachedSets() int32 {
 // names gs: whether the Gateway takes each (Accepted), whether its
 // listeners are served (Programmed), and each listener's conditions.
 // parent is gs's status as Status wrote it, with the same refused.
-func (r *Result) ListenerSetStatuses(gs *Gateway, parent gwv1.GatewayStatus, refused map[uint32]string, now metav1.Time) map[types.NamespacedName]gwv1.ListenerSetStatus {
+func (r *Result) ListenerSetStatuses(gs *Gateway, parent gwv1.GatewayStatus, refused map[Socket]string, now metav1.Time) map[types.NamespacedName]gwv1.ListenerSetStatus {
 	if len(gs.sets) == 0 {
 		return nil
 	}
@@ -43,12 +43,12 @@ func (r *Result) ListenerSetStatuses(gs *Gateway, parent gwv1.GatewayStatus, ref
 	return out
 }
 
-func listenerSetStatus(s *listenerSet, parentProgrammed bool, refused map[uint32]string, now metav1.Time) gwv1.ListenerSetStatus {
+func listenerSetStatus(s *listenerSet, parentProgrammed bool, refused map[Socket]string, now metav1.Time) gwv1.ListenerSetStatus {
 	served, programmedListeners := 0, 0
 	for _, l := range s.listeners {
 		if l.served() {
 			served++
-			if refused[uint32(l.spec.Port)] == "" {
+			if refused[l.socket()] == "" {
 				programmedListeners++
 			}
 		}

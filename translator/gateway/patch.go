@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // A change to HTTPRoutes alone leaves every listener, Gateway address and
@@ -23,7 +24,7 @@ import (
 type memo struct {
 	g        *gatewayIndex
 	gateways map[types.NamespacedName]*Gateway
-	routes   map[routeKey]routeEntry // routes with a parent of ours
+	routes   map[route.Key]routeEntry // routes with a parent of ours
 	// reach counts, per Service port, the accepted attachments through
 	// which each Gateway sends traffic there.
 	reach map[input.ServicePort]map[types.NamespacedName]int
@@ -34,7 +35,7 @@ type memo struct {
 
 // routeEntry is one route as judged and attached.
 type routeEntry struct {
-	rs      *routeState
+	rs      *route.Route
 	parents []parentResult
 }
 
@@ -42,10 +43,10 @@ type routeEntry struct {
 // through, noting the ports in touched (when not nil).
 func (m *memo) countReach(e routeEntry, delta int, touched map[input.ServicePort]bool) {
 	for _, p := range e.parents {
-		if !p.accepted || !p.attachedListener {
+		if !p.Accepted || !p.attachedListener {
 			continue
 		}
-		for _, b := range e.rs.backends {
+		for _, b := range e.rs.Backends {
 			if m.reach[b] == nil {
 				m.reach[b] = map[types.NamespacedName]int{}
 			}
@@ -136,7 +137,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 	// A listener that held both kinds before the patch counts too: the
 	// routes left there may have lost a conflict to the one going away.
 	mixedBefore := false
-	apply := func(key routeKey, judge func() *routeState) {
+	apply := func(key route.Key, judge func() *route.Route) {
 		if e, ok := m.routes[key]; ok {
 			mixedBefore = mixedBefore || holdsBothKinds(e.parents)
 			detachRoute(e.rs, e.parents)
@@ -154,34 +155,34 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 		e := routeEntry{rs: rs, parents: parents}
 		m.routes[key] = e
 		note(e, 1)
-		st := routeStatus(rs, parents, r.cfg.ControllerName, now)
-		if key.kind == kindGRPCRoute {
-			patch.GRPCStatuses[key.nn] = &gwv1.GRPCRouteStatus{RouteStatus: st}
+		st := route.Status(rs, parents, r.cfg.ControllerName, now)
+		if key.Kind == input.KindGRPCRoute {
+			patch.GRPCStatuses[key.Name] = &gwv1.GRPCRouteStatus{RouteStatus: st}
 		} else {
-			patch.Statuses[key.nn] = &gwv1.HTTPRouteStatus{RouteStatus: st}
+			patch.Statuses[key.Name] = &gwv1.HTTPRouteStatus{RouteStatus: st}
 		}
 	}
 	for _, nn := range c.HTTP {
 		patch.Statuses[nn] = nil
-		var judge func() *routeState
-		if route := c.HTTPObjects[nn]; route != nil {
-			judge = func() *routeState { return judgeRoute(route, ix, m.g) }
+		var judge func() *route.Route
+		if obj := c.HTTPObjects[nn]; obj != nil {
+			judge = func() *route.Route { return route.JudgeHTTPRoute(obj, ix, m.g.grants) }
 		}
-		apply(routeKey{kindHTTPRoute, nn}, judge)
+		apply(route.Key{Kind: input.KindHTTPRoute, Name: nn}, judge)
 	}
 	for _, nn := range c.GRPC {
 		patch.GRPCStatuses[nn] = nil
-		var judge func() *routeState
-		if route := c.GRPCObjects[nn]; route != nil {
-			judge = func() *routeState { return judgeGRPCRoute(route, ix, m.g) }
+		var judge func() *route.Route
+		if obj := c.GRPCObjects[nn]; obj != nil {
+			judge = func() *route.Route { return route.JudgeGRPCRoute(obj, ix, m.g.grants) }
 		}
-		apply(routeKey{kindGRPCRoute, nn}, judge)
+		apply(route.Key{Kind: input.KindGRPCRoute, Name: nn}, judge)
 	}
 	if mixedBefore {
 		return RoutePatch{}, false
 	}
 	for l := range patch.Rebuild {
-		if l.byKind[kindHTTPRoute] > 0 && l.byKind[kindGRPCRoute] > 0 {
+		if l.byKind[input.KindHTTPRoute] > 0 && l.byKind[input.KindGRPCRoute] > 0 {
 			return RoutePatch{}, false
 		}
 	}
@@ -208,7 +209,7 @@ func (r *Result) PatchRoutes(c ChangedRoutes, ix *input.Index, now metav1.Time) 
 func holdsBothKinds(parents []parentResult) bool {
 	for _, p := range parents {
 		for _, a := range p.attachments {
-			if a.listener.byKind[kindHTTPRoute] > 0 && a.listener.byKind[kindGRPCRoute] > 0 {
+			if a.listener.byKind[input.KindHTTPRoute] > 0 && a.listener.byKind[input.KindGRPCRoute] > 0 {
 				return true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // Port is one Envoy listener of a Gateway (one port) as planned, with the
@@ -16,6 +17,11 @@ type Port struct {
 	// Tables are Plan.Tables(), each with what it was planned from, so a
 	// route change can rebuild its virtual hosts.
 	Tables []*Table
+}
+
+// Socket is what the port's Envoy listener binds.
+func (p Port) Socket() Socket {
+	return Socket{Port: gwv1.PortNumber(p.Plan.Port), UDP: p.Plan.UDP != nil}
 }
 
 // Table is one route configuration's plan and the Gateway listeners whose
@@ -85,7 +91,7 @@ func (gs *Gateway) Ports(address string) []Port {
 // chain's CertSecrets give.
 func (gs *Gateway) Certificate(secret string) (chain, key []byte) {
 	c := gs.certs[secret]
-	return c.chain, c.key
+	return c.Chain, c.Key
 }
 
 // routeTable gathers the routes attached to listeners into one virtual
@@ -120,7 +126,7 @@ func (t *Table) VirtualHost(h string) (plan.VirtualHost, bool) {
 	// With other listeners on the port, a listener's own hostname 404s
 	// here rather than fall to a wider listener's routes (or 421).
 	exists := false
-	var rrs []rankedRoute
+	var rrs []route.Ranked
 	seen := map[string]bool{}
 	for _, l := range t.listeners {
 		if t.shared() && l.hostname != "" && l.hostname == h {
@@ -130,9 +136,9 @@ func (t *Table) VirtualHost(h string) (plan.VirtualHost, bool) {
 			continue
 		}
 		for _, rs := range l.byHost[h] {
-			for _, rr := range rs.plans {
-				if !seen[rr.plan.Name] {
-					seen[rr.plan.Name] = true
+			for _, rr := range rs.Plans {
+				if !seen[rr.Plan.Name] {
+					seen[rr.Plan.Name] = true
 					rrs = append(rrs, rr)
 				}
 			}
@@ -141,10 +147,10 @@ func (t *Table) VirtualHost(h string) (plan.VirtualHost, bool) {
 	if !exists && len(rrs) == 0 {
 		return plan.VirtualHost{}, false
 	}
-	slices.SortFunc(rrs, func(a, b rankedRoute) int { return compareRanks(a.rank, b.rank) })
+	slices.SortFunc(rrs, func(a, b route.Ranked) int { return route.CompareRanks(a.Rank, b.Rank) })
 	vh := plan.VirtualHost{Hostname: h, Routes: make([]plan.Route, 0, len(rrs))}
 	for _, rr := range rrs {
-		vh.Routes = append(vh.Routes, rr.plan)
+		vh.Routes = append(vh.Routes, rr.Plan)
 	}
 	return vh, true
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // A Gateway's fleet is served only the clusters its own routes reach (and
@@ -14,37 +12,6 @@ import (
 // route reaches is counted per Gateway and cluster name as it attaches
 // and detaches, so a route patch costs the clusters of the routes it
 // changes, never a walk over every route.
-
-// clustersVia are the clusters rs sends traffic to through listener l, as
-// the emitter names them: each rule's backends and mirrors (HTTP, GRPC),
-// the stream backends, raw unless l terminates TLS (TLS, TCP), or the UDP
-// port's clusters (UDP). Invalid backends (no cluster) are left out.
-func (rs *routeState) clustersVia(l *listenerState) []string {
-	var out []string
-	add := func(bs []plan.WeightedBackend) {
-		for _, b := range bs {
-			if b.Cluster != "" {
-				out = append(out, b.Cluster)
-			}
-		}
-	}
-	switch rs.kind {
-	case kindTLSRoute, kindTCPRoute:
-		add(streamBackends(l, rs.stream))
-	case kindUDPRoute:
-		add(rs.stream)
-	default:
-		for _, r := range rs.plans {
-			add(r.plan.Backends)
-			for _, m := range r.plan.Mirrors {
-				if m.Cluster != "" {
-					out = append(out, m.Cluster)
-				}
-			}
-		}
-	}
-	return out
-}
 
 // countClusters adds delta for each cluster e sends traffic to through a
 // served listener, per Gateway (accepted or not: a route with a rule
@@ -59,7 +26,7 @@ func (m *memo) countClusters(e routeEntry, delta int, flips map[types.Namespaced
 			if !a.listener.served() {
 				continue
 			}
-			for _, name := range e.rs.clustersVia(a.listener) {
+			for _, name := range e.rs.Clusters(a.listener.raw()) {
 				counts := m.clusters[gw]
 				if counts == nil {
 					counts = map[string]int{}

@@ -78,18 +78,18 @@ func gatewayClassStatus(c *gwv1.GatewayClass, channel Channel, now metav1.Time) 
 	return st, cond.Status == metav1.ConditionTrue
 }
 
-// gatewayStatus reports the Gateway's addresses, its acceptance (some
-// listener served), whether it is programmed (served, emitted and
-// addressed), and each listener's conditions. refused holds, per port, what
-// Envoy would reject in the listener the emitter built for it: Status is
-// written after emission, so a listener Envoy would refuse is not
-// Programmed.
-func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time) gwv1.GatewayStatus {
+// Status reports the Gateway's addresses, its acceptance (some listener
+// served), whether it is programmed (served, emitted and addressed), and
+// each listener's conditions. refused holds, per socket (port, as TCP or
+// UDP), what Envoy would reject in the listener the emitter built for it:
+// Status is written after emission, so a listener Envoy would refuse is
+// not Programmed.
+func (r *Result) Status(gs *Gateway, refused map[Socket]string, now metav1.Time) gwv1.GatewayStatus {
 	gw := gs.gw
 	addr := gatewayAddresses(gs, r.memo.g)
 	programmedListeners := 0
 	for _, l := range gs.listeners {
-		if l.served() && refused[uint32(l.spec.Port)] == "" {
+		if l.served() && refused[l.socket()] == "" {
 			programmedListeners++
 		}
 	}
@@ -124,7 +124,7 @@ func (r *Result) Status(gs *Gateway, refused map[uint32]string, now metav1.Time)
 
 // listenerStatus is one listener's entry in its Gateway's or ListenerSet's
 // status.listeners; prev are its conditions as they were.
-func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[uint32]string, generation int64, now metav1.Time) gwv1.ListenerStatus {
+func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[Socket]string, generation int64, now metav1.Time) gwv1.ListenerStatus {
 	supported := l.supported
 	if supported == nil {
 		supported = []gwv1.RouteGroupKind{}
@@ -133,7 +133,7 @@ func listenerStatus(l *listenerState, prev []metav1.Condition, refused map[uint3
 		Name:           l.spec.Name,
 		SupportedKinds: supported,
 		AttachedRoutes: l.attached,
-		Conditions:     condition.Stamp(prev, listenerConditions(l, refused[uint32(l.spec.Port)]), generation, now),
+		Conditions:     condition.Stamp(prev, listenerConditions(l, refused[l.socket()]), generation, now),
 	}
 }
 
@@ -222,7 +222,7 @@ func unsupportedAddress(gw *gwv1.Gateway) string {
 // with the provisioner on, those of its provisioning.
 func (r *Result) conditions(gs *Gateway, accepted, programmed metav1.Condition) []metav1.Condition {
 	out := []metav1.Condition{accepted, programmed, gs.resolvedRefs()}
-	if fields := gs.frontend.insecureFields(gs.gw); len(fields) > 0 {
+	if fields := gs.frontend.InsecureFields(gs.gw); len(fields) > 0 {
 		out = append(out, metav1.Condition{Type: string(gwv1.GatewayConditionInsecureFrontendValidationMode), Status: metav1.ConditionTrue,
 			Reason:  string(gwv1.GatewayReasonConfigurationChanged),
 			Message: fmt.Sprintf("%s: AllowInsecureFallback: clients without a certificate, or with one that fails validation, are let through", strings.Join(fields, ", "))})
@@ -240,8 +240,8 @@ func (r *Result) conditions(gs *Gateway, accepted, programmed metav1.Condition) 
 func (gs *Gateway) resolvedRefs() metav1.Condition {
 	c := metav1.Condition{Type: string(gwv1.GatewayConditionResolvedRefs), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.GatewayReasonResolvedRefs), Message: "every reference is resolved"}
-	if b := gs.backend; b != nil && b.cert == nil {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(b.reason), b.message+"; the TLS backends its routes reach fail closed, but for those whose policy names a client certificate of its own"
+	if b := gs.backend; b != nil && b.Cert == nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(b.Reason), b.Message+"; the TLS backends its routes reach fail closed, but for those whose policy names a client certificate of its own"
 		return c
 	}
 	var unresolved []string

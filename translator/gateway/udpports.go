@@ -5,21 +5,13 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
-// UDPRoutes carry datagrams: a route is its rules' backends (UDP ports of
-// Services), and a UDP listener proxies each client session to one of
-// them. UDP listeners of one port share one Envoy UDP listener, apart from
-// any TCP listener of the same number.
-
-// judgeUDPRoute judges a UDPRoute's rules; it has no hostnames.
-func judgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, g *gatewayIndex) *routeState {
-	rs := newRouteState(kindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
-	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, g)
-	return rs
-}
+// A UDP listener proxies each client session to its route's backends
+// (route/streams.go judges them). UDP listeners of one port share one
+// Envoy UDP listener, apart from any TCP listener of the same number.
 
 // udpPorts plans a Gateway's served UDP listeners, one Envoy listener per
 // port, named <gateway>/<port>/udp.
@@ -51,10 +43,10 @@ func (gs *Gateway) udpPorts(address string) []Port {
 // by namespace/name): a UDP listener has one destination, and the newer
 // routes stay attached but unserved, as with TCP.
 func udpBackends(l *listenerState) []plan.WeightedBackend {
-	var oldest *routeState
+	var oldest *route.Route
 	for _, routes := range l.byHost {
 		for _, rs := range routes {
-			if oldest == nil || olderFirst(rs, oldest) {
+			if oldest == nil || route.OlderFirst(rs, oldest) {
 				oldest = rs
 			}
 		}
@@ -62,5 +54,5 @@ func udpBackends(l *listenerState) []plan.WeightedBackend {
 	if oldest == nil {
 		return nil
 	}
-	return oldest.stream
+	return oldest.Stream
 }

@@ -1,4 +1,4 @@
-package gateway
+package gatewaytls
 
 import (
 	"fmt"
@@ -8,29 +8,30 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
-// backendCertificate is what a Gateway's
+// BackendCertificate is what a Gateway's
 // spec.tls.backend.clientCertificateRef resolved to: the certificate, or
 // why the reference cannot be used (the Gateway's ResolvedRefs).
-type backendCertificate struct {
-	cert    *plan.ClientCertificate // nil when unresolved
-	reason  gwv1.GatewayConditionReason
-	message string
+type BackendCertificate struct {
+	Cert    *plan.ClientCertificate // nil when unresolved
+	Reason  gwv1.GatewayConditionReason
+	Message string
 }
 
-// judgeBackendCertificate resolves the Gateway's backend client
+// JudgeBackendCertificate resolves the Gateway's backend client
 // certificate; nil when it names none. Only a core kubernetes.io/tls
 // Secret is supported (the spec's Core support), permitted by a
 // ReferenceGrant when it is in another namespace.
-func judgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex) *backendCertificate {
+func JudgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, grants referencegrant.Grants) *BackendCertificate {
 	if gw.Spec.TLS == nil || gw.Spec.TLS.Backend == nil || gw.Spec.TLS.Backend.ClientCertificateRef == nil {
 		return nil
 	}
 	ref := gw.Spec.TLS.Backend.ClientCertificateRef
 	const field = "spec.tls.backend.clientCertificateRef"
-	invalid := func(reason gwv1.GatewayConditionReason, format string, args ...any) *backendCertificate {
-		return &backendCertificate{reason: reason, message: field + ": " + fmt.Sprintf(format, args...)}
+	invalid := func(reason gwv1.GatewayConditionReason, format string, args ...any) *BackendCertificate {
+		return &BackendCertificate{Reason: reason, Message: field + ": " + fmt.Sprintf(format, args...)}
 	}
 	group, kind := "", "Secret"
 	if ref.Group != nil {
@@ -46,7 +47,8 @@ func judgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex)
 	if ref.Namespace != nil {
 		nn.Namespace = string(*ref.Namespace)
 	}
-	if !g.permitted(reference{gwv1.GroupName, "Gateway", gw.Namespace, "", "Secret", nn.Namespace, nn.Name}) {
+	if !grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: "Gateway", FromNamespace: gw.Namespace,
+		ToKind: "Secret", ToNamespace: nn.Namespace, ToName: nn.Name}) {
 		return invalid(gwv1.GatewayReasonRefNotPermitted, "Secret %s: no ReferenceGrant in %s permits Gateways of %s", nn, nn.Namespace, gw.Namespace)
 	}
 	s, ok := ix.Secrets[nn]
@@ -60,18 +62,7 @@ func judgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex)
 	if err != nil {
 		return invalid(gwv1.GatewayReasonInvalidClientCertificateRef, "Secret %s: %v", nn, err)
 	}
-	return &backendCertificate{cert: &plan.ClientCertificate{
+	return &BackendCertificate{Cert: &plan.ClientCertificate{
 		SecretName: plan.GatewayClientCertificateSecretName(gw.Namespace, gw.Name), Chain: chain, Key: key,
 	}}
-}
-
-// BackendClientCertificate is the certificate the Gateway presents to
-// the TLS backends its routes reach. configured is false when the Gateway
-// names none; cert is nil when it names one that cannot be used, and then
-// those backends must fail closed rather than be reached without it.
-func (gs *Gateway) BackendClientCertificate() (cert *plan.ClientCertificate, configured bool) {
-	if gs.backend == nil {
-		return nil, false
-	}
-	return gs.backend.cert, true
 }

@@ -1,4 +1,4 @@
-package gateway
+package route
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
 // A RequestMirror filter sends a copy of each request (or a share of them)
@@ -17,15 +18,15 @@ import (
 // ruleMirror judges rules[i].filters[k].requestMirror. problem names an
 // unresolved backendRef (the mirror is dropped, m is nil); err a share the
 // CRD refuses (the rule then answers 500).
-func (rs *routeState) ruleMirror(i, k int, f *gwv1.HTTPRequestMirrorFilter, ix *input.Index, g *gatewayIndex) (m *plan.Mirror, problem string, err error) {
+func (rs *Route) ruleMirror(i, k int, f *gwv1.HTTPRequestMirrorFilter, ix *input.Index, grants referencegrant.Grants) (m *plan.Mirror, problem string, err error) {
 	share, err := mirrorShare(f)
 	if err != nil {
 		return nil, "", err
 	}
-	cluster, reason, msg := rs.resolveBackend(f.BackendRef, ix, g)
+	cluster, reason, msg := rs.resolveBackend(f.BackendRef, ix, grants)
 	if reason != "" {
-		if rs.resolvedReason == "" {
-			rs.resolvedReason = reason
+		if rs.ResolvedReason == "" {
+			rs.ResolvedReason = reason
 		}
 		return nil, fmt.Sprintf("rules[%d].filters[%d].requestMirror.backendRef: %s", i, k, msg), nil
 	}

@@ -5,9 +5,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/gatewaytls"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 // Config is what the Gateway API rules read of the control plane's
@@ -32,7 +34,7 @@ type Config struct {
 // classes and routes, and which Gateways reach each Service port. Gateway
 // statuses are not in it: they depend on what the emitter refuses
 // (Status). PatchRoutes changes it in place for a change to HTTPRoutes
-// alone.
+// and GRPCRoutes alone.
 type Result struct {
 	Classes map[string]gwv1.GatewayClassStatus
 	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
@@ -55,8 +57,9 @@ type Result struct {
 	memo *memo
 }
 
-// Judge applies the GatewayClass, Gateway, HTTPRoute and ReferenceGrant
-// rules to the classes whose controllerName is ours.
+// Judge applies the GatewayClass, Gateway, ListenerSet and route rules to
+// the classes whose controllerName is ours: package route judges each
+// route, and Judge attaches it to the listeners of ours it names.
 func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Result {
 	res := &Result{
 		Classes:    map[string]gwv1.GatewayClassStatus{},
@@ -83,14 +86,14 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		accepted[name] = ok
 	}
 	gateways := map[types.NamespacedName]*Gateway{}
-	certs := map[string]*certificate{}
+	certs := gatewaytls.Certificates{}
 	for _, gw := range g.gateways {
 		if !accepted[string(gw.Spec.GatewayClassName)] {
 			continue
 		}
-		frontend := judgeFrontendTLS(gw, ix, g)
+		frontend := gatewaytls.JudgeFrontend(gw, ix, g.grants)
 		gs := &Gateway{gw: gw, nn: input.NameOf(gw.Namespace, gw.Name), listeners: judgeListeners(gw, ix, g, certs, frontend), certs: certs,
-			backend: judgeBackendCertificate(gw, ix, g), frontend: frontend}
+			backend: gatewaytls.JudgeBackendCertificate(gw, ix, g.grants), frontend: frontend}
 		gs.sets = judgeListenerSets(gs, ix, g, certs)
 		gateways[gs.nn] = gs
 		res.Gateways = append(res.Gateways, gs)
@@ -98,24 +101,24 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 	if len(res.Gateways) == 0 {
 		return res
 	}
-	m := &memo{g: g, gateways: gateways, routes: map[routeKey]routeEntry{},
+	m := &memo{g: g, gateways: gateways, routes: map[route.Key]routeEntry{},
 		reach:    map[input.ServicePort]map[types.NamespacedName]int{},
 		clusters: map[types.NamespacedName]map[string]int{}}
-	judged := make([]*routeState, 0, len(g.routes)+len(g.grpcRoutes))
+	judged := make([]*route.Route, 0, len(g.routes)+len(g.grpcRoutes))
 	for _, r := range g.routes {
-		judged = append(judged, judgeRoute(r, ix, g))
+		judged = append(judged, route.JudgeHTTPRoute(r, ix, g.grants))
 	}
 	for _, r := range g.grpcRoutes {
-		judged = append(judged, judgeGRPCRoute(r, ix, g))
+		judged = append(judged, route.JudgeGRPCRoute(r, ix, g.grants))
 	}
 	for _, r := range g.tlsRoutes {
-		judged = append(judged, judgeTLSRoute(r, ix, g))
+		judged = append(judged, route.JudgeTLSRoute(r, ix, g.grants))
 	}
 	for _, r := range g.tcpRoutes {
-		judged = append(judged, judgeTCPRoute(r, ix, g))
+		judged = append(judged, route.JudgeTCPRoute(r, ix, g.grants))
 	}
 	for _, r := range g.udpRoutes {
-		judged = append(judged, judgeUDPRoute(r, ix, g))
+		judged = append(judged, route.JudgeUDPRoute(r, ix, g.grants))
 	}
 	var entries []routeEntry
 	for _, rs := range judged {
@@ -127,8 +130,8 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 		rejectConflicts(entries)
 	}
 	for _, e := range entries {
-		res.setStatus(e.rs, routeStatus(e.rs, e.parents, cfg.ControllerName, now))
-		m.routes[e.rs.key()] = e
+		res.setStatus(e.rs, route.Status(e.rs, e.parents, cfg.ControllerName, now))
+		m.routes[e.rs.Key()] = e
 		m.countReach(e, 1, nil)
 		m.countClusters(e, 1, nil)
 	}
@@ -148,12 +151,12 @@ type Gateway struct {
 	listeners []*listenerState
 	sets      []*listenerSet
 	// certs are the listener certificates of this run, by SDS name.
-	certs map[string]*certificate
+	certs gatewaytls.Certificates
 	// backend is spec.tls.backend's client certificate; nil without one.
-	backend *backendCertificate
+	backend *gatewaytls.BackendCertificate
 	// frontend is spec.tls.frontend's client certificate validations; nil
 	// without any.
-	frontend *frontendTLS
+	frontend *gatewaytls.Frontend
 }
 
 // Name is the Gateway's namespace/name.
@@ -162,18 +165,29 @@ func (gs *Gateway) Name() types.NamespacedName { return gs.nn }
 // Fleet is the fleet that serves the Gateway.
 func (gs *Gateway) Fleet() string { return plan.GatewayFleet(gs.nn.Namespace, gs.nn.Name) }
 
+// BackendClientCertificate is the certificate the Gateway presents to
+// the TLS backends its routes reach. configured is false when the Gateway
+// names none; cert is nil when it names one that cannot be used, and then
+// those backends must fail closed rather than be reached without it.
+func (gs *Gateway) BackendClientCertificate() (cert *plan.ClientCertificate, configured bool) {
+	if gs.backend == nil {
+		return nil, false
+	}
+	return gs.backend.Cert, true
+}
+
 // setStatus records a route's status under its kind.
-func (r *Result) setStatus(rs *routeState, st gwv1.RouteStatus) {
-	switch rs.kind {
-	case kindGRPCRoute:
-		r.GRPCRoutes[rs.nn] = gwv1.GRPCRouteStatus{RouteStatus: st}
-	case kindTLSRoute:
-		r.TLSRoutes[rs.nn] = gwv1.TLSRouteStatus{RouteStatus: st}
-	case kindTCPRoute:
-		r.TCPRoutes[rs.nn] = gwv1.TCPRouteStatus{RouteStatus: st}
-	case kindUDPRoute:
-		r.UDPRoutes[rs.nn] = gwv1.UDPRouteStatus{RouteStatus: st}
+func (r *Result) setStatus(rs *route.Route, st gwv1.RouteStatus) {
+	switch rs.Kind {
+	case input.KindGRPCRoute:
+		r.GRPCRoutes[rs.Name] = gwv1.GRPCRouteStatus{RouteStatus: st}
+	case input.KindTLSRoute:
+		r.TLSRoutes[rs.Name] = gwv1.TLSRouteStatus{RouteStatus: st}
+	case input.KindTCPRoute:
+		r.TCPRoutes[rs.Name] = gwv1.TCPRouteStatus{RouteStatus: st}
+	case input.KindUDPRoute:
+		r.UDPRoutes[rs.Name] = gwv1.UDPRouteStatus{RouteStatus: st}
 	default:
-		r.Routes[rs.nn] = gwv1.HTTPRouteStatus{RouteStatus: st}
+		r.Routes[rs.Name] = gwv1.HTTPRouteStatus{RouteStatus: st}
 	}
 }

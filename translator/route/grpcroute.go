@@ -1,4 +1,4 @@
-package gateway
+package route
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
 // A GRPCRoute becomes Envoy routes on the same virtual hosts as HTTPRoutes:
@@ -17,19 +18,19 @@ import (
 // `grpc` route match: content-type application/grpc). Its backends are the
 // Service ports' HTTP/2 clusters (plan.GRPCClusterName).
 
-// judgeGRPCRoute translates every rule and match of a GRPCRoute.
-func judgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, g *gatewayIndex) *routeState {
-	rs := newRouteState(kindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+// JudgeGRPCRoute translates every rule and match of a GRPCRoute.
+func JudgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, grants referencegrant.Grants) *Route {
+	rs := newRoute(input.KindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	var problems []string
 	for i, rule := range r.Spec.Rules {
 		base := plan.Route{}
 		var unsupported bool
-		unsupported, problems = rs.ruleFilters(i, grpcFilters(rule.Filters), &base, ix, g, problems)
+		unsupported, problems = rs.ruleFilters(i, grpcFilters(rule.Filters), &base, ix, grants, problems)
 		refs := make([]backendRef, 0, len(rule.BackendRefs))
 		for _, ref := range rule.BackendRefs {
 			refs = append(refs, backendRef{BackendRef: ref.BackendRef, filters: grpcFilters(ref.Filters)})
 		}
-		backends, ruleProblems := rs.ruleBackends(i, refs, ix, g)
+		backends, ruleProblems := rs.ruleBackends(i, refs, ix, grants)
 		problems = append(problems, ruleProblems...)
 		sendTo(&base, backends, unsupported)
 		matches := rule.Matches
@@ -38,18 +39,18 @@ func judgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, g *gatewayIndex) *routeS
 		}
 		for j, m := range matches {
 			p := base
-			p.Name = plan.GRPCRouteMatchName(rs.nn.Namespace, rs.nn.Name, i, j)
+			p.Name = plan.GRPCRouteMatchName(rs.Name.Namespace, rs.Name.Name, i, j)
 			mp, service, method, err := grpcMatchOf(m)
 			if err != nil {
-				rs.unsupported = append(rs.unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))
+				rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))
 				continue
 			}
 			p.Match = mp
-			rs.plans = append(rs.plans, rankedRoute{plan: p, rank: rs.grpcRankOf(service, method, len(mp.Headers), i, j)})
+			rs.Plans = append(rs.Plans, Ranked{Plan: p, Rank: rs.grpcRankOf(service, method, len(mp.Headers), i, j)})
 		}
 	}
 	if len(problems) > 0 {
-		rs.resolvedMsg = strings.Join(problems, "; ")
+		rs.ResolvedMsg = strings.Join(problems, "; ")
 	}
 	return rs
 }

@@ -1,4 +1,4 @@
-package gateway
+package route
 
 import (
 	"strings"
@@ -7,14 +7,15 @@ import (
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
-// routeRank orders the matches of every route on one hostname, as the
+// Rank orders the matches of every route on one hostname, as the
 // HTTPRoute spec says: an Exact path, then the longest prefix, then a
 // method, then more headers, then more query parameters; then the oldest
 // route, then namespace/name, then rule and match order. GRPCRoutes (grpc)
 // go by the GRPCRoute spec: the longest service, then the longest method,
 // then more headers, then the same tie-breaks. The two kinds never share a
-// hostname of a listener (conflicts.go); were they to, HTTPRoutes go first.
-type routeRank struct {
+// hostname of a listener (gateway/conflicts.go); were they to, HTTPRoutes
+// go first.
+type Rank struct {
 	grpc                bool
 	pathKind            plan.PathKind
 	pathLen             int
@@ -26,32 +27,32 @@ type routeRank struct {
 	rule, match         int
 }
 
-func (rs *routeState) rankOf(m plan.Match, rule, match int) routeRank {
-	return routeRank{
+func (rs *Route) rankOf(m plan.Match, rule, match int) Rank {
+	return Rank{
 		pathKind: m.PathKind,
 		pathLen:  len(m.Path),
 		method:   m.Method != "",
 		headers:  len(m.Headers),
 		query:    len(m.Query),
-		created:  rs.meta.CreationTimestamp.Time,
-		name:     rs.nn.String(),
+		created:  rs.Meta.CreationTimestamp.Time,
+		name:     rs.Name.String(),
 		rule:     rule,
 		match:    match,
 	}
 }
 
 // grpcRankOf is a GRPCRoute match's rank.
-func (rs *routeState) grpcRankOf(service, method string, headers, rule, match int) routeRank {
-	return routeRank{grpc: true, service: len(service), methodName: len(method), headers: headers,
-		created: rs.meta.CreationTimestamp.Time, name: rs.nn.String(), rule: rule, match: match}
+func (rs *Route) grpcRankOf(service, method string, headers, rule, match int) Rank {
+	return Rank{grpc: true, service: len(service), methodName: len(method), headers: headers,
+		created: rs.Meta.CreationTimestamp.Time, name: rs.Name.String(), rule: rule, match: match}
 }
 
 // pathOrder puts Exact first, then prefixes, then regular expressions
 // (implementation-specific: tlsplane tries them last).
 var pathOrder = map[plan.PathKind]int{plan.PathExact: 0, plan.PathPrefix: 1, plan.PathRegex: 2}
 
-// compareRanks is negative when a goes first.
-func compareRanks(a, b routeRank) int {
+// CompareRanks is negative when a goes first.
+func CompareRanks(a, b Rank) int {
 	if a.grpc != b.grpc {
 		if b.grpc {
 			return -1
@@ -92,7 +93,7 @@ func compareRanks(a, b routeRank) int {
 }
 
 // compareAge breaks ties: the oldest route, namespace/name, rule, match.
-func compareAge(a, b routeRank) int {
+func compareAge(a, b Rank) int {
 	if !a.created.Equal(b.created) {
 		if a.created.Before(b.created) {
 			return -1
@@ -106,4 +107,13 @@ func compareAge(a, b routeRank) int {
 		return a.rule - b.rule
 	}
 	return a.match - b.match
+}
+
+// OlderFirst: a wins over b, the oldest then by namespace/name.
+func OlderFirst(a, b *Route) bool {
+	ta, tb := a.Meta.CreationTimestamp.Time, b.Meta.CreationTimestamp.Time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return a.Name.String() < b.Name.String()
 }

@@ -1,0 +1,103 @@
+package route
+
+import (
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/referencegrant"
+)
+
+// TLSRoutes and TCPRoutes carry connections, not requests: a route is its
+// one rule's backends, which the listeners it attaches to proxy the
+// connection to (gateway/streamchains.go).
+
+// JudgeTLSRoute judges a TLSRoute's rule.
+func JudgeTLSRoute(r *gwv1.TLSRoute, ix *input.Index, grants referencegrant.Grants) *Route {
+	rs := newRoute(input.KindTLSRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
+	return rs
+}
+
+// JudgeTCPRoute judges a TCPRoute's rule; it has no hostnames.
+func JudgeTCPRoute(r *gwv1.TCPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
+	rs := newRoute(input.KindTCPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
+	return rs
+}
+
+// judgeStream resolves a stream route's backendRefs; those that do not
+// resolve keep their weight with no cluster: their share of connections
+// is refused.
+func (rs *Route) judgeStream(refs []gwv1.BackendRef, ix *input.Index, grants referencegrant.Grants) {
+	brs := make([]backendRef, 0, len(refs))
+	for _, ref := range refs {
+		brs = append(brs, backendRef{BackendRef: ref})
+	}
+	backends, problems := rs.ruleBackends(0, brs, ix, grants)
+	rs.Stream = backends
+	if len(problems) > 0 {
+		rs.ResolvedMsg = strings.Join(problems, "; ")
+	}
+}
+
+// UDPRoutes carry datagrams: a route is its rules' backends (UDP ports of
+// Services), to which a UDP listener proxies each client session
+// (gateway/udpports.go).
+
+// JudgeUDPRoute judges a UDPRoute's rules; it has no hostnames.
+func JudgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
+	rs := newRoute(input.KindUDPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, nil, r.Status.RouteStatus)
+	rs.judgeStream(input.RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }), ix, grants)
+	return rs
+}
+
+// StreamBackends are the backends a listener proxies the route's
+// connections to: Stream, or their raw clusters when raw (a listener that
+// does not terminate TLS).
+func (rs *Route) StreamBackends(raw bool) []plan.WeightedBackend {
+	if !raw {
+		return rs.Stream
+	}
+	out := make([]plan.WeightedBackend, 0, len(rs.Stream))
+	for _, b := range rs.Stream {
+		if b.Cluster != "" {
+			b.Cluster = plan.RawOf(b.Cluster)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// Clusters are the clusters the route sends traffic to through a
+// listener, as the emitter names them: each rule's backends and mirrors
+// (HTTP, GRPC), the stream backends, raw when raw (TLS, TCP), or the UDP
+// ports' clusters (UDP). Invalid backends (no cluster) are left out.
+func (rs *Route) Clusters(raw bool) []string {
+	var out []string
+	add := func(bs []plan.WeightedBackend) {
+		for _, b := range bs {
+			if b.Cluster != "" {
+				out = append(out, b.Cluster)
+			}
+		}
+	}
+	switch rs.Kind {
+	case input.KindTLSRoute, input.KindTCPRoute:
+		add(rs.StreamBackends(raw))
+	case input.KindUDPRoute:
+		add(rs.Stream)
+	default:
+		for _, r := range rs.Plans {
+			add(r.Plan.Backends)
+			for _, m := range r.Plan.Mirrors {
+				if m.Cluster != "" {
+					out = append(out, m.Cluster)
+				}
+			}
+		}
+	}
+	return out
+}
