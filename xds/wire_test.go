@@ -12,6 +12,41 @@ import (
 	"github.com/tlsplane/tlsplane/snapshots"
 )
 
+// The codec's concatenation of pre-encoded parts is the response protobuf
+// would have marshalled, field by field.
+func TestEncodedDeltaIsADeltaDiscoveryResponse(t *testing.T) {
+	clusters := []*clusterv3.Cluster{{Name: "shop/payments/8443"}, {Name: "bank/ledger/443"}}
+	var encoded [][]byte
+	want := &discoveryv3.DeltaDiscoveryResponse{
+		SystemVersionInfo: "v1", TypeUrl: resource.ClusterType, Nonce: "7",
+		RemovedResources: []string{"old/gone/443", "old/gone/8443"},
+	}
+	for _, c := range clusters {
+		e := &snapshots.FeedEntry{Name: c.GetName(), Version: "h-" + c.GetName(), Resource: c}
+		b, err := e.Encoded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded = append(encoded, b)
+		value, err := anypb.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Resources = append(want.Resources, &discoveryv3.Resource{Name: e.Name, Version: e.Version, Resource: value})
+	}
+	out, err := newCodec().Marshal(newEncodedResponse("v1", resource.ClusterType, "7", want.RemovedResources, encoded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &discoveryv3.DeltaDiscoveryResponse{}
+	if err := proto.Unmarshal(out.Materialize(), got); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(want, got) {
+		t.Errorf("decoded response\n%v\nwant\n%v", got, want)
+	}
+}
+
 // The codec's concatenation of pre-encoded parts is the DiscoveryResponse
 // protobuf would have marshalled, field by field.
 func TestEncodedSotwIsADiscoveryResponse(t *testing.T) {
@@ -31,7 +66,7 @@ func TestEncodedSotwIsADiscoveryResponse(t *testing.T) {
 		}
 		want.Resources = append(want.Resources, value)
 	}
-	out, err := newCodec().Marshal(newEncodedSotw("v1", resource.ClusterType, "7", encoded))
+	out, err := newCodec().Marshal(newEncodedResponse("v1", resource.ClusterType, "7", nil, encoded))
 	if err != nil {
 		t.Fatal(err)
 	}
