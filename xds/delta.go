@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -20,10 +19,9 @@ import (
 // subscribes to each SDS secret in a request of its own.)
 type delta struct{}
 
-func (delta) seen(req *discoveryv3.DeltaDiscoveryRequest, node *corev3.Node) requestSeen {
-	return requestSeen{node: node, typeURL: req.GetTypeUrl(), nonce: req.GetResponseNonce(),
-		rejected: req.GetErrorDetail() != nil, message: req.GetErrorDetail().GetMessage(),
-		resumed: len(req.GetInitialResourceVersions()) > 0}
+// resumes: initial_resource_versions name what a reconnecting client holds.
+func (delta) resumes(req *discoveryv3.DeltaDiscoveryRequest) bool {
+	return len(req.GetInitialResourceVersions()) > 0
 }
 
 // subscribe answers every type, an unserved one empty; after a feed
@@ -61,22 +59,12 @@ func (sub *deltaSub) next(s *stream, typeURL string) (response, bool, error) {
 	}
 	slices.SortFunc(a.resources, func(x, y *snapshots.FeedEntry) int { return strings.Compare(x.Name, y.Name) })
 	slices.Sort(a.removed)
-	r := response{
-		version: version,
-		removed: a.removed,
-		encoded: make([][]byte, 0, len(a.resources)+1),
-		names:   make([]string, 0, len(a.resources)),
-	}
+	r := response{version: version, removed: a.removed}
 	if a.full != nil {
-		r.encoded, r.names = append(r.encoded, a.full.Encoded), a.full.Names // shared, read-only
+		r.encoded, r.names = [][]byte{a.full.Encoded}, a.full.Names // shared, read-only
 	}
-	for _, e := range a.resources {
-		b, err := e.Encoded()
-		if err != nil {
-			return response{}, false, status.Errorf(codes.Internal, "%s %q: %v", typeURL, e.Name, err)
-		}
-		r.encoded = append(r.encoded, b)
-		r.names = append(r.names, e.Name)
+	if err := r.add(typeURL, a.resources, (*snapshots.FeedEntry).Encoded); err != nil {
+		return response{}, false, err
 	}
 	return r, true, nil
 }

@@ -1,10 +1,7 @@
 package xds
 
 import (
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 )
@@ -14,10 +11,7 @@ import (
 // a response carries whole resources as Anys.
 type sotw struct{}
 
-func (sotw) seen(req *discoveryv3.DiscoveryRequest, node *corev3.Node) requestSeen {
-	return requestSeen{node: node, typeURL: req.GetTypeUrl(), nonce: req.GetResponseNonce(),
-		rejected: req.GetErrorDetail() != nil, message: req.GetErrorDetail().GetMessage()}
-}
+func (sotw) resumes(*discoveryv3.DiscoveryRequest) bool { return false }
 
 func (sotw) subscribe(s *stream, req *discoveryv3.DiscoveryRequest, typeURL string) bool {
 	if !snapshots.Serves(typeURL) {
@@ -60,20 +54,9 @@ func (sub *sotwSub) next(s *stream, typeURL string) (response, bool, error) {
 		// Shared, read-only: one copy for every stream.
 		return response{version: version, names: a.full.Names, versions: a.full.Versions, encoded: [][]byte{a.full.Encoded}}, true, nil
 	}
-	r := response{
-		version:  version,
-		encoded:  make([][]byte, 0, len(a.entries)),
-		names:    make([]string, 0, len(a.entries)),
-		versions: make([]string, 0, len(a.entries)),
-	}
-	for _, e := range a.entries {
-		b, err := e.EncodedAny()
-		if err != nil {
-			return response{}, false, status.Errorf(codes.Internal, "%s %q: %v", typeURL, e.Name, err)
-		}
-		r.encoded = append(r.encoded, b)
-		r.names = append(r.names, e.Name)
-		r.versions = append(r.versions, e.Version)
+	r := response{version: version, versions: make([]string, 0, len(a.entries))}
+	if err := r.add(typeURL, a.entries, (*snapshots.FeedEntry).EncodedAny); err != nil {
+		return response{}, false, err
 	}
 	return r, true, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,6 +24,7 @@ type request interface {
 	GetNode() *corev3.Node
 	GetTypeUrl() string
 	GetResponseNonce() string
+	GetErrorDetail() *rpcstatus.Status
 }
 
 // flavour is what SotW and delta ADS do differently with a request
@@ -31,8 +33,8 @@ type flavour[Req request] interface {
 	// subscribe applies req, of typeURL, to the stream's subscriptions
 	// once the callbacks accepted it; it reports whether to answer it.
 	subscribe(s *stream, req Req, typeURL string) bool
-	// seen is what the callbacks read of req.
-	seen(req Req, node *corev3.Node) requestSeen
+	// resumes reports whether req names the versions the client holds.
+	resumes(req Req) bool
 }
 
 // subscription is one type's subscription on a stream, in its flavour.
@@ -50,11 +52,31 @@ type subscription interface {
 // by the feed, in the flavour's encoding.
 type response struct {
 	version string
-	// names, and (SotW only) versions, of the resources, for the NACK
-	// that may answer it.
+	// names, and (SotW only: non-nil) versions, of the resources, for
+	// the NACK that may answer it.
 	names, versions []string
 	removed         []string // delta only
 	encoded         [][]byte
+}
+
+// add appends entries to r, each encoded by encode.
+func (r *response) add(typeURL string, entries []*snapshots.FeedEntry, encode func(*snapshots.FeedEntry) ([]byte, error)) error {
+	if r.encoded == nil {
+		r.encoded = make([][]byte, 0, len(entries)+1)
+		r.names = make([]string, 0, len(entries))
+	}
+	for _, e := range entries {
+		b, err := encode(e)
+		if err != nil {
+			return status.Errorf(codes.Internal, "%s %q: %v", typeURL, e.Name, err)
+		}
+		r.encoded = append(r.encoded, b)
+		r.names = append(r.names, e.Name)
+		if r.versions != nil {
+			r.versions = append(r.versions, e.Version)
+		}
+	}
+	return nil
 }
 
 // streams serves one ADS flavour's streams from the publisher's feeds:
@@ -152,7 +174,9 @@ func (d *streams[Req]) request(s *stream, req Req) (string, bool, error) {
 	if typeURL == "" {
 		return "", false, status.Errorf(codes.InvalidArgument, "type URL is required for ADS")
 	}
-	if err := d.cb.onRequest(s.key, d.flavour.seen(req, node)); err != nil {
+	seen := requestSeen{node: node, typeURL: typeURL, nonce: req.GetResponseNonce(),
+		rejected: req.GetErrorDetail() != nil, message: req.GetErrorDetail().GetMessage(), resumed: d.flavour.resumes(req)}
+	if err := d.cb.onRequest(s.key, seen); err != nil {
 		return "", false, err
 	}
 	if s.node == nil {
