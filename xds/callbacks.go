@@ -26,6 +26,10 @@ const sentPerType = 4
 // types at most (runtime, extension configs).
 const MaxUnservedTypes = 16
 
+// maxTypeURLInMessage cuts a client's type URL in an error: it may be
+// megabytes long.
+const maxTypeURLInMessage = 128
+
 // streamKey tells SotW and delta streams apart: each flavour's streams
 // are numbered from 1.
 type streamKey struct {
@@ -205,12 +209,7 @@ func (c *callbacks) authorize(key streamKey, node *corev3.Node) error {
 	if node == nil {
 		node = &corev3.Node{}
 	}
-	err := c.fleetIdentity.authorize(peer, node)
-	if err != nil {
-		c.metrics.refused.Inc()
-		c.log.Warn("xDS stream refused", "node", node.GetId(), "fleet", snapshots.Fleet(node), "error", err)
-	}
-	return err
+	return c.fleetIdentity.admit("xDS stream", peer, node, c.metrics, c.log)
 }
 
 // request notes the stream's node and types; it returns the stream's node,
@@ -238,7 +237,7 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 				c.mu.Unlock()
 				c.log.Warn("xDS stream ended: too many type URLs tlsplane does not serve", "node", node.GetId(), "fleet", snapshots.Fleet(node), "limit", MaxUnservedTypes)
 				return node, status.Errorf(codes.ResourceExhausted, "node %q: type URL %q is the stream's %dth that tlsplane does not serve; at most %d are answered per stream",
-					node.GetId(), shorten(typeURL), st.unserved+1, MaxUnservedTypes)
+					node.GetId(), shortenTo(typeURL, maxTypeURLInMessage), st.unserved+1, MaxUnservedTypes)
 			}
 			st.unserved++
 		}
@@ -256,16 +255,6 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 		c.log.Info("Envoy connected", "node", node.GetId(), "fleet", snapshots.Fleet(node), "xds", streamKind(key), "peer", st.peer.addr, "tls", st.peer.tls)
 	}
 	return node, nil
-}
-
-// shorten cuts a client's string for a message: a type URL may be
-// megabytes long.
-func shorten(s string) string {
-	const max = 128
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }
 
 func (c *callbacks) close(key streamKey) {
