@@ -13,10 +13,7 @@ import (
 
 // delta is delta ADS's share of the stream loop (stream.go): a request
 // subscribes and unsubscribes names, and a response carries the changed
-// resources and the names removed. (go-control-plane's delta path cost
-// every request and every update the size of the stream's whole
-// subscription, which stalled a real Envoy at 10,000 clusters: it
-// subscribes to each SDS secret in a request of its own.)
+// resources and the names removed.
 type delta struct{}
 
 // resumes: initial_resource_versions name what a reconnecting client holds.
