@@ -1,14 +1,12 @@
 package xds
 
 import (
-	"context"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -22,14 +20,18 @@ const sentPerType = 4
 // MaxUnservedTypes bounds the distinct type URLs tlsplane does not serve
 // that one stream may name; the next one ends the stream
 // (ResourceExhausted). go-control-plane's SotW loop, which served SotW
-// before sotwServer, cost every request and response the number of types
+// before stream.go, cost every request and response the number of types
 // the stream watched; the bound keeps what a client can make a stream
 // cost independent of the server's loop. Envoy asks for a few unserved
 // types at most (runtime, extension configs).
 const MaxUnservedTypes = 16
 
-// streamKey tells SotW and delta streams apart: sotwServer and deltaServer
-// each number their streams from 1.
+// maxTypeURLInMessage cuts a client's type URL in an error: it may be
+// megabytes long.
+const maxTypeURLInMessage = 128
+
+// streamKey tells SotW and delta streams apart: each flavour's streams
+// are numbered from 1.
 type streamKey struct {
 	delta bool
 	id    int64
@@ -102,79 +104,58 @@ type callbacks struct {
 	streams map[streamKey]*streamState
 }
 
-func (c *callbacks) OnStreamOpen(ctx context.Context, id int64, _ string) error {
-	c.open(streamKey{id: id}, identityOf(ctx))
-	return nil
+// requestSeen is what the callbacks read of a request, either flavour.
+type requestSeen struct {
+	// node is the request's, or the stream's when the request has none.
+	node           *corev3.Node
+	typeURL, nonce string
+	// rejected: the request carries error_detail, a NACK of nonce.
+	rejected bool
+	message  string
+	// resumed: a delta request names the versions the client holds.
+	resumed bool
 }
 
-func (c *callbacks) OnStreamClosed(id int64, _ *corev3.Node) { c.close(streamKey{id: id}) }
-
-// OnStreamRequest runs for every SotW request, stale ones included, before
-// sotwServer applies it: it authorizes, counts and reports ACKs and NACKs.
-func (c *callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
-	key := streamKey{id: id}
-	if err := c.authorize(key, req.GetNode()); err != nil {
+// onRequest runs for every request, stale SotW ones included, before the
+// stream applies it: it authorizes, counts and reports ACKs and NACKs. A
+// stream is brought up to the feed's generation when answered, so a
+// rejected version is not sent again by itself.
+func (c *callbacks) onRequest(key streamKey, req requestSeen) error {
+	if err := c.authorize(key, req.node); err != nil {
 		return err
 	}
-	node, err := c.request(key, req.GetNode(), req.GetTypeUrl())
+	node, err := c.request(key, req.node, req.typeURL)
 	if err != nil {
 		return err
 	}
-	sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
-	if req.GetErrorDetail() == nil {
+	if req.resumed {
+		c.resumed(key, req.typeURL)
+	}
+	sent, found := c.lookup(key, req.typeURL, req.nonce)
+	if !req.rejected {
 		if found {
-			c.ack(key, req.GetTypeUrl(), sent)
-			c.reportACK(node, req.GetTypeUrl(), sent.version)
+			if key.delta {
+				c.ackDelta(key, req.typeURL, sent)
+			} else {
+				c.ack(key, req.typeURL, sent)
+			}
+			c.reportACK(node, req.typeURL, sent.version)
 		}
 		return nil
 	}
-	acked, ackedFound := c.lastAcked(key, req.GetTypeUrl())
-	c.rejected(key, req.GetTypeUrl(), sent.version, req.GetErrorDetail().GetMessage())
+	// A SotW response holds every resource the client wants: which of
+	// them it changed since the last accepted one narrows the NACK. A
+	// delta response holds only changes.
+	var changed []string
+	if !key.delta {
+		acked, ackedFound := c.lastAcked(key, req.typeURL)
+		changed = sent.changedSince(acked, ackedFound)
+	}
+	c.rejected(key, req.typeURL, sent.version, req.message)
 	c.nacks.report(NACK{
-		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
-		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
-		Resources: sent.resources, changed: sent.changedSince(acked, ackedFound),
-	})
-	return nil
-}
-
-func (c *callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) error {
-	c.open(streamKey{delta: true, id: id}, identityOf(ctx))
-	return nil
-}
-
-func (c *callbacks) OnDeltaStreamClosed(id int64, _ *corev3.Node) {
-	c.close(streamKey{delta: true, id: id})
-}
-
-// OnStreamDeltaRequest only reports NACKs and ACKs: a delta stream is
-// brought up to the feed's generation when answered, so a rejected version
-// is not sent again by itself.
-func (c *callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
-	key := streamKey{delta: true, id: id}
-	if err := c.authorize(key, req.GetNode()); err != nil {
-		return err
-	}
-	node, err := c.request(key, req.GetNode(), req.GetTypeUrl())
-	if err != nil {
-		return err
-	}
-	if len(req.GetInitialResourceVersions()) > 0 {
-		c.resumed(key, req.GetTypeUrl())
-	}
-	if req.GetErrorDetail() == nil {
-		if sent, found := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce()); found {
-			c.ackDelta(key, req.GetTypeUrl(), sent)
-			c.reportACK(node, req.GetTypeUrl(), sent.version)
-		}
-		return nil
-	}
-	sent, _ := c.lookup(key, req.GetTypeUrl(), req.GetResponseNonce())
-	c.rejected(key, req.GetTypeUrl(), sent.version, req.GetErrorDetail().GetMessage())
-	c.nacks.report(NACK{
-		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.GetTypeUrl(),
-		Version: sent.version, Nonce: req.GetResponseNonce(), Message: req.GetErrorDetail().GetMessage(),
-		Resources: sent.resources,
+		NodeID: node.GetId(), Fleet: snapshots.Fleet(node), TypeURL: req.typeURL,
+		Version: sent.version, Nonce: req.nonce, Message: req.message,
+		Resources: sent.resources, changed: changed,
 	})
 	return nil
 }
@@ -228,12 +209,7 @@ func (c *callbacks) authorize(key streamKey, node *corev3.Node) error {
 	if node == nil {
 		node = &corev3.Node{}
 	}
-	err := c.fleetIdentity.authorize(peer, node)
-	if err != nil {
-		c.metrics.refused.Inc()
-		c.log.Warn("xDS stream refused", "node", node.GetId(), "fleet", snapshots.Fleet(node), "error", err)
-	}
-	return err
+	return c.fleetIdentity.admit("xDS stream", peer, node, c.metrics, c.log)
 }
 
 // request notes the stream's node and types; it returns the stream's node,
@@ -261,7 +237,7 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 				c.mu.Unlock()
 				c.log.Warn("xDS stream ended: too many type URLs tlsplane does not serve", "node", node.GetId(), "fleet", snapshots.Fleet(node), "limit", MaxUnservedTypes)
 				return node, status.Errorf(codes.ResourceExhausted, "node %q: type URL %q is the stream's %dth that tlsplane does not serve; at most %d are answered per stream",
-					node.GetId(), shorten(typeURL), st.unserved+1, MaxUnservedTypes)
+					node.GetId(), shortenTo(typeURL, maxTypeURLInMessage), st.unserved+1, MaxUnservedTypes)
 			}
 			st.unserved++
 		}
@@ -279,16 +255,6 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 		c.log.Info("Envoy connected", "node", node.GetId(), "fleet", snapshots.Fleet(node), "xds", streamKind(key), "peer", st.peer.addr, "tls", st.peer.tls)
 	}
 	return node, nil
-}
-
-// shorten cuts a client's string for a message: a type URL may be
-// megabytes long.
-func shorten(s string) string {
-	const max = 128
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }
 
 func (c *callbacks) close(key streamKey) {

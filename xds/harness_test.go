@@ -125,24 +125,8 @@ type sotwStream struct {
 
 func openSotw(t *testing.T, h *harness) *sotwStream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := discoveryv3.NewAggregatedDiscoveryServiceClient(h.conn).StreamAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &sotwStream{stream: s, recv: make(chan *discoveryv3.DiscoveryResponse, 16)}
-	go func() {
-		defer close(out.recv)
-		for {
-			resp, err := s.Recv()
-			if err != nil {
-				return
-			}
-			out.recv <- resp
-		}
-	}()
-	return out
+	s, recv := openRaw[*discoveryv3.DiscoveryResponse](t, discoveryv3.NewAggregatedDiscoveryServiceClient(h.conn).StreamAggregatedResources)
+	return &sotwStream{stream: s, recv: recv}
 }
 
 func (s *sotwStream) send(t *testing.T, req *discoveryv3.DiscoveryRequest) {
@@ -154,16 +138,7 @@ func (s *sotwStream) send(t *testing.T, req *discoveryv3.DiscoveryRequest) {
 
 func (s *sotwStream) next(t *testing.T) *discoveryv3.DiscoveryResponse {
 	t.Helper()
-	select {
-	case resp, ok := <-s.recv:
-		if !ok {
-			t.Fatal("stream ended")
-		}
-		return resp
-	case <-time.After(patience):
-		t.Fatal("no SotW response")
-		return nil
-	}
+	return nextOf(t, s.recv, "SotW")
 }
 
 // deltaStream is a raw delta ADS stream.
@@ -174,24 +149,8 @@ type deltaStream struct {
 
 func openDelta(t *testing.T, h *harness) *deltaStream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := discoveryv3.NewAggregatedDiscoveryServiceClient(h.conn).DeltaAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &deltaStream{stream: s, recv: make(chan *discoveryv3.DeltaDiscoveryResponse, 16)}
-	go func() {
-		defer close(out.recv)
-		for {
-			resp, err := s.Recv()
-			if err != nil {
-				return
-			}
-			out.recv <- resp
-		}
-	}()
-	return out
+	s, recv := openRaw[*discoveryv3.DeltaDiscoveryResponse](t, discoveryv3.NewAggregatedDiscoveryServiceClient(h.conn).DeltaAggregatedResources)
+	return &deltaStream{stream: s, recv: recv}
 }
 
 func (s *deltaStream) send(t *testing.T, req *discoveryv3.DeltaDiscoveryRequest) {
@@ -203,16 +162,48 @@ func (s *deltaStream) send(t *testing.T, req *discoveryv3.DeltaDiscoveryRequest)
 
 func (s *deltaStream) next(t *testing.T) *discoveryv3.DeltaDiscoveryResponse {
 	t.Helper()
+	return nextOf(t, s.recv, "delta")
+}
+
+// openRaw opens an ADS stream of either flavour with open, ended with the
+// test, and hands its responses to a channel closed when the stream ends.
+func openRaw[Resp any, S interface{ Recv() (Resp, error) }](t *testing.T, open func(context.Context, ...grpc.CallOption) (S, error)) (S, chan Resp) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s, err := open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := make(chan Resp, 16)
+	go func() {
+		defer close(recv)
+		for {
+			resp, err := s.Recv()
+			if err != nil {
+				return
+			}
+			recv <- resp
+		}
+	}()
+	return s, recv
+}
+
+// nextOf is the next response on recv, failing the test when the stream
+// ended or none came in time.
+func nextOf[Resp any](t *testing.T, recv chan Resp, flavour string) Resp {
+	t.Helper()
 	select {
-	case resp, ok := <-s.recv:
+	case resp, ok := <-recv:
 		if !ok {
 			t.Fatal("stream ended")
 		}
 		return resp
 	case <-time.After(patience):
-		t.Fatal("no delta response")
-		return nil
+		t.Fatalf("no %s response", flavour)
 	}
+	var none Resp
+	return none
 }
 
 func (s *deltaStream) none(t *testing.T) {

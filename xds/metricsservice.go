@@ -48,7 +48,7 @@ func (s *metricsService) StreamMetrics(stream grpc.ClientStreamingServer[metrics
 				return status.Errorf(codes.PermissionDenied, "metrics stream of fleet %q: a later message names fleet %q", snapshots.Fleet(node), snapshots.Fleet(n))
 			}
 			if node == nil {
-				if err := s.authorize(peer, n); err != nil {
+				if err := s.fleetIdentity.admit("metrics stream", peer, n, s.metrics, s.log); err != nil {
 					return err
 				}
 			}
@@ -75,17 +75,4 @@ func (s *metricsService) report(node *corev3.Node, msg *metricsv3.StreamMetricsM
 	if s.onReport != nil {
 		s.onReport(ClusterStats{NodeID: node.GetId(), Fleet: fleet, Flush: flush, Counters: counters})
 	}
-}
-
-// authorize applies ADS's fleet rule to the stream's node.
-func (s *metricsService) authorize(peer peerIdentity, node *corev3.Node) error {
-	if s.fleetIdentity == nil {
-		return nil
-	}
-	err := s.fleetIdentity.authorize(peer, node)
-	if err != nil {
-		s.metrics.refused.Inc()
-		s.log.Warn("metrics stream refused", "node", node.GetId(), "fleet", snapshots.Fleet(node), "error", err)
-	}
-	return err
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -94,8 +95,8 @@ func identityOf(ctx context.Context) peerIdentity {
 }
 
 // authorize refuses a node its peer may not read. The error is a gRPC
-// status, which go-control-plane returns as the stream's status before it
-// creates a watch, so nothing has been sent.
+// status, which the stream loop (stream.go) returns as the stream's
+// status before it reads the feed, so nothing has been sent.
 func (f *FleetIdentity) authorize(id peerIdentity, node *corev3.Node) error {
 	fleet := snapshots.Fleet(node)
 	if fleet == "" {
@@ -118,6 +119,21 @@ func (f *FleetIdentity) authorize(id peerIdentity, node *corev3.Node) error {
 		}
 	}
 	return status.Errorf(codes.PermissionDenied, "fleet %q: the client certificate does not carry the identity %q (its URI SANs %q, DNS SANs %q)", fleet, want, id.uris, id.dns)
+}
+
+// admit applies the fleet rule to a stream's node (every ADS request, a
+// metrics stream's first message); a refusal is counted and logged as
+// "<what> refused". A nil FleetIdentity admits every node.
+func (f *FleetIdentity) admit(what string, peer peerIdentity, node *corev3.Node, m *metrics, log *slog.Logger) error {
+	if f == nil {
+		return nil
+	}
+	err := f.authorize(peer, node)
+	if err != nil {
+		m.refused.Inc()
+		log.Warn(what+" refused", "node", node.GetId(), "fleet", snapshots.Fleet(node), "error", err)
+	}
+	return err
 }
 
 // MutualTLS is Security requiring client certificates issued by the CA in

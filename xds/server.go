@@ -107,8 +107,14 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	// long-lived ADS streams.
 	ctx, cancel := context.WithCancel(context.Background())
 	xds := adsServer{
-		sotw:  &sotwServer{ctx: ctx, pub: pub, cb: cb, log: logger, order: snapshots.ServedTypes()},
-		delta: &deltaServer{ctx: ctx, pub: pub, cb: cb, log: logger},
+		// A SotW stream subscribes to served types only; when several
+		// changed together, clusters are answered before their endpoints,
+		// and so on: ADS warming order. A delta stream answers its types
+		// in the order first asked for (delta.go).
+		sotw: &streams[*discoveryv3.DiscoveryRequest]{ctx: ctx, pub: pub, cb: cb, log: logger,
+			flavour: sotw{}, name: "SotW", order: snapshots.ServedTypes()},
+		delta: &streams[*discoveryv3.DeltaDiscoveryRequest]{ctx: ctx, pub: pub, cb: cb, log: logger,
+			flavour: delta{}, delta: true, name: "delta"},
 	}
 	adm := newAdmission(opts.Limits)
 	refused := newRefusals(logger, opts.Registerer, adm)
@@ -147,16 +153,16 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 // adsServer serves both ADS flavours from the publisher's feeds, with the
 // same callbacks.
 type adsServer struct {
-	sotw  *sotwServer
-	delta *deltaServer
+	sotw  *streams[*discoveryv3.DiscoveryRequest]
+	delta *streams[*discoveryv3.DeltaDiscoveryRequest]
 }
 
 func (s adsServer) StreamAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
-	return s.sotw.serve(stream)
+	return s.sotw.serve(stream, stream.Recv)
 }
 
 func (s adsServer) DeltaAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
-	return s.delta.serve(stream)
+	return s.delta.serve(stream, stream.Recv)
 }
 
 // Serve serves ADS (SotW and delta) on lis until Stop; it returns nil
