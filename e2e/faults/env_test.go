@@ -55,10 +55,7 @@ var (
 // empty, is used instead of a fresh one (a tmpfs, say).
 func newEnv(t *testing.T, manifestDir string) *env {
 	t.Helper()
-	e := &env{tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
-	if e.tlsplaneBin == "" || e.envoyBin == "" {
-		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e-faults sets both)")
-	}
+	e := &env{tlsplaneBin: harness.TLSPlaneBin(t), envoyBin: harness.EnvoyBin(t)}
 	// Kept after the run, git-ignored, for reading logs of a failure.
 	root, err := filepath.Abs(filepath.Join("..", ".cache", "faults-e2e", t.Name()))
 	if err != nil {

@@ -88,7 +88,7 @@ func TestHandshakesAcrossReplicas(t *testing.T) {
 	t.Logf("leader %s; the failing Envoy connects to %s", leader, follower)
 	envoyAt := func(cp *controlPlane, node string) *kubeEnvoy {
 		env := &kubeEnvoy{harness.StartEnvoy(t, harness.EnvoyOptions{
-			Bin: envoyBinary(t), LogDir: t.TempDir(), Name: node, NodeID: node, Fleet: "edge",
+			Bin: harness.EnvoyBin(t), LogDir: t.TempDir(), Name: node, NodeID: node, Fleet: "edge",
 			XDSAddress: cp.xds, StatPrefix: "kube", WaitReady: true, StatsFlush: statsFlush,
 		})}
 		showLogOnFailure(t, env.Process, 10*time.Second, 3000)

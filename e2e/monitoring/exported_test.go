@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,31 +27,13 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// tlsplaneBinary is TLSPLANE_BIN (make e2e-monitoring sets it), else a
-// build of this checkout.
-func tlsplaneBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("TLSPLANE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("TLSPLANE_BIN: %v", err)
-		}
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "tlsplane")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/tlsplane/tlsplane/cmd/tlsplane").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build tlsplane (or set TLSPLANE_BIN): %v\n%s", err, out)
-	}
-	return bin
-}
-
 // declaredFamilies are the metric families tlsplane's source declares
 // (Name: "tlsplane_…" outside tests, e2e/ and perf/).
 func declaredFamilies(t *testing.T) []string {
 	t.Helper()
 	decl := regexp.MustCompile(`Name:\s*"(tlsplane_\w+)"`)
 	var names []string
-	root := repoRoot()
+	root := harness.RepoRoot()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -196,8 +177,8 @@ func TestMetricsExported(t *testing.T) {
 	declared := declaredFamilies(t)
 
 	tp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
-		Bin: tlsplaneBinary(t), LogDir: t.TempDir(), Name: "tlsplane",
-		Args: []string{"--dir", filepath.Join(repoRoot(), "examples", "quickstart"), "--handshake-window", "1m"},
+		Bin: tlsplaneBin(t), LogDir: t.TempDir(), Name: "tlsplane",
+		Args: []string{"--dir", filepath.Join(harness.RepoRoot(), "examples", "quickstart"), "--handshake-window", "1m"},
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -274,4 +255,15 @@ func TestMetricsExported(t *testing.T) {
 		return
 	}
 	t.Logf("%d metric names used by the rules and the dashboard; %d sample names in /metrics of tlsplane serving the quickstart", len(used), len(live))
+}
+
+// tlsplaneBin is TLSPLANE_BIN (make e2e-monitoring sets it), else a build
+// of this checkout.
+func tlsplaneBin(t *testing.T) string {
+	t.Helper()
+	bin, _, err := harness.TLSPlaneOrBuild(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

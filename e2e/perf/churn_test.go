@@ -53,10 +53,7 @@ const churnBasePort = 20000
 // source-read-ms (one read of the directory), translate-ms, publish-ms.
 func BenchmarkEndpointChurn(b *testing.B) {
 	b.Run(fmt.Sprintf("file/services=%d/rate=%d", *churnServices, *churnRate), func(b *testing.B) {
-		tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-		if tlsplaneBin == "" || envoyBin == "" {
-			b.Skip("a measurement with real processes: set TLSPLANE_BIN and ENVOY_BIN")
-		}
+		tlsplaneBin, envoyBin := harness.TLSPlaneBin(b), harness.EnvoyBin(b)
 		if *churnServices <= 0 || *churnRate <= 0 || *churnDuration <= 0 {
 			b.Fatal("-churn.services, -churn.rate and -churn.duration must be positive")
 		}

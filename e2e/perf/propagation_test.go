@@ -108,10 +108,7 @@ func TestPropagation(t *testing.T) {
 	if !*propagation {
 		t.Skip("a measurement: run with -perf.propagation (make bench)")
 	}
-	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	if tlsplaneBin == "" || envoyBin == "" {
-		t.Fatal("TLSPLANE_BIN and ENVOY_BIN must name the binaries")
-	}
+	tlsplaneBin, envoyBin := measuredBinaries(t)
 	if *statsRead != "prometheus" && *statsRead != "text" {
 		t.Fatalf("-perf.read=%q: prometheus or text", *statsRead)
 	}

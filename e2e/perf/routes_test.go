@@ -38,10 +38,7 @@ func TestRoutePropagation(t *testing.T) {
 	if !*routePropagation {
 		t.Skip("a measurement, not a test: run with -args -perf.routes (make bench does)")
 	}
-	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	if tlsplaneBin == "" || envoyBin == "" {
-		t.Fatal("TLSPLANE_BIN and ENVOY_BIN must name the binaries")
-	}
+	tlsplaneBin, envoyBin := measuredBinaries(t)
 	n := *routeServices
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // servedDir is tlsplane serving a directory of n policy-targeted Services
@@ -80,4 +82,19 @@ func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType str
 		t.Fatalf("Envoy never applied the %d CA secrets: %v\n%s\n%s", n, err, s.tp.tail(), s.envoy.tail())
 	}
 	return s
+}
+
+// measuredBinaries are tlsplane and Envoy for a measurement its flag asked
+// for: missing, it fails rather than skips.
+func measuredBinaries(t testing.TB) (tlsplane, envoy string) {
+	t.Helper()
+	tlsplane, err := harness.TLSPlaneBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envoy, err = harness.EnvoyBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tlsplane, envoy
 }

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -81,9 +80,9 @@ func TestRouteSplit(t *testing.T) {
 	if !*run {
 		t.Skip("a measurement, not a test: run with -args -routesplit")
 	}
-	bin := os.Getenv("ENVOY_BIN")
-	if bin == "" {
-		t.Fatal("ENVOY_BIN must name the Envoy binary")
+	bin, err := harness.EnvoyBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var results []result
 	for _, ns := range strings.Split(*sizes, ",") {
