@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"testing"
 	"time"
@@ -109,3 +110,6 @@ func createPolicy(t *testing.T, c clients, p *gwv1.BackendTLSPolicy) *gwv1.Backe
 	}
 	return out
 }
+
+// clusterName is the name tlsplane gives Service port ns/svc/port's cluster.
+func clusterName(ns, svc string, port int) string { return fmt.Sprintf("%s/%s/%d", ns, svc, port) }

@@ -14,12 +14,10 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
 	prommodel "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
@@ -96,31 +94,13 @@ func family(sample string) string {
 	return sample
 }
 
-const clusterType = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-
 // driveXDS opens an ADS stream for fleet "monitoring", as an Envoy would,
 // and NACKs the first CDS response: the stream, response and NACK series
 // exist only once that happened. The stream stays open until the test ends.
-func driveXDS(t *testing.T, conn *grpc.ClientConn) {
+func driveXDS(t *testing.T, addr string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := &corev3.Node{Id: "monitoring-1", Cluster: "monitoring"}
-	if err := stream.Send(&discoveryv3.DiscoveryRequest{Node: node, TypeUrl: clusterType}); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		t.Fatalf("ADS: %v", err)
-	}
-	if err := stream.Send(&discoveryv3.DiscoveryRequest{TypeUrl: clusterType, ResponseNonce: resp.GetNonce(),
-		ErrorDetail: &status.Status{Code: 3, Message: "monitoring test: rejected on purpose"}}); err != nil {
-		t.Fatal(err)
-	}
+	envoy := harness.DialADS(t, addr, "monitoring-1", "monitoring")
+	envoy.NACK(t, envoy.Recv(t, 30*time.Second), "monitoring test: rejected on purpose")
 }
 
 // counter is one Envoy counter as the metrics service sink sends it.
@@ -190,7 +170,7 @@ func TestMetricsExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	driveXDS(t, conn)
+	driveXDS(t, tp.XDSAddress())
 	driveHandshakes(t, conn)
 
 	// Everything declared, but what only Kubernetes mode registers.
