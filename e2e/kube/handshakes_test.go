@@ -234,7 +234,7 @@ func TestCAExpiryWarningOnStatus(t *testing.T) {
 	startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("caexpiry"), "--namespaces", ns)...)
 	notAfter := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEMUntil(t, "expiring CA", notAfter))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthorityUntil(t, "expiring CA", notAfter).PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	want := fmt.Sprintf("Policy is accepted; warning: a CA certificate in ConfigMap %s/ca expires at %s, within 720h0m0s", ns, notAfter.Format(time.RFC3339))
 	acceptedMessage := func(want func(string) error) {
@@ -254,7 +254,7 @@ func TestCAExpiryWarningOnStatus(t *testing.T) {
 		}
 		return nil
 	})
-	setCA(t, c, ns, "ca", caPEMUntil(t, "renewed CA", time.Now().Add(365*24*time.Hour)))
+	setCA(t, c, ns, "ca", string(harness.NewAuthorityUntil(t, "renewed CA", time.Now().Add(365*24*time.Hour)).PEM))
 	acceptedMessage(func(m string) error {
 		if strings.Contains(m, "warning") {
 			return fmt.Errorf("message %q still warns", m)

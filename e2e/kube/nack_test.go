@@ -61,7 +61,7 @@ func TestNACKOnPolicyStatus(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("nack"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "NACK CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "NACK CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	dataPlaneCondition(t, c, ns, "pay", false, nil)

@@ -34,7 +34,7 @@ func TestAPIServerOutage(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("outage"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "CA before the outage"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "CA before the outage").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "before.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	expectServedCA(t, cp, ns, "CA before the outage")
@@ -110,7 +110,7 @@ func TestAPIServerOutage(t *testing.T) {
 	// A change right after the return. Each kind has its own reflector:
 	// the ConfigMap one may catch up after the policy's, so this change
 	// shares the catch-up bound.
-	setCA(t, c, ns, "ca", caPEM(t, "CA after the outage"))
+	setCA(t, c, ns, "ca", string(harness.NewAuthority(t, "CA after the outage").PEM))
 	expectServedCAWithin(t, max(time.Until(deadline), statusWait), cp, ns, "CA after the outage")
 	t.Logf("the change made after the return was served %s after the API server was ready again", time.Since(back).Round(100*time.Millisecond))
 	if _, err := cp.get("/readyz"); err != nil {

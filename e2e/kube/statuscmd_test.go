@@ -38,7 +38,7 @@ func TestStatusCommandInKubernetesMode(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("statuscmd"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "status CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "status CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	cluster := clusterName(ns, "pay", 443)
