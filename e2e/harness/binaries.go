@@ -49,8 +49,10 @@ func TLSPlaneOrBuild(dir string) (bin string, built bool, err error) {
 		return bin, false, err
 	}
 	bin = filepath.Join(dir, "tlsplane")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/tlsplane/tlsplane/cmd/tlsplane")
-	cmd.Stderr = os.Stderr
+	// Built in the main module: from e2e/, its go.sum lacks tlsplane's own
+	// dependencies.
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tlsplane")
+	cmd.Dir, cmd.Stderr = RepoRoot(), os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", false, fmt.Errorf("build tlsplane (or set TLSPLANE_BIN): %w", err)
 	}
