@@ -51,9 +51,9 @@ func newCluster(t *testing.T) *cluster {
 	_, err := exec.LookPath("ip")
 	need(t, "ip (iproute2)", err)
 	tlsplaneBin, err := harness.TLSPlaneBinary()
-	need(t, "TLSPLANE_BIN", err)
+	need(t, "the tlsplane binary", err)
 	envoyBin, err := harness.EnvoyBinary()
-	need(t, "ENVOY_BIN", err)
+	need(t, "Envoy", err)
 	images, err := node.ConformanceImages()
 	need(t, "the images' binaries", err)
 	// The Envoys tlsplane's Gateway provisioner deploys run as the Envoy

@@ -20,7 +20,7 @@ import (
 )
 
 var (
-	propagation = flag.Bool("perf.propagation", false, "run TestPropagation (needs TLSPLANE_BIN and ENVOY_BIN)")
+	propagation = flag.Bool("perf.propagation", false, "run TestPropagation (needs the tlsplane and Envoy binaries)")
 	clusterList = flag.String("perf.clusters", "100,1000", "comma-separated cluster counts")
 	editCount   = flag.Int("perf.edits", 50, "edits per cluster count, in turn a CA rotation, a policy edit and an endpoint change")
 	idle        = flag.Duration("perf.idle", 150*time.Millisecond, "quiet before each edit, longer than tlsplane's quiet period (100 ms): an idle world, one edit at a time")

@@ -16,7 +16,7 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-var statsReadCost = flag.Bool("perf.statsread", false, "run TestStatsReadCost (needs TLSPLANE_BIN and ENVOY_BIN)")
+var statsReadCost = flag.Bool("perf.statsread", false, "run TestStatsReadCost (needs the tlsplane and Envoy binaries)")
 
 // TestStatsReadCost times reads of an idle Envoy's stats, one query form
 // at a time, at each -perf.clusters size: what one poll of TestPropagation

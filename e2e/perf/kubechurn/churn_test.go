@@ -289,7 +289,7 @@ func churn(ctx context.Context, b *testing.B, w *world, a *arrivals, rate int, d
 	return accepted
 }
 
-// binaries are TLSPLANE_BIN and ENVOY_BIN, and the API server's must be
+// binaries are tlsplane and Envoy (e2e/harness), and the API server's must be
 // built; a missing one skips (fails under CI=true).
 func binaries(b *testing.B) (tlsplane, envoy string) {
 	tlsplane, envoy = harness.TLSPlaneBin(b), harness.EnvoyBin(b)

@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	run        = flag.Bool("routesplit", false, "run TestRouteSplit (needs ENVOY_BIN): edit→applied per way of splitting the route table")
+	run        = flag.Bool("routesplit", false, "run TestRouteSplit (needs Envoy): edit→applied per way of splitting the route table")
 	sizes      = flag.String("routesplit.n", "1000,10000", "comma-separated hostname counts")
 	shapeList  = flag.String("routesplit.shapes", "rds,vhds,srds,srds-inline,vhds-ondemand", "shapes to measure: rds, vhds, vhds-ondemand, srds, srds-inline")
 	editCount  = flag.Int("routesplit.edits", 25, "edits per shape and size")
