@@ -38,13 +38,7 @@ func TestIdleTargetRows(t *testing.T) {
 		row:  "one replica, 5,000 delta", want: []string{"delta 400 ms, state of the world 600 ms, server RSS 1500 MiB", "| yes |"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			table := idleTargets(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw))
-			row := rowOf(t, table, tc.row)
-			for _, w := range tc.want {
-				if !strings.Contains(row, w) {
-					t.Errorf("row %q lacks %q", row, w)
-				}
-			}
+			wantRow(t, idleTargets(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw)), tc.row, tc.want)
 		})
 	}
 }

@@ -28,6 +28,17 @@ func rowOf(t *testing.T, table, prefix string) string {
 	return ""
 }
 
+// wantRow checks that table's row starting with prefix holds each of want.
+func wantRow(t *testing.T, table, prefix string, want []string) {
+	t.Helper()
+	row := rowOf(t, table, prefix)
+	for _, w := range want {
+		if !strings.Contains(row, w) {
+			t.Errorf("row %q lacks %q", row, w)
+		}
+	}
+}
+
 func TestScaleTargetRows(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -135,13 +146,7 @@ func TestScaleTargetRows(t *testing.T) {
 		row:  "100,000 Services", want: []string{"not measured in this run"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			table := scaleTargets(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw))
-			row := rowOf(t, table, tc.row)
-			for _, w := range tc.want {
-				if !strings.Contains(row, w) {
-					t.Errorf("row %q lacks %q", row, w)
-				}
-			}
+			wantRow(t, scaleTargets(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw)), tc.row, tc.want)
 		})
 	}
 }
