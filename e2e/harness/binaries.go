@@ -13,10 +13,10 @@ import (
 // The programs the suites start, each named by an environment variable
 // (e2e/README.md lists them) or found where make builds it.
 var (
-	envoyProgram    = program{env: "ENVOY_BIN", fallback: filepath.Join(RepoRoot(), ".venv", "bin", "envoy"), how: "make envoy"}
-	tlsplaneProgram = program{env: "TLSPLANE_BIN", how: "make build sets it to bin/tlsplane"}
-	helmProgram     = program{env: "HELM_BIN", fallback: filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "helm"), how: "make helm"}
-	promtoolProgram = program{env: "PROMTOOL_BIN", fallback: filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "promtool"), how: "make promtool"}
+	envoyProgram    = program{name: "Envoy", env: "ENVOY_BIN", fallback: filepath.Join(RepoRoot(), ".venv", "bin", "envoy"), how: "make envoy"}
+	tlsplaneProgram = program{name: "tlsplane", env: "TLSPLANE_BIN", how: "the make targets set it; or make build, then TLSPLANE_BIN=$PWD/bin/tlsplane"}
+	helmProgram     = program{name: "helm", env: "HELM_BIN", fallback: filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "helm"), how: "make helm"}
+	promtoolProgram = program{name: "promtool", env: "PROMTOOL_BIN", fallback: filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "promtool"), how: "make promtool"}
 )
 
 // EnvoyBin is the Envoy under test: $ENVOY_BIN, else the repository's
@@ -75,6 +75,7 @@ func Prerequisite(t testing.TB, what string, err error) {
 
 // program is one binary a suite runs.
 type program struct {
+	name     string // what it is, for messages
 	env      string // the variable naming it
 	fallback string // where make puts it when env is unset; "" when none
 	how      string // how a user gets it
@@ -86,10 +87,10 @@ func (p program) find() (string, error) {
 		bin = p.fallback
 	}
 	if bin == "" {
-		return "", fmt.Errorf("%s is not set (%s)", p.env, p.how)
+		return "", fmt.Errorf("%s: %s is not set (%s)", p.name, p.env, p.how)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("%s (%s, or set %s): %w", bin, p.how, p.env, err)
+		return "", fmt.Errorf("%s: %w (%s, or set %s)", p.name, err, p.how, p.env)
 	}
 	return bin, nil
 }
@@ -97,7 +98,7 @@ func (p program) find() (string, error) {
 func (p program) require(t testing.TB) string {
 	t.Helper()
 	bin, err := p.find()
-	Prerequisite(t, p.env, err)
+	Prerequisite(t, "missing prerequisite", err)
 	return bin
 }
 
