@@ -53,7 +53,7 @@ func newEnvIn(t *testing.T, apiType, dir string) *env {
 			t.Fatal(err)
 		}
 	}
-	e.backendBin = buildBackend(t, root)
+	e.backendBin = harness.BackendBin(t, root)
 	e.xdsPort, e.tlsplaneAdminPort = harness.FreePort(t), harness.FreePort(t)
 	return e
 }

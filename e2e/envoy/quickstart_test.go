@@ -65,7 +65,7 @@ func TestQuickstart(t *testing.T) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	backendBin := buildBackend(t, root)
+	backendBin := harness.BackendBin(t, root)
 	run := func(svc, bin string) *harness.Process {
 		return harness.Start(t, root, svc, bin, compose.localArgs(compose.commands[svc])...)
 	}

@@ -91,12 +91,7 @@ func (e *env) startBackend(t *testing.T, name string) int {
 			backendErr = err
 			return
 		}
-		backendBin = filepath.Join(dir, "backend")
-		cmd := exec.Command("go", "build", "-o", backendBin, "./examples/backend")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			backendErr = fmt.Errorf("building examples/backend: %v\n%s", err, out)
-		}
+		backendBin, backendErr = harness.BackendBinary(dir)
 	})
 	if backendErr != nil {
 		t.Fatal(backendErr)

@@ -48,15 +48,43 @@ func TLSPlaneOrBuild(dir string) (bin string, built bool, err error) {
 		bin, err = tlsplaneProgram.find()
 		return bin, false, err
 	}
-	bin = filepath.Join(dir, "tlsplane")
-	// Built in the main module: from e2e/, its go.sum lacks tlsplane's own
-	// dependencies.
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tlsplane")
-	cmd.Dir, cmd.Stderr = RepoRoot(), os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", false, fmt.Errorf("build tlsplane (or set TLSPLANE_BIN): %w", err)
+	bin, err = buildInRepo(dir, "./cmd/tlsplane")
+	if err != nil {
+		return "", false, fmt.Errorf("%w (or set TLSPLANE_BIN)", err)
 	}
 	return bin, true, nil
+}
+
+// BackendBinary is the HTTPS echo backend the suites send traffic to
+// (examples/backend): $BACKEND_BIN when set, else built into dir.
+func BackendBinary(dir string) (string, error) {
+	if bin := os.Getenv("BACKEND_BIN"); bin != "" {
+		return bin, nil
+	}
+	return buildInRepo(dir, "./examples/backend")
+}
+
+// BackendBin is BackendBinary, a failure ending the test.
+func BackendBin(t testing.TB, dir string) string {
+	t.Helper()
+	bin, err := BackendBinary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// buildInRepo builds the main module's package pkg into dir, named after
+// its last element. In the main module: from e2e/, its go.sum lacks
+// tlsplane's own dependencies.
+func buildInRepo(dir, pkg string) (string, error) {
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return bin, nil
 }
 
 // Prerequisite ends a test that cannot run because what is missing (err):

@@ -52,7 +52,7 @@ var failedCount = regexp.MustCompile(`report (\d+) TLS handshakes`)
 func TestHandshakesAcrossReplicas(t *testing.T) {
 	bnet := newBackendNet(t)
 	c := adminClients(t)
-	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*harness.Process{}}
+	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: harness.BackendBin(t, t.TempDir()), backend: map[string]*harness.Process{}}
 	ns := e.ns
 	lease := "handshakes"
 	flags := append(leaseFlags(lease), "--namespaces", ns,
