@@ -1,5 +1,6 @@
 // Package harness is the one fixture package of the end-to-end suites
-// (every package under e2e/): the binaries they run, found one way, with a
+// (every package under e2e/): the binaries they run (Envoy, tlsplane, the
+// echo backend, helm, promtool), found one way, with a
 // missing one skipped or, under CI=true, failed (binaries.go); children in
 // their own process group that die with the test (procs.go); test PKI
 // written as files (pki.go); a real Envoy with ADS to tlsplane and its
