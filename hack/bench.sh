@@ -160,7 +160,7 @@ cp "$raw" docs/performance-raw.txt
 note "real Envoy propagation: $PROPAGATION_CLUSTERS clusters (load $(load))"
 (cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestPropagation$' -count=1 -timeout 60m -v \
 	-args -perf.propagation -perf.clusters="$PROPAGATION_CLUSTERS" -perf.edits="$PROPAGATION_EDITS" -perf.out="$root/docs/performance-propagation.json") >&2
-(cd e2e && $GO run ./perf/plot -in ../docs/performance-propagation.json -out ../docs/performance.png)
+$GO run ./perf/cmd/perfplot -in docs/performance-propagation.json -out docs/performance.png
 note "real Envoy of a Gateway: one HTTPRoute edited among $ROUTE_SERVICES (load $(load))"
 rm -f docs/performance-routes.json
 (cd e2e && TLSPLANE_BIN="$work/tlsplane" ENVOY_BIN="$ENVOY_BIN" $GO test ./perf -run '^TestRoutePropagation$' -count=1 -timeout 30m -v \

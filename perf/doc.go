@@ -4,5 +4,13 @@
 // streams of one kind and to 5,000 delta and 5,000 state-of-the-world
 // streams at once. It holds benchmarks and their input generators only;
 // nothing in the product imports it, and `make bench` runs it, not
-// `make test`.
+// `make test`. cmd/perfreport and cmd/perfplot render what `make bench`
+// measured into docs/performance.md and docs/performance.png.
+//
+// Performance code has two homes because it lives in two modules: this
+// one, in process, in the main module (beside the packages it measures,
+// and in `make test-unit` for its own tests), and e2e/perf, which needs
+// real processes and the e2e module's fixtures (e2e/harness,
+// e2e/apiserver) that the main module does not depend on. Nothing else
+// measures performance.
 package perf

@@ -40,13 +40,7 @@ type cluster struct {
 // need fails under CI=true, where the suite must run, and skips elsewhere.
 func need(t *testing.T, what string, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("conformance needs %s: %v (CI=true: not skipped)", what, err)
-	}
-	t.Skipf("conformance needs %s: %v", what, err)
+	harness.Prerequisite(t, "conformance needs "+what, err)
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -56,14 +50,10 @@ func newCluster(t *testing.T) *cluster {
 	}
 	_, err := exec.LookPath("ip")
 	need(t, "ip (iproute2)", err)
-	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	for name, bin := range map[string]string{"TLSPLANE_BIN": tlsplaneBin, "ENVOY_BIN": envoyBin} {
-		if bin == "" {
-			need(t, name, fmt.Errorf("not set (make conformance sets it)"))
-		}
-		_, err := os.Stat(bin)
-		need(t, name, err)
-	}
+	tlsplaneBin, err := harness.TLSPlaneBinary()
+	need(t, "the tlsplane binary", err)
+	envoyBin, err := harness.EnvoyBinary()
+	need(t, "Envoy", err)
 	images, err := node.ConformanceImages()
 	need(t, "the images' binaries", err)
 	// The Envoys tlsplane's Gateway provisioner deploys run as the Envoy

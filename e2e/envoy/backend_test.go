@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -40,25 +39,6 @@ type backendOpts struct {
 	// port is where to listen, as a restarted backend keeps its port;
 	// 0 picks a free one.
 	port int
-}
-
-// buildBackend compiles examples/backend once per run.
-func buildBackend(t *testing.T, outDir string) string {
-	t.Helper()
-	if bin := os.Getenv("BACKEND_BIN"); bin != "" {
-		return bin
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(outDir, "backend")
-	cmd := exec.Command("go", "build", "-o", bin, "./examples/backend")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building examples/backend: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {

@@ -4,6 +4,6 @@
 // requests it must refuse. TestGateway does the same for a Gateway: an Envoy
 // of fleet <namespace>/<gateway> with no listener of its own gets the
 // Gateway's listeners, routes and certificates over ADS and routes by host,
-// path, weight and SNI. It uses only the standard library, and starts every
-// process itself: $TLSPLANE_BIN, $ENVOY_BIN and the echo backends.
+// path, weight and SNI. It starts every process itself (tlsplane, Envoy,
+// the echo backends; the binaries as e2e/harness finds them).
 package envoy

@@ -38,10 +38,7 @@ func newEnv(t *testing.T, apiType string) *env {
 // suites of one ADS flavour keep their logs apart.
 func newEnvIn(t *testing.T, apiType, dir string) *env {
 	t.Helper()
-	e := &env{apiType: apiType, tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
-	if e.tlsplaneBin == "" || e.envoyBin == "" {
-		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e sets both)")
-	}
+	e := &env{apiType: apiType, tlsplaneBin: harness.TLSPlaneBin(t), envoyBin: harness.EnvoyBin(t)}
 	// Kept after the run, git-ignored, for reading logs of a failure.
 	root, err := filepath.Abs(filepath.Join("..", ".cache", "envoy-e2e", dir))
 	if err != nil {
@@ -56,7 +53,7 @@ func newEnvIn(t *testing.T, apiType, dir string) *env {
 			t.Fatal(err)
 		}
 	}
-	e.backendBin = buildBackend(t, root)
+	e.backendBin = harness.BackendBin(t, root)
 	e.xdsPort, e.tlsplaneAdminPort = harness.FreePort(t), harness.FreePort(t)
 	return e
 }

@@ -55,10 +55,7 @@ var (
 // empty, is used instead of a fresh one (a tmpfs, say).
 func newEnv(t *testing.T, manifestDir string) *env {
 	t.Helper()
-	e := &env{tlsplaneBin: os.Getenv("TLSPLANE_BIN"), envoyBin: os.Getenv("ENVOY_BIN")}
-	if e.tlsplaneBin == "" || e.envoyBin == "" {
-		t.Skip("TLSPLANE_BIN and ENVOY_BIN must be set (make e2e-faults sets both)")
-	}
+	e := &env{tlsplaneBin: harness.TLSPlaneBin(t), envoyBin: harness.EnvoyBin(t)}
 	// Kept after the run, git-ignored, for reading logs of a failure.
 	root, err := filepath.Abs(filepath.Join("..", ".cache", "faults-e2e", t.Name()))
 	if err != nil {
@@ -94,12 +91,7 @@ func (e *env) startBackend(t *testing.T, name string) int {
 			backendErr = err
 			return
 		}
-		backendBin = filepath.Join(dir, "backend")
-		cmd := exec.Command("go", "build", "-o", backendBin, "./examples/backend")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			backendErr = fmt.Errorf("building examples/backend: %v\n%s", err, out)
-		}
+		backendBin, backendErr = harness.BackendBinary(dir)
 	})
 	if backendErr != nil {
 		t.Fatal(backendErr)

@@ -1,9 +1,14 @@
-// Package harness is what the end-to-end suites (e2e/envoy, e2e/faults,
-// e2e/kube) share to run real processes: children in their own process
-// group that die with the test (procs.go), test PKI written as files
-// (pki.go), a real Envoy with ADS to tlsplane and its admin API
-// (envoy.go), and `tlsplane serve` waited on until ready (tlsplane.go).
+// Package harness is the one fixture package of the end-to-end suites
+// (every package under e2e/): the binaries they run (Envoy, tlsplane, the
+// echo backend, helm, promtool), found one way, with a
+// missing one skipped or, under CI=true, failed (binaries.go); children in
+// their own process group that die with the test (procs.go); test PKI
+// written as files (pki.go); a real Envoy with ADS to tlsplane and its
+// admin API (envoy.go); `tlsplane serve` waited on until ready
+// (tlsplane.go); and scripted ADS clients over real gRPC, a SotW one that
+// ACKs or NACKs each response (adsclient.go) and a delta one that watches
+// load assignments (loadassignments.go).
 //
-// It uses only the standard library and knows nothing of any scenario:
-// what a suite asserts stays in the suite.
+// It knows nothing of any scenario: what a suite asserts stays in the
+// suite. e2e/README.md says which suite proves what.
 package harness

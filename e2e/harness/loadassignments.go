@@ -12,11 +12,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-const (
-	clusterTypeURL        = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-	loadAssignmentTypeURL = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-)
-
 // LoadAssignment is one load assignment as an ADS client received it: its
 // cluster, its endpoints as host:port, and when it arrived.
 type LoadAssignment struct {
@@ -43,7 +38,7 @@ func WatchLoadAssignments(ctx context.Context, addr string, node *corev3.Node, g
 		conn.Close()
 		return nil, fmt.Errorf("delta ADS stream to %s: %w", addr, err)
 	}
-	for i, typeURL := range []string{clusterTypeURL, loadAssignmentTypeURL} {
+	for i, typeURL := range []string{ClusterType, EndpointType} {
 		req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: typeURL}
 		if i == 0 {
 			req.Node = node
@@ -68,7 +63,7 @@ func receiveLoadAssignments(stream discoveryv3.AggregatedDiscoveryService_DeltaA
 			return err
 		}
 		at := time.Now()
-		if resp.GetTypeUrl() == loadAssignmentTypeURL {
+		if resp.GetTypeUrl() == EndpointType {
 			for _, r := range resp.GetResources() {
 				cla := &endpointv3.ClusterLoadAssignment{}
 				if err := r.GetResource().UnmarshalTo(cla); err != nil {

@@ -29,12 +29,19 @@ type Authority struct {
 // NewAuthority is a P-256 CA named cn, valid from an hour ago for a day.
 func NewAuthority(t testing.TB, cn string) *Authority {
 	t.Helper()
+	return NewAuthorityUntil(t, cn, time.Now().Add(24*time.Hour))
+}
+
+// NewAuthorityUntil is NewAuthority valid until notAfter (an expiring or a
+// long-lived CA).
+func NewAuthorityUntil(t testing.TB, cn string, notAfter time.Time) *Authority {
+	t.Helper()
 	key := newKey(t, elliptic.P256())
 	tmpl := &x509.Certificate{
 		SerialNumber:          newSerial(t),
 		Subject:               pkix.Name{CommonName: cn, Organization: []string{"tlsplane e2e"}},
 		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
+		NotAfter:              notAfter,
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,

@@ -27,7 +27,7 @@ func TestClientCertificateSecretIsWatched(t *testing.T) {
 	// policy's client key only when granted the namespace.
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("client-certificate"), "--namespaces", ns, "--fleet-namespaces", "e2e="+ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "client certificate test CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "client certificate test CA").PEM))
 	p := policy(ns, "pay", "pay", "", "ca", "pay.example.com")
 	p.Spec.Options = map[gwv1.AnnotationKey]gwv1.AnnotationValue{"tlsplane.io/clientCertificateRef": "envoy-client"}
 	createPolicy(t, c, p)

@@ -3,8 +3,6 @@ package kube
 import (
 	"bufio"
 	"bytes"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,22 +31,6 @@ func showLogOnFailure(t *testing.T, p *harness.Process, grace time.Duration, n i
 	})
 }
 
-// envoyBinary is ENVOY_BIN (make), or the repository's .venv Envoy.
-func envoyBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("ENVOY_BIN")
-	if bin == "" {
-		bin, _ = filepath.Abs(filepath.Join("..", "..", ".venv", "bin", "envoy"))
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Envoy not found (make envoy, or ENVOY_BIN): %v", err)
-		}
-		t.Skipf("Envoy not found (make envoy, or ENVOY_BIN): %v", err)
-	}
-	return bin
-}
-
 // kubeEnvoy is a real Envoy fed by tlsplane over ADS, with one listener
 // routing each request to the cluster its header names.
 type kubeEnvoy struct{ *harness.Envoy }
@@ -57,7 +39,7 @@ type kubeEnvoy struct{ *harness.Envoy }
 func startEnvoy(t *testing.T, xdsAddr, nodeID, fleet, apiType string) *kubeEnvoy {
 	t.Helper()
 	e := &kubeEnvoy{harness.StartEnvoy(t, harness.EnvoyOptions{
-		Bin: envoyBinary(t), LogDir: t.TempDir(), NodeID: nodeID, Fleet: fleet,
+		Bin: harness.EnvoyBin(t), LogDir: t.TempDir(), NodeID: nodeID, Fleet: fleet,
 		XDSAddress: xdsAddr, StatPrefix: "kube", WaitReady: true, APIType: apiType,
 	})}
 	showLogOnFailure(t, e.Process, 10*time.Second, 3000)

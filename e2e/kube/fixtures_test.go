@@ -2,46 +2,14 @@ package kube
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
+	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
-
-// caPEM is a fresh self-signed CA certificate named cn.
-func caPEM(t *testing.T, cn string) string {
-	t.Helper()
-	return caPEMUntil(t, cn, time.Now().Add(24*time.Hour))
-}
-
-// caPEMUntil is a CA certificate, PEM, valid until notAfter.
-func caPEMUntil(t *testing.T, cn string, notAfter time.Time) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
 
 func createService(t *testing.T, c clients, ns, name string, ports ...corev1.ServicePort) *corev1.Service {
 	t.Helper()
@@ -109,3 +77,6 @@ func createPolicy(t *testing.T, c clients, p *gwv1.BackendTLSPolicy) *gwv1.Backe
 	}
 	return out
 }
+
+// clusterName is the name tlsplane gives Service port ns/svc/port's cluster.
+func clusterName(ns, svc string, port int) string { return fmt.Sprintf("%s/%s/%d", ns, svc, port) }

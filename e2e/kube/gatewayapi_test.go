@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // TestGatewayAPIStatuses runs tlsplane with deploy/'s ServiceAccount over
@@ -43,7 +45,7 @@ func TestGatewayAPIStatuses(t *testing.T) {
 		corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443)},
 		corev1.ServicePort{Name: "alt", Port: 8443, TargetPort: intstr.FromInt32(8443)})
 	createService(t, c, nsSvc, "unreached")
-	createCAConfigMap(t, c, nsSvc, "ca", caPEM(t, "gateway api CA"))
+	createCAConfigMap(t, c, nsSvc, "ca", string(harness.NewAuthority(t, "gateway api CA").PEM))
 	// shop-alt is older, so it wins port alt; shop's attachment there is
 	// Conflicted, and only Gateway b reaches port alt: shop is accepted for
 	// Gateway a and not for Gateway b.

@@ -52,7 +52,7 @@ var failedCount = regexp.MustCompile(`report (\d+) TLS handshakes`)
 func TestHandshakesAcrossReplicas(t *testing.T) {
 	bnet := newBackendNet(t)
 	c := adminClients(t)
-	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*harness.Process{}}
+	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: harness.BackendBin(t, t.TempDir()), backend: map[string]*harness.Process{}}
 	ns := e.ns
 	lease := "handshakes"
 	flags := append(leaseFlags(lease), "--namespaces", ns,
@@ -88,7 +88,7 @@ func TestHandshakesAcrossReplicas(t *testing.T) {
 	t.Logf("leader %s; the failing Envoy connects to %s", leader, follower)
 	envoyAt := func(cp *controlPlane, node string) *kubeEnvoy {
 		env := &kubeEnvoy{harness.StartEnvoy(t, harness.EnvoyOptions{
-			Bin: envoyBinary(t), LogDir: t.TempDir(), Name: node, NodeID: node, Fleet: "edge",
+			Bin: harness.EnvoyBin(t), LogDir: t.TempDir(), Name: node, NodeID: node, Fleet: "edge",
 			XDSAddress: cp.xds, StatPrefix: "kube", WaitReady: true, StatsFlush: statsFlush,
 		})}
 		showLogOnFailure(t, env.Process, 10*time.Second, 3000)
@@ -234,7 +234,7 @@ func TestCAExpiryWarningOnStatus(t *testing.T) {
 	startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("caexpiry"), "--namespaces", ns)...)
 	notAfter := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEMUntil(t, "expiring CA", notAfter))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthorityUntil(t, "expiring CA", notAfter).PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	want := fmt.Sprintf("Policy is accepted; warning: a CA certificate in ConfigMap %s/ca expires at %s, within 720h0m0s", ns, notAfter.Format(time.RFC3339))
 	acceptedMessage := func(want func(string) error) {
@@ -254,7 +254,7 @@ func TestCAExpiryWarningOnStatus(t *testing.T) {
 		}
 		return nil
 	})
-	setCA(t, c, ns, "ca", caPEMUntil(t, "renewed CA", time.Now().Add(365*24*time.Hour)))
+	setCA(t, c, ns, "ca", string(harness.NewAuthorityUntil(t, "renewed CA", time.Now().Add(365*24*time.Hour)).PEM))
 	acceptedMessage(func(m string) error {
 		if strings.Contains(m, "warning") {
 			return fmt.Errorf("message %q still warns", m)

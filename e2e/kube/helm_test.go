@@ -9,45 +9,25 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
+	"github.com/tlsplane/tlsplane/e2e/harness"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // chartDir is charts/tlsplane of this checkout.
 func chartDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "charts", "tlsplane")
-}
-
-// helmBinary is HELM_BIN, else the helm hack/build-helm.sh builds (make
-// e2e-kube builds it first). Missing, the Helm tests skip, and fail under
-// CI=true.
-func helmBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("HELM_BIN")
-	if bin == "" {
-		_, file, _, _ := runtime.Caller(0)
-		bin = filepath.Join(filepath.Dir(file), "..", ".cache", "bin", "helm")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("helm not built (run make helm, or set HELM_BIN): %v (CI=true: not skipped)", err)
-		}
-		t.Skipf("helm not built (run make helm, or set HELM_BIN): %v", err)
-	}
-	return bin
+	return filepath.Join(harness.RepoRoot(), "charts", "tlsplane")
 }
 
 // helm runs the helm CLI with a home of its own (no user configuration, no
 // repositories) and returns its stdout; stderr comes back in the error.
 func helm(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.Command(helmBinary(t), args...)
+	cmd := exec.Command(harness.HelmBin(t), args...)
 	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"))

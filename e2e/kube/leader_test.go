@@ -9,6 +9,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // Short Lease timings, so a handover is measured in seconds.
@@ -35,7 +37,7 @@ func TestTwoReplicasLeaderHandover(t *testing.T) {
 		"tlsplane-b": startTLSPlane(t, "tlsplane-b", kubeconfig, flags...),
 	}
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "handover CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "handover CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 

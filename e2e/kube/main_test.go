@@ -7,12 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // api is the API server every test of this package shares; each test works
@@ -30,13 +29,15 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var err error
-	if tlsplaneBin, err = tlsplaneBinary(); err != nil {
+	buildDir, err := os.MkdirTemp("", "tlsplane-bin-")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e/kube:", err)
 		return 1
 	}
-	if os.Getenv("TLSPLANE_BIN") == "" {
-		defer os.RemoveAll(filepath.Dir(tlsplaneBin)) // built here, in the temp directory
+	defer os.RemoveAll(buildDir) // where tlsplane is built when TLSPLANE_BIN is unset
+	if tlsplaneBin, _, err = harness.TLSPlaneOrBuild(buildDir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e/kube:", err)
+		return 1
 	}
 	api, err = apiserver.Start(ctx)
 	if err != nil {
@@ -46,24 +47,4 @@ func run(m *testing.M) int {
 	defer api.Stop()
 	fmt.Fprintf(os.Stderr, "e2e/kube: kube-apiserver ready with Gateway API CRDs in %s at %s\n", api.Ready.Round(time.Millisecond), api.URL)
 	return m.Run()
-}
-
-func tlsplaneBinary() (string, error) {
-	if bin := os.Getenv("TLSPLANE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("TLSPLANE_BIN: %w", err)
-		}
-		return bin, nil
-	}
-	dir, err := os.MkdirTemp("", "tlsplane-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "tlsplane")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/tlsplane/tlsplane/cmd/tlsplane")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build tlsplane (or set TLSPLANE_BIN): %w", err)
-	}
-	return bin, nil
 }

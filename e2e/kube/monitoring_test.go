@@ -243,7 +243,7 @@ func TestMonitoringMetricsInKubernetesMode(t *testing.T) {
 	cp := &controlPlane{TLSPlane: p, name: "tlsplane", xds: p.XDSAddress()}
 
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "pay-ca", caPEM(t, "monitoring CA"))
+	createCAConfigMap(t, c, ns, "pay-ca", string(harness.NewAuthority(t, "monitoring CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "pay-ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 

@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 const dataPlaneAccepted = "tlsplane.io/DataPlaneAccepted"
@@ -59,15 +61,15 @@ func TestNACKOnPolicyStatus(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("nack"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "NACK CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "NACK CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	dataPlaneCondition(t, c, ns, "pay", false, nil)
 
 	cluster := clusterName(ns, "pay", 443)
-	envoy1 := dialADS(t, cp.xds, "envoy-1", "edge")
-	rejected := envoy1.recvCluster(t, cluster, 20*time.Second)
-	envoy1.nack(t, rejected, "Error adding/updating cluster(s) "+cluster+": scripted rejection "+strings.Repeat("x", 4000))
+	envoy1 := harness.DialADS(t, cp.xds, "envoy-1", "edge")
+	rejected := envoy1.RecvCluster(t, cluster, 20*time.Second)
+	envoy1.NACK(t, rejected, "Error adding/updating cluster(s) "+cluster+": scripted rejection "+strings.Repeat("x", 4000))
 
 	first := dataPlaneCondition(t, c, ns, "pay", true, func(got metav1.Condition) error {
 		if got.Status != metav1.ConditionFalse || got.Reason != "Rejected" {
@@ -92,8 +94,8 @@ func TestNACKOnPolicyStatus(t *testing.T) {
 	// Another Envoy of the fleet rejects the same version: the message
 	// follows, lastTransitionTime does not (the status stayed False).
 	time.Sleep(1100 * time.Millisecond) // lastTransitionTime has a 1 s resolution
-	envoy2 := dialADS(t, cp.xds, "envoy-2", "edge")
-	envoy2.nack(t, envoy2.recvCluster(t, cluster, 20*time.Second), "scripted rejection by envoy-2")
+	envoy2 := harness.DialADS(t, cp.xds, "envoy-2", "edge")
+	envoy2.NACK(t, envoy2.RecvCluster(t, cluster, 20*time.Second), "scripted rejection by envoy-2")
 	second := dataPlaneCondition(t, c, ns, "pay", true, func(got metav1.Condition) error {
 		if !strings.Contains(got.Message, `"envoy-2"`) {
 			return fmt.Errorf("message %.200q does not name envoy-2 yet", got.Message)
@@ -113,11 +115,11 @@ func TestNACKOnPolicyStatus(t *testing.T) {
 	if _, err := c.gateway.GatewayV1().BackendTLSPolicies(ns).Update(context.Background(), pol, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	newer := envoy1.recvCluster(t, cluster, 20*time.Second)
+	newer := envoy1.RecvCluster(t, cluster, 20*time.Second)
 	if newer.GetVersionInfo() == rejected.GetVersionInfo() {
 		t.Fatalf("the rejected version %s was sent again", rejected.GetVersionInfo())
 	}
-	envoy1.ack(t, newer)
+	envoy1.ACK(t, newer)
 	dataPlaneCondition(t, c, ns, "pay", false, nil)
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 }

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // outage is how long the API server stays down (issue 7).
@@ -32,13 +34,13 @@ func TestAPIServerOutage(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("outage"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "CA before the outage"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "CA before the outage").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "before.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	expectServedCA(t, cp, ns, "CA before the outage")
 	cluster := clusterName(ns, "pay", 443)
-	connected := dialADS(t, cp.xds, "connected", "edge")
-	connected.ack(t, connected.recvCluster(t, cluster, 20*time.Second))
+	connected := harness.DialADS(t, cp.xds, "connected", "edge")
+	connected.ACK(t, connected.RecvCluster(t, cluster, 20*time.Second))
 
 	down := time.Now()
 	restart := stopAPIServer(t)
@@ -75,8 +77,8 @@ func TestAPIServerOutage(t *testing.T) {
 			t.Fatalf("%s into the outage: /readyz: %v", time.Since(down).Round(time.Second), err)
 		}
 		if i%10 == 0 {
-			fresh := dialADS(t, cp.xds, fmt.Sprintf("during-outage-%d", i), "edge")
-			fresh.recvCluster(t, cluster, 5*time.Second)
+			fresh := harness.DialADS(t, cp.xds, fmt.Sprintf("during-outage-%d", i), "edge")
+			fresh.RecvCluster(t, cluster, 5*time.Second)
 		}
 		time.Sleep(time.Second)
 	}
@@ -90,9 +92,9 @@ func TestAPIServerOutage(t *testing.T) {
 	back := time.Now()
 	deadline := back.Add(catchUp)
 	for {
-		resp := connected.recvCluster(t, cluster, time.Until(deadline))
-		connected.ack(t, resp)
-		if hasSNI(resp, "meanwhile.example.com") {
+		resp := connected.RecvCluster(t, cluster, time.Until(deadline))
+		connected.ACK(t, resp)
+		if harness.HasSNI(resp, "meanwhile.example.com") {
 			t.Logf("the change made during the outage was served %s after the API server was ready again", time.Since(back).Round(100*time.Millisecond))
 			break
 		}
@@ -108,7 +110,7 @@ func TestAPIServerOutage(t *testing.T) {
 	// A change right after the return. Each kind has its own reflector:
 	// the ConfigMap one may catch up after the policy's, so this change
 	// shares the catch-up bound.
-	setCA(t, c, ns, "ca", caPEM(t, "CA after the outage"))
+	setCA(t, c, ns, "ca", string(harness.NewAuthority(t, "CA after the outage").PEM))
 	expectServedCAWithin(t, max(time.Until(deadline), statusWait), cp, ns, "CA after the outage")
 	t.Logf("the change made after the return was served %s after the API server was ready again", time.Since(back).Round(100*time.Millisecond))
 	if _, err := cp.get("/readyz"); err != nil {

@@ -33,7 +33,7 @@ func TestProvisionedEnvoyServesGateway(t *testing.T) {
 }
 
 func provisionedEnvoy(t *testing.T, mutualTLS bool) {
-	envoy := envoyBinary(t)
+	envoy := harness.EnvoyBin(t)
 	pod := newBackendNet(t)
 	c := adminClients(t)
 	ctx := context.Background()

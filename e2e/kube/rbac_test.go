@@ -17,6 +17,8 @@ import (
 	watchpkg "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // createNamespace creates namespace name, deleted at the test's end.
@@ -217,14 +219,14 @@ func TestRBACNamespacesLeastPrivilege(t *testing.T) {
 	t.Log("tlsplane as that ServiceAccount, --namespaces a,b")
 	// A policy in c, which tlsplane may not read, must not be served.
 	createService(t, c, other, "pay")
-	createCAConfigMap(t, c, other, "ca", caPEM(t, "unwatched CA"))
+	createCAConfigMap(t, c, other, "ca", string(harness.NewAuthority(t, "unwatched CA").PEM))
 	createPolicy(t, c, policy(other, "pay", "pay", "", "ca", "pay.example.com"))
 	started := time.Now()
 	cp := startTLSPlane(t, "tlsplane", kubeconfig, "--namespaces", a+","+b,
 		"--leader-election-namespace", rel, "--leader-election-id", release)
 	ready := time.Since(started)
 	createService(t, c, a, "pay")
-	createCAConfigMap(t, c, a, "ca", caPEM(t, "namespace a CA"))
+	createCAConfigMap(t, c, a, "ca", string(harness.NewAuthority(t, "namespace a CA").PEM))
 	createPolicy(t, c, policy(a, "pay", "pay", "", "ca", "pay.example.com"))
 	created := time.Now()
 	expectStatus(t, c, a, "pay", acceptedTrue, resolvedTrue)

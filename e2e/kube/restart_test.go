@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // Issue 24's API server restart during endpoint churn.
@@ -53,7 +55,7 @@ func TestAPIServerRestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "restart CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "restart CA").PEM))
 	for i := range restartServices {
 		createService(t, c, ns, churnService(i))
 		createPolicy(t, c, policy(ns, churnService(i), churnService(i), "", "ca", churnService(i)+".example.com"))

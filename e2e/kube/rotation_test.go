@@ -2,6 +2,8 @@ package kube
 
 import (
 	"testing"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // TestCARotationReachesSDSWithoutClusterChange: a new ca.crt in the
@@ -13,12 +15,12 @@ func TestCARotationReachesSDSWithoutClusterChange(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("rotation"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "CA before rotation"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "CA before rotation").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	before := expectServedCA(t, cp, ns, "CA before rotation")
 
-	setCA(t, c, ns, "ca", caPEM(t, "CA after rotation"))
+	setCA(t, c, ns, "ca", string(harness.NewAuthority(t, "CA after rotation").PEM))
 	after := expectServedCA(t, cp, ns, "CA after rotation")
 	if after.secretVersion == before.secretVersion {
 		t.Errorf("SDS secret version stayed %q across a CA rotation", after.secretVersion)

@@ -4,19 +4,18 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // deployDir is the repository's deploy/ folder.
 func deployDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "deploy")
+	return filepath.Join(harness.RepoRoot(), "deploy")
 }
 
 // applyDeploy server-side applies deploy/<file>, for real or as a dry run.

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlsplane/tlsplane/informers"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // TestSourceSignalsOnlyRelevantChanges runs the informers source in
@@ -73,7 +75,7 @@ func TestSourceSignalsOnlyRelevantChanges(t *testing.T) {
 	}
 	quiet("ConfigMap nobody refers to")
 
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "source CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "source CA").PEM))
 	signalled("referenced ConfigMap created")
 	in := src.Inputs()
 	if len(in.ConfigMaps) != 1 || in.ConfigMaps[0].Name != "ca" {
@@ -93,6 +95,6 @@ func TestSourceSignalsOnlyRelevantChanges(t *testing.T) {
 	}
 	quiet("unreferenced ConfigMap edited")
 
-	setCA(t, c, ns, "ca", caPEM(t, "rotated CA"))
+	setCA(t, c, ns, "ca", string(harness.NewAuthority(t, "rotated CA").PEM))
 	signalled("referenced ConfigMap edited")
 }

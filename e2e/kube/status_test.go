@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // TestConformanceReconcileSequence is the Gateway API conformance sequence
@@ -28,7 +30,7 @@ func TestConformanceReconcileSequence(t *testing.T) {
 	expectServedCA(t, cp, ns, "")
 
 	t.Log("ConfigMap created")
-	ca := caPEM(t, "conformance CA")
+	ca := string(harness.NewAuthority(t, "conformance CA").PEM)
 	createCAConfigMap(t, c, ns, "ca", ca)
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	expectServedCA(t, cp, ns, "conformance CA")
@@ -59,7 +61,7 @@ func TestStatusFollowsEditsPortsAndConflicts(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("status"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "status CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "status CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "https", "ca", "pay.example.com"))
 	p := expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	if p.Generation != 1 {

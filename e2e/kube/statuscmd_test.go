@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // runStatusCommand runs `tlsplane status ARGS --admin` against cp's admin
@@ -36,12 +38,12 @@ func TestStatusCommandInKubernetesMode(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("statuscmd"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "status CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "status CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	cluster := clusterName(ns, "pay", 443)
-	client := dialADS(t, cp.xds, "kube-nacker", "edge")
-	client.nack(t, client.recvCluster(t, cluster, 20*time.Second), "rejected on purpose by the test")
+	client := harness.DialADS(t, cp.xds, "kube-nacker", "edge")
+	client.NACK(t, client.RecvCluster(t, cluster, 20*time.Second), "rejected on purpose by the test")
 
 	var connections struct {
 		Connections []struct {

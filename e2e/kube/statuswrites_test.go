@@ -22,6 +22,8 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // manyPolicies is the size of the bursts below: a `kubectl apply` of a
@@ -39,7 +41,7 @@ func TestStatusOfManyPolicies(t *testing.T) {
 	const bound = 10 * time.Second
 	c := fastClients(t)
 	ns := newNamespace(t, c)
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "many CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "many CA").PEM))
 	ready := watchAccepted(t, c, ns)
 
 	createPolicies(t, c, ns, "first", manyPolicies)
@@ -304,7 +306,7 @@ func TestOverwrittenStatusIsRestoredWithoutATranslation(t *testing.T) {
 	ns := newNamespace(t, c)
 	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("restore"), "--namespaces", ns)...)
 	createService(t, c, ns, "pay")
-	createCAConfigMap(t, c, ns, "ca", caPEM(t, "restore CA"))
+	createCAConfigMap(t, c, ns, "ca", string(harness.NewAuthority(t, "restore CA").PEM))
 	createPolicy(t, c, policy(ns, "pay", "pay", "", "ca", "pay.example.com"))
 	p := expectStatus(t, c, ns, "pay", acceptedTrue, resolvedTrue)
 	since := ourAccepted(t, p).LastTransitionTime

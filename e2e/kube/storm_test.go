@@ -102,10 +102,10 @@ func TestReconnectStorm(t *testing.T) {
 	after := &stormWorld{gen: 2, clusters: maps.Clone(before.clusters), cas: maps.Clone(before.cas)}
 	rotated := stormCASecret(ns, "svc-00")
 	after.rotated, after.oldPEM = rotated, before.cas[rotated]
-	rotatedPEM := caPEM(t, "storm CA svc-00 rotated during the outage")
+	rotatedPEM := string(harness.NewAuthority(t, "storm CA svc-00 rotated during the outage").PEM)
 	after.cas[rotated] = rotatedPEM
 	added := "svc-added"
-	addedPEM := caPEM(t, "storm CA "+added)
+	addedPEM := string(harness.NewAuthority(t, "storm CA "+added).PEM)
 	after.clusters[clusterName(ns, added, 443)] = stormCASecret(ns, added)
 	after.cas[stormCASecret(ns, added)] = addedPEM
 	fleet.target.Store(after)
@@ -199,7 +199,7 @@ func reportInconsistent(t *testing.T, reports []stormReport) {
 // policy, recorded in w.
 func stormService(t *testing.T, c clients, ns, name string, i int, w *stormWorld) {
 	t.Helper()
-	pem := caPEM(t, "storm CA "+name)
+	pem := string(harness.NewAuthority(t, "storm CA "+name).PEM)
 	stormObjects(t, c, ns, name, i, pem)
 	w.clusters[clusterName(ns, name, 443)] = stormCASecret(ns, name)
 	w.cas[stormCASecret(ns, name)] = pem

@@ -21,11 +21,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/anypb"
-)
 
-const (
-	endpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-	secretType   = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret"
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // Envoy's retry of a failed ADS stream (SubscriptionFactory::RetryInitialDelayMs
@@ -117,7 +114,7 @@ func newStormClient(id int, delta bool, addrs []string, target *atomic.Pointer[s
 		id: id, delta: delta, addrs: addrs, target: target,
 		node:     &corev3.Node{Id: fmt.Sprintf("storm-%s-%04d", kind, id), Cluster: "storm"},
 		clusters: map[string]heldCluster{}, eds: map[string]int{}, secrets: map[string]string{},
-		versions:   map[string]map[string]string{clusterType: {}, endpointType: {}, secretType: {}},
+		versions:   map[string]map[string]string{harness.ClusterType: {}, harness.EndpointType: {}, harness.SecretType: {}},
 		subscribed: map[string][]string{},
 	}
 }
@@ -177,8 +174,8 @@ func (c *stormClient) sotwStream(ctx context.Context, ads discoveryv3.Aggregated
 	// Envoy's first requests on a new stream: every subscription with the
 	// version it last accepted, clusters first.
 	c.mu.Lock()
-	reqs := []*discoveryv3.DiscoveryRequest{{Node: c.node, TypeUrl: clusterType, VersionInfo: c.versions[clusterType][""]}}
-	for _, typ := range []string{endpointType, secretType} {
+	reqs := []*discoveryv3.DiscoveryRequest{{Node: c.node, TypeUrl: harness.ClusterType, VersionInfo: c.versions[harness.ClusterType][""]}}
+	for _, typ := range []string{harness.EndpointType, harness.SecretType} {
 		if names := c.subscribed[typ]; len(names) > 0 {
 			reqs = append(reqs, &discoveryv3.DiscoveryRequest{TypeUrl: typ, ResourceNames: names, VersionInfo: c.versions[typ][""]})
 		}
@@ -208,8 +205,8 @@ func (c *stormClient) deltaStream(ctx context.Context, ads discoveryv3.Aggregate
 	// Envoy's first requests on a new stream: every subscription with the
 	// versions it holds (initial_resource_versions), clusters first.
 	c.mu.Lock()
-	reqs := []*discoveryv3.DeltaDiscoveryRequest{{Node: c.node, TypeUrl: clusterType, InitialResourceVersions: maps.Clone(c.versions[clusterType])}}
-	for _, typ := range []string{endpointType, secretType} {
+	reqs := []*discoveryv3.DeltaDiscoveryRequest{{Node: c.node, TypeUrl: harness.ClusterType, InitialResourceVersions: maps.Clone(c.versions[harness.ClusterType])}}
+	for _, typ := range []string{harness.EndpointType, harness.SecretType} {
 		if names := c.subscribed[typ]; len(names) > 0 {
 			reqs = append(reqs, &discoveryv3.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: names, InitialResourceVersions: maps.Clone(c.versions[typ])})
 		}
@@ -241,7 +238,7 @@ func (c *stormClient) applySotw(resp *discoveryv3.DiscoveryResponse) []*discover
 	before := c.resolvedClusters()
 	reply := &discoveryv3.DiscoveryRequest{TypeUrl: typ, ResponseNonce: resp.GetNonce(), ResourceNames: c.subscribed[typ]}
 	c.nonces[typ] = resp.GetNonce()
-	if typ == clusterType {
+	if typ == harness.ClusterType {
 		clusters := map[string]heldCluster{}
 		for _, r := range resp.GetResources() {
 			name, h, err := decodeCluster(r)
@@ -262,7 +259,7 @@ func (c *stormClient) applySotw(resp *discoveryv3.DiscoveryResponse) []*discover
 	reply.VersionInfo = resp.GetVersionInfo()
 	c.checkKept(before)
 	out := []*discoveryv3.DiscoveryRequest{reply}
-	if typ == clusterType {
+	if typ == harness.ClusterType {
 		for _, sub := range c.resubscribe() {
 			out = append(out, &discoveryv3.DiscoveryRequest{TypeUrl: sub.typ, ResourceNames: sub.names,
 				VersionInfo: c.versions[sub.typ][""], ResponseNonce: c.nonces[sub.typ]})
@@ -289,7 +286,7 @@ func (c *stormClient) applyDelta(resp *discoveryv3.DeltaDiscoveryResponse) []*di
 	reply := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: typ, ResponseNonce: resp.GetNonce()}
 	for _, r := range resp.GetResources() {
 		var err error
-		if typ == clusterType {
+		if typ == harness.ClusterType {
 			var h heldCluster
 			if _, h, err = decodeCluster(r.GetResource()); err == nil {
 				c.clusters[r.GetName()] = h
@@ -309,7 +306,7 @@ func (c *stormClient) applyDelta(resp *discoveryv3.DeltaDiscoveryResponse) []*di
 	}
 	c.checkKept(before)
 	out := []*discoveryv3.DeltaDiscoveryRequest{reply}
-	if typ == clusterType {
+	if typ == harness.ClusterType {
 		for _, sub := range c.resubscribe() {
 			out = append(out, &discoveryv3.DeltaDiscoveryRequest{TypeUrl: sub.typ, ResourceNamesSubscribe: sub.added, ResourceNamesUnsubscribe: sub.removed})
 		}
@@ -326,7 +323,7 @@ func (c *stormClient) responded() {
 // store keeps one EDS or SDS resource.
 func (c *stormClient) store(typ string, r *anypb.Any) error {
 	switch typ {
-	case endpointType:
+	case harness.EndpointType:
 		var cla endpointv3.ClusterLoadAssignment
 		if err := r.UnmarshalTo(&cla); err != nil {
 			return err
@@ -336,7 +333,7 @@ func (c *stormClient) store(typ string, r *anypb.Any) error {
 			n += len(l.GetLbEndpoints())
 		}
 		c.eds[cla.GetClusterName()] = n
-	case secretType:
+	case harness.SecretType:
 		var s tlsv3.Secret
 		if err := r.UnmarshalTo(&s); err != nil {
 			return err
@@ -366,11 +363,11 @@ func (c *stormClient) store(typ string, r *anypb.Any) error {
 func (c *stormClient) forget(typ, name string) {
 	delete(c.versions[typ], name)
 	switch typ {
-	case clusterType:
+	case harness.ClusterType:
 		delete(c.clusters, name)
-	case endpointType:
+	case harness.EndpointType:
 		delete(c.eds, name)
-	case secretType:
+	case harness.SecretType:
 		delete(c.secrets, name)
 	}
 }
@@ -384,17 +381,17 @@ type stormSubscription struct {
 // resubscribe sets the EDS and SDS subscriptions to the names the held
 // clusters read, dropping what is no longer read, as Envoy does.
 func (c *stormClient) resubscribe() []stormSubscription {
-	want := map[string]map[string]bool{endpointType: {}, secretType: {}}
+	want := map[string]map[string]bool{harness.EndpointType: {}, harness.SecretType: {}}
 	for _, h := range c.clusters {
 		if h.eds != "" {
-			want[endpointType][h.eds] = true
+			want[harness.EndpointType][h.eds] = true
 		}
 		for _, s := range h.secrets {
-			want[secretType][s] = true
+			want[harness.SecretType][s] = true
 		}
 	}
 	var out []stormSubscription
-	for _, typ := range []string{endpointType, secretType} {
+	for _, typ := range []string{harness.EndpointType, harness.SecretType} {
 		names := slices.Sorted(maps.Keys(want[typ]))
 		old := c.subscribed[typ]
 		if slices.Equal(names, old) {
@@ -556,7 +553,7 @@ func (c *stormClient) report(w *stormWorld) stormReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := stormReport{id: c.node.GetId(), delta: c.delta, doneGen: c.doneGen, attempts: c.attempts, doneAt: c.doneAt,
-		doneAddr: c.doneAddr, openedAt: c.openedAt, respondedAt: c.respondedAt, cdsVersion: c.versions[clusterType][""],
+		doneAddr: c.doneAddr, openedAt: c.openedAt, respondedAt: c.respondedAt, cdsVersion: c.versions[harness.ClusterType][""],
 		violations: slices.Clone(c.violations)}
 	if c.doneGen != w.gen {
 		r.missing = c.missing(w)

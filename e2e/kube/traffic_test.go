@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,20 +32,6 @@ type trafficEnv struct {
 	envoy   *kubeEnvoy
 	cp      *controlPlane
 	backend map[string]*harness.Process
-}
-
-func buildBackend(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("BACKEND_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "backend")
-	cmd := exec.Command("go", "build", "-o", bin, "./examples/backend")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/backend: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // startBackend runs examples/backend inside the network namespace on port,
@@ -125,7 +110,7 @@ func TestKubeTraffic(t *testing.T) {
 func kubeTraffic(t *testing.T, apiType, lease string) {
 	bnet := newBackendNet(t)
 	c := adminClients(t)
-	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: buildBackend(t), backend: map[string]*harness.Process{}}
+	e := &trafficEnv{t: t, c: c, ns: newNamespace(t, c), net: bnet, bin: harness.BackendBin(t, t.TempDir()), backend: map[string]*harness.Process{}}
 	e.cp = startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags(lease), "--namespaces", e.ns)...)
 	e.envoy = startEnvoy(t, e.cp.xds, "kube-envoy", "edge", apiType)
 	ca1 := harness.NewAuthority(t, "traffic CA 1")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,12 +14,10 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
 	prommodel "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
@@ -28,31 +25,13 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// tlsplaneBinary is TLSPLANE_BIN (make e2e-monitoring sets it), else a
-// build of this checkout.
-func tlsplaneBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("TLSPLANE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("TLSPLANE_BIN: %v", err)
-		}
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "tlsplane")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/tlsplane/tlsplane/cmd/tlsplane").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build tlsplane (or set TLSPLANE_BIN): %v\n%s", err, out)
-	}
-	return bin
-}
-
 // declaredFamilies are the metric families tlsplane's source declares
 // (Name: "tlsplane_…" outside tests, e2e/ and perf/).
 func declaredFamilies(t *testing.T) []string {
 	t.Helper()
 	decl := regexp.MustCompile(`Name:\s*"(tlsplane_\w+)"`)
 	var names []string
-	root := repoRoot()
+	root := harness.RepoRoot()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -115,31 +94,13 @@ func family(sample string) string {
 	return sample
 }
 
-const clusterType = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-
 // driveXDS opens an ADS stream for fleet "monitoring", as an Envoy would,
 // and NACKs the first CDS response: the stream, response and NACK series
 // exist only once that happened. The stream stays open until the test ends.
-func driveXDS(t *testing.T, conn *grpc.ClientConn) {
+func driveXDS(t *testing.T, addr string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := &corev3.Node{Id: "monitoring-1", Cluster: "monitoring"}
-	if err := stream.Send(&discoveryv3.DiscoveryRequest{Node: node, TypeUrl: clusterType}); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		t.Fatalf("ADS: %v", err)
-	}
-	if err := stream.Send(&discoveryv3.DiscoveryRequest{TypeUrl: clusterType, ResponseNonce: resp.GetNonce(),
-		ErrorDetail: &status.Status{Code: 3, Message: "monitoring test: rejected on purpose"}}); err != nil {
-		t.Fatal(err)
-	}
+	envoy := harness.DialADS(t, addr, "monitoring-1", "monitoring")
+	envoy.NACK(t, envoy.Recv(t, 30*time.Second), "monitoring test: rejected on purpose")
 }
 
 // counter is one Envoy counter as the metrics service sink sends it.
@@ -196,8 +157,8 @@ func TestMetricsExported(t *testing.T) {
 	declared := declaredFamilies(t)
 
 	tp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
-		Bin: tlsplaneBinary(t), LogDir: t.TempDir(), Name: "tlsplane",
-		Args: []string{"--dir", filepath.Join(repoRoot(), "examples", "quickstart"), "--handshake-window", "1m"},
+		Bin: tlsplaneBin(t), LogDir: t.TempDir(), Name: "tlsplane",
+		Args: []string{"--dir", filepath.Join(harness.RepoRoot(), "examples", "quickstart"), "--handshake-window", "1m"},
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -209,7 +170,7 @@ func TestMetricsExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	driveXDS(t, conn)
+	driveXDS(t, tp.XDSAddress())
 	driveHandshakes(t, conn)
 
 	// Everything declared, but what only Kubernetes mode registers.
@@ -274,4 +235,15 @@ func TestMetricsExported(t *testing.T) {
 		return
 	}
 	t.Logf("%d metric names used by the rules and the dashboard; %d sample names in /metrics of tlsplane serving the quickstart", len(used), len(live))
+}
+
+// tlsplaneBin is TLSPLANE_BIN (make e2e-monitoring sets it), else a build
+// of this checkout.
+func tlsplaneBin(t *testing.T) string {
+	t.Helper()
+	bin, _, err := harness.TLSPlaneOrBuild(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

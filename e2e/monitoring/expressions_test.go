@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,17 +16,13 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// repoRoot is the checkout this file is in.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
 var (
-	rulesFile     = filepath.Join(repoRoot(), "charts", "tlsplane", "rules", "tlsplane.rules.yaml")
-	dashboardFile = filepath.Join(repoRoot(), "charts", "tlsplane", "dashboards", "tlsplane.json")
+	rulesFile     = filepath.Join(harness.RepoRoot(), "charts", "tlsplane", "rules", "tlsplane.rules.yaml")
+	dashboardFile = filepath.Join(harness.RepoRoot(), "charts", "tlsplane", "dashboards", "tlsplane.json")
 )
 
 // promQL is the parser of a Prometheus without feature flags: no

@@ -10,27 +10,11 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-var ruleTestsFile = filepath.Join(repoRoot(), "e2e", "monitoring", "testdata", "rules_test.yaml")
-
-// promtoolBinary is PROMTOOL_BIN, else the promtool hack/build-promtool.sh
-// builds (make e2e-monitoring builds it first). Missing, the test skips,
-// and fails under CI=true.
-func promtoolBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("PROMTOOL_BIN")
-	if bin == "" {
-		bin = filepath.Join(repoRoot(), "e2e", ".cache", "bin", "promtool")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("promtool not built (run hack/build-promtool.sh, or set PROMTOOL_BIN): %v (CI=true: not skipped)", err)
-		}
-		t.Skipf("promtool not built (run hack/build-promtool.sh, or set PROMTOOL_BIN): %v", err)
-	}
-	return bin
-}
+var ruleTestsFile = filepath.Join(harness.RepoRoot(), "e2e", "monitoring", "testdata", "rules_test.yaml")
 
 // ruleTests is the part of promtool's test file the Go test reads.
 type ruleTests struct {
@@ -97,7 +81,7 @@ func TestAlertRules(t *testing.T) {
 		t.FailNow()
 	}
 
-	bin := promtoolBinary(t)
+	bin := harness.PromtoolBin(t)
 	t.Run("promtool check rules", func(t *testing.T) {
 		out, err := promtool(bin, "check", "rules", "--lint=all", "--lint-fatal", rulesFile)
 		if err != nil {

@@ -53,10 +53,7 @@ const churnBasePort = 20000
 // source-read-ms (one read of the directory), translate-ms, publish-ms.
 func BenchmarkEndpointChurn(b *testing.B) {
 	b.Run(fmt.Sprintf("file/services=%d/rate=%d", *churnServices, *churnRate), func(b *testing.B) {
-		tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-		if tlsplaneBin == "" || envoyBin == "" {
-			b.Skip("a measurement with real processes: set TLSPLANE_BIN and ENVOY_BIN")
-		}
+		tlsplaneBin, envoyBin := harness.TLSPlaneBin(b), harness.EnvoyBin(b)
 		if *churnServices <= 0 || *churnRate <= 0 || *churnDuration <= 0 {
 			b.Fatal("-churn.services, -churn.rate and -churn.duration must be positive")
 		}
@@ -180,7 +177,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := poll(*churnPatience, 50*time.Millisecond, func() error {
+	if err := harness.Eventually(*churnPatience, 50*time.Millisecond, func() error {
 		if known, _ := ledger.state(); known < n {
 			return fmt.Errorf("%d of %d load assignments received", known, n)
 		}
@@ -193,7 +190,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 	load := loadAverage()
 	total := int(float64(rate) * duration.Seconds())
 	gens := make([]int, n)
-	cpuBefore := cpuTicks(b, tp.cmd.Process.Pid)
+	cpuBefore := cpuTicks(b, tp.PID())
 	var lag time.Duration
 	b.StartTimer()
 	t0 := time.Now()
@@ -209,7 +206,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 		writeEndpointSliceRecorded(b, manifests, i, gens[i], ledger)
 	}
 	t1 := time.Now()
-	cpuAfter := cpuTicks(b, tp.cmd.Process.Pid)
+	cpuAfter := cpuTicks(b, tp.PID())
 	b.StopTimer()
 	metricsAfter := tlsplaneMetrics(b, tlsplaneAdmin)
 	passes := metricsAfter["tlsplane_translation_duration_seconds_count"] - metricsBefore["tlsplane_translation_duration_seconds_count"]
@@ -223,7 +220,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 	sourceMs, translateMs, publishMs := meanMs("tlsplane_source_read_duration_seconds"),
 		meanMs("tlsplane_translation_duration_seconds"), meanMs("tlsplane_snapshot_publish_duration_seconds")
 
-	drainErr := poll(*churnPatience, 20*time.Millisecond, func() error {
+	drainErr := harness.Eventually(*churnPatience, 20*time.Millisecond, func() error {
 		if _, pending := ledger.state(); pending > 0 {
 			return fmt.Errorf("%d Services' updates not received", pending)
 		}
@@ -237,7 +234,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 
 	// The Envoy holds every Service's final endpoints.
 	var stale []string
-	envoyErr := poll(*churnPatience, time.Second, func() error {
+	envoyErr := harness.Eventually(*churnPatience, time.Second, func() error {
 		hosts, err := clusterHosts(admin.base)
 		if err != nil {
 			return err
@@ -290,7 +287,7 @@ func fileChurn(b *testing.B, tlsplaneBin, envoyBin string, n, rate int, duration
 		b.Errorf("not every update reached the delta ADS client within %v: %v", *churnPatience, drainErr)
 	}
 	if envoyErr != nil {
-		b.Errorf("the Envoy does not hold every final endpoint within %v: %v\n%s", *churnPatience, envoyErr, envoy.tail())
+		b.Errorf("the Envoy does not hold every final endpoint within %v: %v\n%s", *churnPatience, envoyErr, envoy.LogTail(40))
 	}
 }
 

@@ -1,22 +1,18 @@
 package perf
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +20,7 @@ import (
 )
 
 var (
-	propagation = flag.Bool("perf.propagation", false, "run TestPropagation (needs TLSPLANE_BIN and ENVOY_BIN)")
+	propagation = flag.Bool("perf.propagation", false, "run TestPropagation (needs the tlsplane and Envoy binaries)")
 	clusterList = flag.String("perf.clusters", "100,1000", "comma-separated cluster counts")
 	editCount   = flag.Int("perf.edits", 50, "edits per cluster count, in turn a CA rotation, a policy edit and an endpoint change")
 	idle        = flag.Duration("perf.idle", 150*time.Millisecond, "quiet before each edit, longer than tlsplane's quiet period (100 ms): an idle world, one edit at a time")
@@ -108,10 +104,7 @@ func TestPropagation(t *testing.T) {
 	if !*propagation {
 		t.Skip("a measurement: run with -perf.propagation (make bench)")
 	}
-	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	if tlsplaneBin == "" || envoyBin == "" {
-		t.Fatal("TLSPLANE_BIN and ENVOY_BIN must name the binaries")
-	}
+	tlsplaneBin, envoyBin := measuredBinaries(t)
 	if *statsRead != "prometheus" && *statsRead != "text" {
 		t.Fatalf("-perf.read=%q: prometheus or text", *statsRead)
 	}
@@ -295,7 +288,7 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 		Clusters: n, API: *apiType, Edits: len(latencies), Latencies: latencies, Stalled: stalled,
 		P50: percentile(latencies, 50), P99: percentile(latencies, 99), Max: percentile(latencies, 100),
 		InitialMs:   float64(initial.Milliseconds()),
-		TLSPlaneRSS: rssMiB(tp.cmd.Process.Pid), EnvoyRSS: rssMiB(envoy.cmd.Process.Pid),
+		TLSPlaneRSS: rssMiB(tp.PID()), EnvoyRSS: rssMiB(envoy.PID()),
 		LoadAverage:  loadAverage(),
 		StatsReadMs:  float64(statsTime.Microseconds()) / 1000 / float64(max(statsCalls, 1)),
 		StatsRead:    *statsRead,
@@ -597,82 +590,6 @@ func (a adminClient) prometheus(filter string) (map[string]int64, error) {
 		return nil, err
 	}
 	return harness.PrometheusSamples(body), nil
-}
-
-// process is a child in its own process group, stopped at cleanup.
-type process struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-func startProcess(t testing.TB, dir, name, bin string, args ...string) *process {
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	})
-	return p
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *process) tail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return p.log + ":\n" + string(b)
-}
-
-func freePort(t testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// poll calls cond every interval until it returns nil or timeout passes.
-func poll(timeout, interval time.Duration, cond func() error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for {
-		err := cond()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("after %v: %w", timeout, err)
-		case <-time.After(interval):
-		}
-	}
 }
 
 // rssMiB is a process's resident memory from /proc.

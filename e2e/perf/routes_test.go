@@ -38,10 +38,7 @@ func TestRoutePropagation(t *testing.T) {
 	if !*routePropagation {
 		t.Skip("a measurement, not a test: run with -args -perf.routes (make bench does)")
 	}
-	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	if tlsplaneBin == "" || envoyBin == "" {
-		t.Fatal("TLSPLANE_BIN and ENVOY_BIN must name the binaries")
-	}
+	tlsplaneBin, envoyBin := measuredBinaries(t)
 	n := *routeServices
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
@@ -54,19 +51,19 @@ func TestRoutePropagation(t *testing.T) {
 		writeService(t, manifests, i, ca, 0, 0)
 		writeRoute(t, manifests, i, 0)
 	}
-	port := freePort(t)
+	port := harness.FreePort(t)
 	writeAtomically(t, manifests, "gateway", gatewayManifest(port))
 
 	start := time.Now()
 	served := serveFleet(t, dir, manifests, tlsplaneBin, envoyBin, "DELTA_GRPC", n, gatewayFleet)
 	probe := routeProbe{base: "http://127.0.0.1:" + strconv.Itoa(port)}
-	if err := poll(5*time.Minute, 50*time.Millisecond, func() error {
-		if served.tp.exited() || served.envoy.exited() {
+	if err := harness.Eventually(5*time.Minute, 50*time.Millisecond, func() error {
+		if served.tp.Exited() || served.envoy.Exited() {
 			return fmt.Errorf("tlsplane or Envoy exited")
 		}
 		return probe.redirected(n-1, 0)
 	}); err != nil {
-		t.Fatalf("Envoy never served the last route: %v\n%s\n%s", err, served.tp.tail(), served.envoy.tail())
+		t.Fatalf("Envoy never served the last route: %v\n%s\n%s", err, served.tp.LogTail(40), served.envoy.LogTail(40))
 	}
 	initial := time.Since(start)
 
@@ -89,7 +86,7 @@ func TestRoutePropagation(t *testing.T) {
 		}
 		written := writeRoute(t, manifests, i, gen[i])
 		var applied time.Time
-		if err := poll(*patience, *pollEvery, func() error {
+		if err := harness.Eventually(*patience, *pollEvery, func() error {
 			probes++
 			if err := probe.redirected(i, gen[i]); err != nil {
 				return err
@@ -115,7 +112,7 @@ func TestRoutePropagation(t *testing.T) {
 		Clusters: n, API: "DELTA_GRPC", Edits: len(latencies), Latencies: latencies, Stalled: stalled,
 		P50: percentile(latencies, 50), P99: percentile(latencies, 99), Max: percentile(latencies, 100),
 		InitialMs:   float64(initial.Milliseconds()),
-		TLSPlaneRSS: rssMiB(served.tp.cmd.Process.Pid), EnvoyRSS: rssMiB(served.envoy.cmd.Process.Pid),
+		TLSPlaneRSS: rssMiB(served.tp.PID()), EnvoyRSS: rssMiB(served.envoy.PID()),
 		LoadAverage: loadAverage(), StatsRead: "route probe",
 	}
 	if m, err := promMetrics(metricsURL); err == nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-var statsReadCost = flag.Bool("perf.statsread", false, "run TestStatsReadCost (needs TLSPLANE_BIN and ENVOY_BIN)")
+var statsReadCost = flag.Bool("perf.statsread", false, "run TestStatsReadCost (needs the tlsplane and Envoy binaries)")
 
 // TestStatsReadCost times reads of an idle Envoy's stats, one query form
 // at a time, at each -perf.clusters size: what one poll of TestPropagation
@@ -25,10 +25,7 @@ func TestStatsReadCost(t *testing.T) {
 	if !*statsReadCost {
 		t.Skip("a measurement: run with -perf.statsread")
 	}
-	tlsplaneBin, envoyBin := os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	if tlsplaneBin == "" || envoyBin == "" {
-		t.Fatal("TLSPLANE_BIN and ENVOY_BIN must name the binaries")
-	}
+	tlsplaneBin, envoyBin := measuredBinaries(t)
 	watched := url.QueryEscape(`^(cluster_manager\.cluster_modified|cluster_manager\.warming_clusters)$`)
 	secret := url.QueryEscape(`^(sds\.` + strings.ReplaceAll(caSecretName(3), ".", `\.`) + `\.update_success)$`)
 	queries := []string{

@@ -44,7 +44,7 @@ var (
 // connection of its own), after-p50-ms and after-p99-ms from that event to
 // the ADS client: the API server's part and tlsplane's.
 //
-// Needs TLSPLANE_BIN, ENVOY_BIN and the API server binaries (make
+// Needs tlsplane, Envoy and the API server binaries (make
 // kube-apiserver); skips without them, fails under CI=true.
 func BenchmarkEndpointChurn(b *testing.B) {
 	b.Run(fmt.Sprintf("kube/services=%d/rate=%d", *churnServices, *churnRate), func(b *testing.B) {
@@ -289,28 +289,13 @@ func churn(ctx context.Context, b *testing.B, w *world, a *arrivals, rate int, d
 	return accepted
 }
 
-// binaries are TLSPLANE_BIN and ENVOY_BIN, and the API server's must be
+// binaries are tlsplane and Envoy (e2e/harness), and the API server's must be
 // built; a missing one skips (fails under CI=true).
 func binaries(b *testing.B) (tlsplane, envoy string) {
-	missing := func(format string, args ...any) {
-		if os.Getenv("CI") == "true" {
-			b.Fatalf(format, args...)
-		}
-		b.Skipf(format, args...)
-	}
-	tlsplane, envoy = os.Getenv("TLSPLANE_BIN"), os.Getenv("ENVOY_BIN")
-	for name, path := range map[string]string{"TLSPLANE_BIN": tlsplane, "ENVOY_BIN": envoy} {
-		if path == "" {
-			missing("%s must name the binary (make bench sets it)", name)
-		}
-		if _, err := os.Stat(path); err != nil {
-			missing("%s: %v", name, err)
-		}
-	}
+	tlsplane, envoy = harness.TLSPlaneBin(b), harness.EnvoyBin(b)
 	for _, name := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(apiserver.BinDir(), name)); err != nil {
-			missing("%s not built (make kube-apiserver): %v", name, err)
-		}
+		_, err := os.Stat(filepath.Join(apiserver.BinDir(), name))
+		harness.Prerequisite(b, name+" not built (make kube-apiserver)", err)
 	}
 	return tlsplane, envoy
 }

@@ -62,7 +62,7 @@ func idleService(e, n int) int { return (e * 7919) % n }
 // tlsplane_snapshot_publish_duration_seconds), never the initial sync;
 // passes/edit is how many there were.
 //
-// Needs TLSPLANE_BIN, ENVOY_BIN and the API server binaries (make
+// Needs tlsplane, Envoy and the API server binaries (make
 // kube-apiserver); skips without them, fails under CI=true.
 func BenchmarkIdleEdits(b *testing.B) {
 	b.Run(fmt.Sprintf("kube/services=%d", *churnServices), func(b *testing.B) {

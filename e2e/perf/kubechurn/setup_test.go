@@ -60,7 +60,7 @@ func startWorld(b *testing.B, n int) *started {
 	}
 	tlsplaneStarted := time.Now()
 	tp := harness.StartTLSPlane(b, harness.TLSPlaneOptions{
-		Bin: os.Getenv("TLSPLANE_BIN"), LogDir: logDir, Name: "tlsplane",
+		Bin: harness.TLSPlaneBin(b), LogDir: logDir, Name: "tlsplane",
 		Args:         []string{"--kubeconfig", api.Kubeconfig, "--leader-election-namespace", "default"},
 		Env:          []string{"POD_NAME=kubechurn"},
 		ReadyTimeout: *churnSetup,

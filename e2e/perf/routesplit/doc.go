@@ -10,5 +10,5 @@
 // cache and server), serving hand-built resources on 127.0.0.1:0. It is
 // skipped unless -routesplit is given:
 //
-//	ENVOY_BIN=/path/to/envoy go test ./perf/routesplit -run . -v -count=1 -timeout 30m -args -routesplit
+//	go test ./perf/routesplit -run . -v -count=1 -timeout 30m -args -routesplit
 package routesplit

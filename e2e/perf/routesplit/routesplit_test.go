@@ -8,7 +8,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,7 +19,7 @@ import (
 )
 
 var (
-	run        = flag.Bool("routesplit", false, "run TestRouteSplit (needs ENVOY_BIN): edit→applied per way of splitting the route table")
+	run        = flag.Bool("routesplit", false, "run TestRouteSplit (needs Envoy): edit→applied per way of splitting the route table")
 	sizes      = flag.String("routesplit.n", "1000,10000", "comma-separated hostname counts")
 	shapeList  = flag.String("routesplit.shapes", "rds,vhds,srds,srds-inline,vhds-ondemand", "shapes to measure: rds, vhds, vhds-ondemand, srds, srds-inline")
 	editCount  = flag.Int("routesplit.edits", 25, "edits per shape and size")
@@ -81,9 +80,9 @@ func TestRouteSplit(t *testing.T) {
 	if !*run {
 		t.Skip("a measurement, not a test: run with -args -routesplit")
 	}
-	bin := os.Getenv("ENVOY_BIN")
-	if bin == "" {
-		t.Fatal("ENVOY_BIN must name the Envoy binary")
+	bin, err := harness.EnvoyBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var results []result
 	for _, ns := range strings.Split(*sizes, ",") {

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // servedDir is tlsplane serving a directory of n policy-targeted Services
 // to one real Envoy, both running.
 type servedDir struct {
-	tp, envoy              *process
+	tp, envoy              *harness.Process
 	admin                  adminClient
 	xdsPort, tlsplaneAdmin int
 }
@@ -35,19 +37,19 @@ const plainFleet = "perf"
 // takes that Gateway's listeners too, on loopback).
 func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, fleet string, watched ...string) servedDir {
 	t.Helper()
-	s := servedDir{xdsPort: freePort(t), tlsplaneAdmin: freePort(t)}
-	envoyAdmin := freePort(t)
-	s.tp = startProcess(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
+	s := servedDir{xdsPort: harness.FreePort(t), tlsplaneAdmin: harness.FreePort(t)}
+	envoyAdmin := harness.FreePort(t)
+	s.tp = harness.Start(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
 		"--xds-address", "127.0.0.1:"+strconv.Itoa(s.xdsPort),
 		"--admin-address", "127.0.0.1:"+strconv.Itoa(s.tlsplaneAdmin), "--listener-address", "127.0.0.1", "--log-level", "warn")
 	bootstrapPath := filepath.Join(dir, "envoy.json")
 	writeJSON(t, bootstrapPath, bootstrap(fleet, apiType, s.xdsPort, envoyAdmin, watched...))
-	s.envoy = startProcess(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
+	s.envoy = harness.Start(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
 		"--concurrency", "1", "-l", "warn")
 	s.admin = adminClient{base: "http://127.0.0.1:" + strconv.Itoa(envoyAdmin)}
 
-	if err := poll(10*time.Minute, 50*time.Millisecond, func() error {
-		if s.tp.exited() || s.envoy.exited() {
+	if err := harness.Eventually(10*time.Minute, 50*time.Millisecond, func() error {
+		if s.tp.Exited() || s.envoy.Exited() {
 			return errors.New("tlsplane or Envoy exited")
 		}
 		st, err := s.admin.stats(`^cluster_manager\.(active|warming)_clusters$`)
@@ -59,9 +61,9 @@ func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType str
 		}
 		return nil
 	}); err != nil {
-		t.Fatalf("Envoy never held the %d clusters: %v\n%s\n%s", n, err, s.tp.tail(), s.envoy.tail())
+		t.Fatalf("Envoy never held the %d clusters: %v\n%s\n%s", n, err, s.tp.LogTail(40), s.envoy.LogTail(40))
 	}
-	if err := poll(10*time.Minute, 100*time.Millisecond, func() error {
+	if err := harness.Eventually(10*time.Minute, 100*time.Millisecond, func() error {
 		st, err := s.admin.stats(`^sds\..*\.update_success$`)
 		if err != nil {
 			return err
@@ -77,7 +79,22 @@ func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType str
 		}
 		return nil
 	}); err != nil {
-		t.Fatalf("Envoy never applied the %d CA secrets: %v\n%s\n%s", n, err, s.tp.tail(), s.envoy.tail())
+		t.Fatalf("Envoy never applied the %d CA secrets: %v\n%s\n%s", n, err, s.tp.LogTail(40), s.envoy.LogTail(40))
 	}
 	return s
+}
+
+// measuredBinaries are tlsplane and Envoy for a measurement its flag asked
+// for: missing, it fails rather than skips.
+func measuredBinaries(t testing.TB) (tlsplane, envoy string) {
+	t.Helper()
+	tlsplane, err := harness.TLSPlaneBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envoy, err = harness.EnvoyBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tlsplane, envoy
 }

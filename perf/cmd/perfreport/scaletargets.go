@@ -56,8 +56,10 @@ func (t *targetTable) missing(what, target, name string) {
 	fmt.Fprintf(&t.Builder, "| %s | %s | %s | — |\n", what, target, value)
 }
 
-// issue15 renders issue 15's targets, one row per target of the issue.
-func issue15(b benchmarks, props, routes []propagation, skipped map[string]string) string {
+// scaleTargets renders the targets at scale (issue 15's): a change among
+// up to 100,000 Services, fan-out, memory and endpoint churn, one row per
+// target.
+func scaleTargets(b benchmarks, props, routes []propagation, skipped map[string]string) string {
 	t := newTargetTable(skipped)
 
 	for _, n := range []int{1000, 10000, 100000} {

@@ -1,4 +1,4 @@
-// Command plot draws docs/performance.png from the propagation results of
+// Command perfplot draws docs/performance.png from the propagation results of
 // e2e/perf (JSON): latency (p50, p99) and resident memory (tlsplane,
 // Envoy) against the cluster count, on a log scale. It uses only the
 // standard library, so the modules gain no dependency.

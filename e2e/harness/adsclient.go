@@ -1,8 +1,7 @@
-package kube
+package harness
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,18 +13,26 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-const clusterType = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+// The type URLs of what tlsplane serves over ADS.
+const (
+	ClusterType  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+	SecretType   = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret"
+)
 
-// adsClient is a scripted Envoy: one SotW ADS stream on which the test
-// decides, response by response, to ACK or NACK.
-type adsClient struct {
+// ADSClient is a scripted Envoy: one SotW ADS stream, subscribed to
+// clusters, on which the test decides, response by response, to ACK or
+// NACK. Every wait is bounded by the timeout the test gives.
+type ADSClient struct {
 	node   *corev3.Node
 	stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient
 	// acked is the last accepted version, sent back as Envoy does.
 	acked string
 }
 
-func dialADS(t *testing.T, addr, nodeID, fleet string) *adsClient {
+// DialADS opens the stream to addr (plaintext, loopback) as node nodeID of
+// fleet, and asks for clusters; it closes when the test ends.
+func DialADS(t testing.TB, addr, nodeID, fleet string) *ADSClient {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -37,20 +44,21 @@ func dialADS(t *testing.T, addr, nodeID, fleet string) *adsClient {
 	if err != nil {
 		t.Fatalf("ADS stream to %s: %v", addr, err)
 	}
-	c := &adsClient{node: &corev3.Node{Id: nodeID, Cluster: fleet}, stream: stream}
-	c.send(t, &discoveryv3.DiscoveryRequest{Node: c.node, TypeUrl: clusterType})
+	c := &ADSClient{node: &corev3.Node{Id: nodeID, Cluster: fleet}, stream: stream}
+	c.Send(t, &discoveryv3.DiscoveryRequest{Node: c.node, TypeUrl: ClusterType})
 	return c
 }
 
-func (c *adsClient) send(t *testing.T, req *discoveryv3.DiscoveryRequest) {
+// Send sends req as it is.
+func (c *ADSClient) Send(t testing.TB, req *discoveryv3.DiscoveryRequest) {
 	t.Helper()
 	if err := c.stream.Send(req); err != nil {
 		t.Fatalf("ADS send: %v", err)
 	}
 }
 
-// recv waits (bounded) for the next response.
-func (c *adsClient) recv(t *testing.T, timeout time.Duration) *discoveryv3.DiscoveryResponse {
+// Recv waits (bounded) for the next response.
+func (c *ADSClient) Recv(t testing.TB, timeout time.Duration) *discoveryv3.DiscoveryResponse {
 	t.Helper()
 	type result struct {
 		resp *discoveryv3.DiscoveryResponse
@@ -73,40 +81,41 @@ func (c *adsClient) recv(t *testing.T, timeout time.Duration) *discoveryv3.Disco
 	}
 }
 
-// recvCluster waits for a CDS response holding cluster name, ACKing the
+// RecvCluster waits for a CDS response holding cluster name, ACKing the
 // ones that do not (they are not the test's business).
-func (c *adsClient) recvCluster(t *testing.T, name string, timeout time.Duration) *discoveryv3.DiscoveryResponse {
+func (c *ADSClient) RecvCluster(t testing.TB, name string, timeout time.Duration) *discoveryv3.DiscoveryResponse {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		resp := c.recv(t, time.Until(deadline))
-		if hasCluster(resp, name) {
+		resp := c.Recv(t, time.Until(deadline))
+		if HasCluster(resp, name) {
 			return resp
 		}
-		c.ack(t, resp)
+		c.ACK(t, resp)
 		if time.Now().After(deadline) {
 			t.Fatalf("no CDS response with %s within %s", name, timeout)
 		}
 	}
 }
 
-func (c *adsClient) ack(t *testing.T, resp *discoveryv3.DiscoveryResponse) {
+// ACK accepts resp, as Envoy does: its version and nonce.
+func (c *ADSClient) ACK(t testing.TB, resp *discoveryv3.DiscoveryResponse) {
 	t.Helper()
 	c.acked = resp.GetVersionInfo()
-	c.send(t, &discoveryv3.DiscoveryRequest{TypeUrl: resp.GetTypeUrl(), VersionInfo: c.acked, ResponseNonce: resp.GetNonce()})
+	c.Send(t, &discoveryv3.DiscoveryRequest{TypeUrl: resp.GetTypeUrl(), VersionInfo: c.acked, ResponseNonce: resp.GetNonce()})
 }
 
-// nack rejects resp the way Envoy does: the last accepted version, the
+// NACK rejects resp the way Envoy does: the last accepted version, the
 // rejected nonce, and the reason in error_detail.
-func (c *adsClient) nack(t *testing.T, resp *discoveryv3.DiscoveryResponse, message string) {
+func (c *ADSClient) NACK(t testing.TB, resp *discoveryv3.DiscoveryResponse, message string) {
 	t.Helper()
-	c.send(t, &discoveryv3.DiscoveryRequest{TypeUrl: resp.GetTypeUrl(), VersionInfo: c.acked, ResponseNonce: resp.GetNonce(),
+	c.Send(t, &discoveryv3.DiscoveryRequest{TypeUrl: resp.GetTypeUrl(), VersionInfo: c.acked, ResponseNonce: resp.GetNonce(),
 		ErrorDetail: &status.Status{Code: 3, Message: message}})
 }
 
-// hasCluster looks for name in a CDS response without decoding the
+// HasCluster looks for name in a CDS response without decoding the
 // clusters: Cluster.name is field 1, marshalled first.
-func hasCluster(resp *discoveryv3.DiscoveryResponse, name string) bool {
+func HasCluster(resp *discoveryv3.DiscoveryResponse, name string) bool {
 	want := append([]byte{0x0a, byte(len(name))}, name...)
 	for _, r := range resp.GetResources() {
 		if len(name) < 128 && len(r.GetValue()) >= len(want) && string(r.GetValue()[:len(want)]) == string(want) {
@@ -116,11 +125,9 @@ func hasCluster(resp *discoveryv3.DiscoveryResponse, name string) bool {
 	return false
 }
 
-func clusterName(ns, svc string, port int) string { return fmt.Sprintf("%s/%s/%d", ns, svc, port) }
-
-// hasSNI looks for sni in a CDS response's bytes (the TLS context is
+// HasSNI looks for sni in a CDS response's bytes (the TLS context is
 // packed inside the cluster, not worth decoding here).
-func hasSNI(resp *discoveryv3.DiscoveryResponse, sni string) bool {
+func HasSNI(resp *discoveryv3.DiscoveryResponse, sni string) bool {
 	for _, r := range resp.GetResources() {
 		if strings.Contains(string(r.GetValue()), sni) {
 			return true

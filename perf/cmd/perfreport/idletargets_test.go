@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestIssue23Rows(t *testing.T) {
+func TestIdleTargetRows(t *testing.T) {
 	dir := []propagation{{Clusters: 10000, API: "DELTA_GRPC", Edits: 60, WaitMs: 0.01, SourceReadMs: 1.5, TranslateMs: 0.9, PublishMs: 0.3,
 		ByKind: map[string]kindResult{"ca": {Edits: 20, P50: 3, P99: 18}, "policy": {Edits: 20, P50: 4, P99: 70}, "endpoint": {Edits: 20, P50: 3, P99: 8}}}}
 	for _, tc := range []struct {
@@ -38,32 +38,26 @@ func TestIssue23Rows(t *testing.T) {
 		row:  "one replica, 5,000 delta", want: []string{"delta 400 ms, state of the world 600 ms, server RSS 1500 MiB", "| yes |"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			table := issue23(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw))
-			row := rowOf(t, table, tc.row)
-			for _, w := range tc.want {
-				if !strings.Contains(row, w) {
-					t.Errorf("row %q lacks %q", row, w)
-				}
-			}
+			wantRow(t, idleTargets(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw)), tc.row, tc.want)
 		})
 	}
 }
 
 // Every target of issue 23 has its row, whatever was measured, and the
 // split shows tlsplane's share of a measured row.
-func TestIssue23HasEveryTarget(t *testing.T) {
-	table := issue23(benchmarks{}, nil, nil, nil)
+func TestIdleTargetsHaveEveryRow(t *testing.T) {
+	table := idleTargets(benchmarks{}, nil, nil, nil)
 	if got := strings.Count(table, "not measured in this run"); got != 10 {
 		t.Errorf("%d rows not measured, want all 10:\n%s", got, table)
 	}
 	dir := []propagation{{Clusters: 10000, API: "DELTA_GRPC", WaitMs: 0.5, SourceReadMs: 1, TranslateMs: 1, PublishMs: 0.5,
 		ByKind: map[string]kindResult{"ca": {Edits: 20, P50: 5}}}}
-	row := rowOf(t, issue23(benchmarks{}, dir, nil, nil), "directory mode, CA rotation")
+	row := rowOf(t, idleTargets(benchmarks{}, dir, nil, nil), "directory mode, CA rotation")
 	if !strings.Contains(row, "| 5.0 ms | 0.50 ms | 2.50 ms | 2.0 ms |") {
 		t.Errorf("split row %q", row)
 	}
 	kube := parseRaw(t, "BenchmarkIdleEdits/kube/services=10000-2 \t 1 \t 1 ns/op \t 8 p50-ca-ms \t 30 p99-ca-ms \t 0.001 wait-ms \t 0.9 translate-ms \t 0.4 publish-ms \t 5.7 delivered-ca-ms \t 2.3 envoy-ca-ms\n")
-	row = rowOf(t, issue23(kube, nil, nil, nil), "Kubernetes mode, CA rotation")
+	row = rowOf(t, idleTargets(kube, nil, nil, nil), "Kubernetes mode, CA rotation")
 	if !strings.Contains(row, "| 8.0 ms | 0.00 ms | 1.30 ms | API server 5.7 ms, Envoy 2.3 ms |") {
 		t.Errorf("split row %q", row)
 	}
@@ -73,11 +67,11 @@ func TestIssue23HasEveryTarget(t *testing.T) {
 func TestChurnRowPrefersItsOwnSize(t *testing.T) {
 	b := parseRaw(t, "BenchmarkEndpointChurn/kube/services=1000/rate=50-2 \t 1 \t 1 ns/op \t 5 tlsplane-cpu-% \t 90 p99-ms \t 3000 updates \t 3000 applied\n"+
 		"BenchmarkEndpointChurn/kube/services=10000/rate=200-2 \t 1 \t 1 ns/op \t 9 tlsplane-cpu-% \t 61 p99-ms \t 12000 updates \t 12000 applied\n")
-	row := rowOf(t, issue15(b, nil, nil, nil), "endpoint churn against the real API server")
+	row := rowOf(t, scaleTargets(b, nil, nil, nil), "endpoint churn against the real API server")
 	if !strings.Contains(row, "services=1000/rate=50") || !strings.Contains(row, "3000 of 3000") {
 		t.Errorf("issue 15's row %q, want its 1,000 Services at 50/s", row)
 	}
-	row = rowOf(t, issue23(b, nil, nil, nil), "endpoint churn, Kubernetes mode: 10,000")
+	row = rowOf(t, idleTargets(b, nil, nil, nil), "endpoint churn, Kubernetes mode: 10,000")
 	if !strings.Contains(row, "12000 of 12000") {
 		t.Errorf("issue 23's row %q, want its 10,000 Services at 200/s", row)
 	}

@@ -28,7 +28,18 @@ func rowOf(t *testing.T, table, prefix string) string {
 	return ""
 }
 
-func TestIssue15Rows(t *testing.T) {
+// wantRow checks that table's row starting with prefix holds each of want.
+func wantRow(t *testing.T, table, prefix string, want []string) {
+	t.Helper()
+	row := rowOf(t, table, prefix)
+	for _, w := range want {
+		if !strings.Contains(row, w) {
+			t.Errorf("row %q lacks %q", row, w)
+		}
+	}
+}
+
+func TestScaleTargetRows(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		raw           string
@@ -135,20 +146,14 @@ func TestIssue15Rows(t *testing.T) {
 		row:  "100,000 Services", want: []string{"not measured in this run"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			table := issue15(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw))
-			row := rowOf(t, table, tc.row)
-			for _, w := range tc.want {
-				if !strings.Contains(row, w) {
-					t.Errorf("row %q lacks %q", row, w)
-				}
-			}
+			wantRow(t, scaleTargets(parseRaw(t, tc.raw), tc.props, tc.routes, notRun(tc.raw)), tc.row, tc.want)
 		})
 	}
 }
 
 // Every target of issue 15 has its row, whatever was measured.
-func TestIssue15HasEveryTarget(t *testing.T) {
-	table := issue15(benchmarks{}, nil, nil, nil)
+func TestScaleTargetsHaveEveryRow(t *testing.T) {
+	table := scaleTargets(benchmarks{}, nil, nil, nil)
 	for _, prefix := range []string{
 		"one change among 1,000 Services", "one change among 10,000 Services", "one change among 100,000 Services",
 		"real delta Envoy, 10,000 clusters", "state-of-the-world fan-out", "endpoint churn, file mode",

@@ -21,9 +21,10 @@ var idleKinds = []struct{ key, what string }{
 	{"endpoint", "EndpointSlice change"},
 }
 
-// issue23 renders issue 23's targets, one row per target, then how the
-// idle-world latencies split between tlsplane and the rest.
-func issue23(b benchmarks, props, routes []propagation, skipped map[string]string) string {
+// idleTargets renders the idle-world targets (issue 23's), one row per
+// target, then how the idle-world latencies split between tlsplane and the
+// rest.
+func idleTargets(b benchmarks, props, routes []propagation, skipped map[string]string) string {
 	t := newTargetTable(skipped)
 
 	for _, k := range idleKinds {
