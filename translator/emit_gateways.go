@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/fleetclusters"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
@@ -27,9 +28,9 @@ type gatewayOutput struct {
 	// tables are each Gateway's route configurations as last emitted.
 	tables   map[types.NamespacedName][]*tableState
 	warnings []string
-	// presenting is, per fleet whose Gateway names a backend client
+	// ownClusters is, per fleet whose Gateway names a backend client
 	// certificate, its own versions of the clusters its routes reach.
-	presenting map[string]*fleetClusters
+	ownClusters map[string]*fleetclusters.Fleet
 }
 
 // tableState is one served route configuration: rc, and the table it was
@@ -60,6 +61,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 		tables: map[types.NamespacedName][]*tableState{},
 	}
 	for _, gs := range res.Gateways {
+		refuseUnservableCertificate(gs)
 		fleet, tables, refused, warnings := emitFleet(gs, t.gatewayConfig.ListenerAddress)
 		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
@@ -135,4 +137,16 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 	slices.SortFunc(fleet.Routes, func(a, b *routev3.RouteConfiguration) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(fleet.Secrets, func(a, b *tlsv3.Secret) int { return strings.Compare(a.Name, b.Name) })
 	return fleet, tables, refused, warnings
+}
+
+// refuseUnservableCertificate checks the Gateway's backend client
+// certificate as Envoy would before its status is written: one Envoy
+// would reject makes the backends its routes reach fail closed, and the
+// Gateway's ResolvedRefs says why.
+func refuseUnservableCertificate(gs *gateway.Gateway) {
+	if cert, _ := gs.BackendClientCertificate(); cert != nil {
+		if _, err := envoy.ClientCertificateSecret(cert); err != nil {
+			gs.RefuseBackendClientCertificate(err.Error())
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // governor is a judged policy with what the emitter made of it: the
@@ -22,7 +23,9 @@ type governor struct {
 	secrets []*tlsv3.Secret
 	// grpc is tls offering ALPN h2 alone, for GRPCRoutes' clusters; made
 	// on first use (grpcMade), as few policies govern gRPC backends.
-	grpc     envoy.ClusterTLS
+	grpc envoy.ClusterTLS
+	// grpcPlan is grpc's plan; nil when grpc fails closed.
+	grpcPlan *plan.UpstreamTLS
 	grpcMade bool
 }
 
@@ -35,8 +38,9 @@ func (t *Translator) grpcTLS(g *governor) envoy.ClusterTLS {
 		p := g.verdict.TLS
 		p.Params.ALPNProtocols = []string{"h2"}
 		tls, err := envoy.UpstreamTLS(p, t.memos.httpOptions)
+		g.grpcPlan = &p
 		if err != nil {
-			tls = t.parts.FailClosed
+			tls, g.grpcPlan = t.parts.FailClosed, nil
 		}
 		g.grpc, g.grpcMade = tls, true
 	}

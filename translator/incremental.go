@@ -54,7 +54,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
 	t.generation++
-	return w.output(u, t.generation, t.parts), true
+	return w.output(u, t.generation, t.fleetEmitter()), true
 }
 
 // update is what one Update found the changes to reach.
@@ -301,6 +301,7 @@ func (t *Translator) retranslate(u *update) {
 	for svc := range u.services {
 		old := w.ports[svc]
 		w.count(svc, old, -1)
+		w.produce(old, false)
 		u.touch(old)
 	}
 	var governors []*backendtls.Verdict
@@ -319,6 +320,7 @@ func (t *Translator) retranslate(u *update) {
 		ports := t.servicePorts(s, svc, governors, w.ix, w.verdicts)
 		w.ports[svc] = ports
 		w.count(svc, ports, 1)
+		w.produce(ports, true)
 		u.touch(ports)
 		var unserved []backendtls.UnservedPort
 		for i := range ports {
@@ -355,7 +357,7 @@ func (t *Translator) retranslateGateways(u *update, stamp metav1.Time) {
 	w := t.world
 	old := w.gateways
 	w.gateways = t.translateGateways(w.gateway.inputs(), w.ix, stamp)
-	w.gateways.presenting = old.presenting // what it made is reused where the bases are the same
+	w.gateways.ownClusters = old.ownClusters // what it made is reused where the bases are the same
 	// Only the policies on a Service port whose reaching Gateways changed
 	// get new Gateway ancestors: a route edit re-runs the Gateway rules
 	// for every route, but need not redo 10,000 policy statuses.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/fleetclusters"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
 
@@ -33,9 +33,9 @@ func (u *update) setStatus(w *world, nn types.NamespacedName, st gwv1.PolicyStat
 	u.newStatuses[nn] = st
 }
 
-// output patches the last Output into this one; parts make the Gateway
+// output patches the last Output into this one; e makes the Gateway
 // fleets' own clusters.
-func (w *world) output(u *update, generation uint64, parts *envoy.Parts) Output {
+func (w *world) output(u *update, generation uint64, e fleetclusters.Emitter) Output {
 	prev := w.out
 	out := prev
 	out.Generation = generation
@@ -46,7 +46,7 @@ func (w *world) output(u *update, generation uint64, parts *envoy.Parts) Output 
 	out.Clusters, changed.Clusters = patchSorted(prev.Clusters, clusters, (*clusterv3.Cluster).GetName)
 	out.Endpoints, changed.Endpoints = patchSorted(prev.Endpoints, endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName)
 	out.Secrets, changed.Secrets = patchSorted(prev.Secrets, secrets, (*tlsv3.Secret).GetName)
-	w.presentClientCertificates(u, parts, out.Clusters, changed.Clusters)
+	w.remakeOwnClusters(u, e, changed.Clusters)
 
 	origins := copyOnWrite[string, []types.NamespacedName]{m: prev.Origins}
 	namespaces := copyOnWrite[string, string]{m: prev.ClusterNamespaces}
@@ -113,11 +113,11 @@ func (w *world) output(u *update, generation uint64, parts *envoy.Parts) Output 
 	return out
 }
 
-// presentClientCertificates redoes the own clusters of the Gateway fleets
-// this update rebuilt, or whose reached clusters changed; a fleet it
-// changes is a changed fleet.
-func (w *world) presentClientCertificates(u *update, parts *envoy.Parts, clusters []*clusterv3.Cluster, changed []string) {
-	if w.gateways.presenting == nil && !w.gateways.anyPresents() {
+// remakeOwnClusters redoes the own clusters of the Gateway fleets this
+// update rebuilt, or whose reached clusters changed; a fleet it changes is
+// a changed fleet.
+func (w *world) remakeOwnClusters(u *update, e fleetclusters.Emitter, changed []string) {
+	if w.gateways.ownClusters == nil && !w.gateways.anyPresents() {
 		return // the common case: no Gateway names a backend client certificate
 	}
 	since := func(fleet string) fleetChange {
@@ -130,7 +130,13 @@ func (w *world) presentClientCertificates(u *update, parts *envoy.Parts, cluster
 	if changed == nil {
 		changed = []string{} // nil would say every cluster changed
 	}
-	fleets := w.gateways.presentClientCertificates(parts, clusters, changed, since)
+	old := w.gateways.ownClusterWarnings()
+	fleets := w.gateways.makeOwnClusters(e, portLookup(w.producers), changed, since)
+	if warnings := w.gateways.ownClusterWarnings(); !slices.Equal(old, warnings) {
+		w.countWarnings(old, -1)
+		w.countWarnings(warnings, 1)
+		u.warnings = true
+	}
 	if len(fleets) == 0 {
 		return
 	}

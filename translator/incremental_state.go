@@ -42,6 +42,8 @@ type world struct {
 	// without a cluster.
 	ports    map[types.NamespacedName][]portOutput
 	unserved map[types.NamespacedName][]backendtls.UnservedPort
+	// producers is the port output of each cluster.
+	producers map[string]*portOutput
 
 	// secrets counts the ports serving each CA secret, and by policy.
 	secrets  map[string]*secretUse
@@ -79,8 +81,10 @@ type wholeTranslation struct {
 	winners  map[backendtls.Target]*backendtls.Verdict
 	gateways gatewayOutput
 	unserved map[types.NamespacedName][]backendtls.UnservedPort
-	out      Output
-	now      time.Time
+	// producers is the port output of each cluster.
+	producers map[string]*portOutput
+	out       Output
+	now       time.Time
 }
 
 // remember numbers a whole translation's Output and keeps its parts for
@@ -91,7 +95,7 @@ func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls
 	out.Generation = t.generation
 	t.world = nil
 	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
-		gateways: gateways, unserved: b.unserved, out: *out, now: now}
+		gateways: gateways, unserved: b.unserved, producers: b.producers, out: *out, now: now}
 }
 
 // buildWorld makes the world of a whole translation, from its parts and
@@ -113,6 +117,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		winners:     winners,
 		ports:       make(map[types.NamespacedName][]portOutput, len(ix.Services)),
 		unserved:    map[types.NamespacedName][]backendtls.UnservedPort{},
+		producers:   wt.producers,
 		secrets:     make(map[string]*secretUse, len(wt.out.Secrets)),
 		warnings:    map[string]int{},
 		gateways:    gateways,
@@ -148,9 +153,8 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 	for svc, ports := range wt.unserved {
 		w.unserved[svc] = ports
 	}
-	for _, warning := range gateways.warnings {
-		w.warnings[warning]++
-	}
+	w.countWarnings(gateways.warnings, 1)
+	w.countWarnings(gateways.ownClusterWarnings(), 1)
 	return w
 }
 
@@ -259,5 +263,27 @@ func (w *world) scheduleNote(v *backendtls.Verdict, now time.Time, cfg backendtl
 	w.noteDue[v.Name] = due
 	if w.firstDue.IsZero() || due.Before(w.firstDue) {
 		w.firstDue = due
+	}
+}
+
+// countWarnings adds (sign 1) or removes (-1) warnings.
+func (w *world) countWarnings(warnings []string, sign int) {
+	for _, warning := range warnings {
+		if w.warnings[warning] += sign; w.warnings[warning] == 0 {
+			delete(w.warnings, warning)
+		}
+	}
+}
+
+// produce adds (true) or removes the clusters of ports from producers.
+func (w *world) produce(ports []portOutput, add bool) {
+	for i := range ports {
+		if c := ports[i].cluster; c != nil {
+			if add {
+				w.producers[c.Name] = &ports[i]
+			} else if w.producers[c.Name] == &ports[i] {
+				delete(w.producers, c.Name)
+			}
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/envoy"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/upstream"
 )
 
@@ -77,7 +78,13 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
-	gateways.presentClientCertificates(t.parts, out.Clusters, nil, everyFleet)
+	if gateways.anyPresents() {
+		gateways.makeOwnClusters(t.fleetEmitter(), portLookup(b.producers), nil, everyFleet)
+		if warnings := gateways.ownClusterWarnings(); len(warnings) > 0 {
+			out.Warnings = append(out.Warnings, warnings...)
+			sort.Strings(out.Warnings)
+		}
+	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
@@ -125,6 +132,8 @@ type outputBuilder struct {
 	origins map[string][]types.NamespacedName
 	// namespaces is each cluster's Service namespace.
 	namespaces map[string]string
+	// producers is each cluster's port output.
+	producers map[string]*portOutput
 	// caNotAfter is each CA secret's earliest certificate expiry.
 	caNotAfter map[string]time.Time
 	warnings   []string
@@ -140,6 +149,7 @@ func newOutputBuilder(services int) *outputBuilder {
 		endpoints:  make([]*endpointv3.ClusterLoadAssignment, 0, services),
 		secrets:    make(map[string]*tlsv3.Secret, services),
 		namespaces: make(map[string]string, services),
+		producers:  make(map[string]*portOutput, services),
 		origins:    make(map[string][]types.NamespacedName, 2*services),
 		caNotAfter: map[string]time.Time{},
 	}
@@ -151,6 +161,11 @@ type portOutput struct {
 	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
 	secrets  []*tlsv3.Secret                   // its governor's SDS secrets; read-only
 	policy   *governor                         // the port's; nil without one
+	// spec is what cluster was built from; presentable the policy's TLS
+	// plan of its context when a Gateway's client certificate may be
+	// added to it (package fleetclusters), nil otherwise.
+	spec        plan.Cluster
+	presentable *plan.UpstreamTLS
 	// namespace is the Service's, for the fleet filter.
 	namespace string
 	warnings  []string
@@ -175,21 +190,26 @@ func (t *Translator) translatePort(svc *corev1.Service, nn types.NamespacedName,
 	}
 	var tls envoy.ClusterTLS // plaintext
 	var secrets []*tlsv3.Secret
+	var presentable *plan.UpstreamTLS
 	switch kind {
 	case upstream.H2C:
 		tls = t.parts.H2C
 	case upstream.FailClosed:
 		tls = t.parts.FailClosed
 	case upstream.Governed:
-		tls, secrets = g.tls, g.secrets
+		tls, secrets, presentable = g.tls, g.secrets, &g.verdict.TLS
 	case upstream.GovernedGRPC:
 		tls, secrets = t.grpcTLS(g), g.secrets
+		presentable = g.grpcPlan
+	}
+	if presentable != nil && presentable.ClientCertificate != "" {
+		presentable = nil // its own policy's certificate wins over a Gateway's
 	}
 	c, err := envoy.Cluster(spec, tls, t.parts)
 	if err != nil {
 		return unservedPort(warnings, cp, g, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, cp.Port, err))
 	}
-	out := portOutput{cluster: c, secrets: secrets, policy: g, namespace: nn.Namespace, warnings: warnings}
+	out := portOutput{cluster: c, secrets: secrets, policy: g, namespace: nn.Namespace, warnings: warnings, spec: spec, presentable: presentable}
 	if spec.ExternalName != "" || spec.EDSName != "" {
 		return out // DNS, or the endpoints of the port's own cluster
 	}
@@ -225,6 +245,7 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	}
 	b.clusters = append(b.clusters, p.cluster)
 	b.namespaces[p.cluster.Name] = p.namespace
+	b.producers[p.cluster.Name] = p
 	if p.endpoint != nil {
 		b.endpoints = append(b.endpoints, p.endpoint)
 	}

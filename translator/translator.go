@@ -15,6 +15,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/capem"
 	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/fleetclusters"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
@@ -83,6 +84,11 @@ func New() *Translator {
 		caSecretRules: (*tlsv3.Secret).ValidateAll,
 		memos:         newMemos(),
 	}
+}
+
+// fleetEmitter is what the Gateway fleets' own clusters are emitted with.
+func (t *Translator) fleetEmitter() fleetclusters.Emitter {
+	return fleetclusters.Emitter{Parts: t.parts, HTTPOptions: t.memos.httpOptions}
 }
 
 // newForgetful is a Translator for one call: it stores nothing it could

@@ -19,6 +19,8 @@ type backendCertificate struct {
 	message string
 }
 
+const backendCertificateField = "spec.tls.backend.clientCertificateRef"
+
 // judgeBackendCertificate resolves the Gateway's backend client
 // certificate; nil when it names none. Only a core kubernetes.io/tls
 // Secret is supported (the spec's Core support), permitted by a
@@ -28,7 +30,7 @@ func judgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, g *gatewayIndex)
 		return nil
 	}
 	ref := gw.Spec.TLS.Backend.ClientCertificateRef
-	const field = "spec.tls.backend.clientCertificateRef"
+	const field = backendCertificateField
 	invalid := func(reason gwv1.GatewayConditionReason, format string, args ...any) *backendCertificate {
 		return &backendCertificate{reason: reason, message: field + ": " + fmt.Sprintf(format, args...)}
 	}
@@ -74,4 +76,17 @@ func (gs *Gateway) BackendClientCertificate() (cert *plan.ClientCertificate, con
 		return nil, false
 	}
 	return gs.backend.cert, true
+}
+
+// RefuseBackendClientCertificate marks the Gateway's certificate as one
+// Envoy would reject (why): the TLS backends its routes reach fail closed,
+// and its ResolvedRefs names the field, the Secret and why.
+func (gs *Gateway) RefuseBackendClientCertificate(why string) {
+	ref := gs.gw.Spec.TLS.Backend.ClientCertificateRef
+	nn := input.NameOf(gs.gw.Namespace, string(ref.Name))
+	if ref.Namespace != nil {
+		nn.Namespace = string(*ref.Namespace)
+	}
+	gs.backend = &backendCertificate{reason: gwv1.GatewayReasonInvalidClientCertificateRef,
+		message: fmt.Sprintf("%s: Secret %s: Envoy would reject it: %s", backendCertificateField, nn, why)}
 }
