@@ -43,8 +43,8 @@ type tableState struct {
 
 // translateGateways judges the Gateway API objects, emits each Gateway's
 // plans, then writes the Gateway statuses with what Envoy would refuse.
-func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.Time) gatewayOutput {
-	res := gateway.Judge(in, ix, t.gatewayConfig, stamp)
+func translateGateways(in Inputs, ix *input.Index, cfg gateway.Config, stamp metav1.Time) gatewayOutput {
+	res := gateway.Judge(in, ix, cfg, stamp)
 	out := gatewayOutput{
 		judged: res,
 		fleets: map[string]*FleetResources{},
@@ -62,7 +62,7 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 	}
 	for _, gs := range res.Gateways {
 		refuseUnservableCertificate(gs)
-		fleet, tables, refused, warnings := emitFleet(gs, t.gatewayConfig.ListenerAddress)
+		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress)
 		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
 		out.tables[gs.Name()] = tables

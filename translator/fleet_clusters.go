@@ -10,6 +10,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/fleetclusters"
 	"github.com/tlsplane/tlsplane/translator/gateway"
+	"github.com/tlsplane/tlsplane/translator/outputpatch"
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
@@ -19,6 +20,9 @@ type fleetChange struct {
 	rebuilt bool // its resources are new: its own clusters go onto them
 	reach   bool // the clusters its routes reach may be others
 }
+
+// everyFleet: a whole translation built every fleet anew.
+func everyFleet(string) fleetChange { return fleetChange{rebuilt: true, reach: true} }
 
 // makeOwnClusters gives each Gateway fleet its own versions of the
 // clusters its routes reach when its Gateway names a backend client
@@ -35,7 +39,7 @@ func (gw *gatewayOutput) makeOwnClusters(e fleetclusters.Emitter, lookup fleetcl
 	var (
 		reachOf  map[types.NamespacedName][]string // inverted Reach, made once when needed
 		out      []string
-		fleets   = copyOnWrite[string, *FleetResources]{m: gw.fleets}
+		fleets   = outputpatch.Map[string, *FleetResources]{M: gw.fleets}
 		previous = gw.ownClusters
 	)
 	gw.ownClusters = nil // allocated for the first Gateway that presents one
@@ -45,7 +49,7 @@ func (gw *gatewayOutput) makeOwnClusters(e fleetclusters.Emitter, lookup fleetcl
 			continue
 		}
 		name := gs.Fleet()
-		fleet := fleets.m[name]
+		fleet := fleets.M[name]
 		if fleet == nil {
 			continue
 		}
@@ -76,11 +80,11 @@ func (gw *gatewayOutput) makeOwnClusters(e fleetclusters.Emitter, lookup fleetcl
 		}
 		next := withOwnClusters(fleet, fc.Own(), fc.Secret(), gs)
 		if next != fleet {
-			fleets.set(name, next, nil)
+			fleets.Set(name, next, nil)
 			out = append(out, name)
 		}
 	}
-	gw.fleets = fleets.m
+	gw.fleets = fleets.M
 	return out
 }
 
@@ -138,15 +142,4 @@ func (gw *gatewayOutput) anyPresents() bool {
 		}
 	}
 	return false
-}
-
-// portLookup finds a cluster's port output in producers.
-func portLookup(producers map[string]*portOutput) fleetclusters.Lookup {
-	return func(name string) (fleetclusters.Port, bool) {
-		p := producers[name]
-		if p == nil {
-			return fleetclusters.Port{}, false
-		}
-		return fleetclusters.Port{Base: p.cluster, Spec: p.spec, TLS: p.presentable}, true
-	}
 }

@@ -6,7 +6,6 @@ import (
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -14,6 +13,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/envoy"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/outputpatch"
 )
 
 // patchRoutes applies the update's HTTPRoute changes to the last run of
@@ -43,20 +43,20 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 			u.statuses[policy] = true
 		}
 	}
-	routeStatuses := patchedStatuses(gw.statuses.HTTPRoutes, patch.Statuses)
-	grpcStatuses := patchedStatuses(gw.statuses.GRPCRoutes, patch.GRPCStatuses)
-	fleets := copyOnWrite[string, *FleetResources]{m: gw.fleets}
-	gatewayStatuses := copyOnWrite[types.NamespacedName, gwv1.GatewayStatus]{m: gw.statuses.Gateways}
-	setStatuses := copyOnWrite[types.NamespacedName, gwv1.ListenerSetStatus]{m: gw.statuses.ListenerSets}
+	routeStatuses := outputpatch.Statuses(gw.statuses.HTTPRoutes, patch.Statuses)
+	grpcStatuses := outputpatch.Statuses(gw.statuses.GRPCRoutes, patch.GRPCStatuses)
+	fleets := outputpatch.Map[string, *FleetResources]{M: gw.fleets}
+	gatewayStatuses := outputpatch.Map[types.NamespacedName, gwv1.GatewayStatus]{M: gw.statuses.Gateways}
+	setStatuses := outputpatch.Map[types.NamespacedName, gwv1.ListenerSetStatus]{M: gw.statuses.ListenerSets}
 	changed := map[string]bool{}
 	for _, gs := range patch.Gateways {
 		// Nothing is refused: a refusal leaves a warning, and a run with
 		// warnings is never patched.
 		st := gw.judged.Status(gs, nil, stamp)
-		gatewayStatuses.set(gs.Name(), st, semanticallyEqual)
+		gatewayStatuses.Set(gs.Name(), st, outputpatch.SemanticallyEqual)
 		// A route through a ListenerSet changes its listeners' attachedRoutes.
 		for nn, ls := range gw.judged.ListenerSetStatuses(gs, st, nil, stamp) {
-			setStatuses.set(nn, ls, semanticallyEqual)
+			setStatuses.Set(nn, ls, outputpatch.SemanticallyEqual)
 		}
 		name := gs.Fleet()
 		fleet, ok := patchFleet(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild, patch.Clusters[gs.Name()])
@@ -64,14 +64,14 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 			return false
 		}
 		if fleet != gw.fleets[name] {
-			fleets.set(name, fleet, nil)
+			fleets.Set(name, fleet, nil)
 			changed[name] = true
 		}
 	}
-	gw.fleets = fleets.m
+	gw.fleets = fleets.M
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
-		Gateways: gatewayStatuses.m, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
-		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, ListenerSets: setStatuses.m,
+		Gateways: gatewayStatuses.M, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
+		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, ListenerSets: setStatuses.M,
 		UDPRoutes: gw.statuses.UDPRoutes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
@@ -82,8 +82,6 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	}
 	return true
 }
-
-func semanticallyEqual[T any](a, b T) bool { return equality.Semantic.DeepEqual(a, b) }
 
 // patchFleet is fleet with the route configurations of tables rebuilt for
 // the hostnames rebuild names, and the clusters reached changed as reached
@@ -163,18 +161,4 @@ func (ts *tableState) patch(hosts []string) (*routev3.RouteConfiguration, bool) 
 		vhosts = nil // as envoy.RouteConfig emits an empty table
 	}
 	return envoy.RouteConfigOf(ts.table.Plan, vhosts), true
-}
-
-// patchedStatuses is statuses with the patch's applied (nil: deleted),
-// copied once if anything differs.
-func patchedStatuses[S any](statuses map[types.NamespacedName]S, patch map[types.NamespacedName]*S) map[types.NamespacedName]S {
-	c := copyOnWrite[types.NamespacedName, S]{m: statuses}
-	for nn, st := range patch {
-		if st == nil {
-			c.delete(nn)
-		} else {
-			c.set(nn, *st, semanticallyEqual)
-		}
-	}
-	return c.m
 }

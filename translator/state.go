@@ -87,21 +87,10 @@ type wholeTranslation struct {
 	now       time.Time
 }
 
-// remember numbers a whole translation's Output and keeps its parts for
-// Update.
-func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls.Verdict, byPolicy [][]*backendtls.Attachment,
-	winners map[backendtls.Target]*backendtls.Verdict, gateways gatewayOutput, b *outputBuilder, out *Output, now time.Time) {
-	t.generation++
-	out.Generation = t.generation
-	t.world = nil
-	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
-		gateways: gateways, unserved: b.unserved, producers: b.producers, out: *out, now: now}
-}
-
 // buildWorld makes the world of a whole translation, from its parts and
 // the verdicts and Service translations the memos hold since; nil when
 // the memo lacks a verdict (then Update translates whole).
-func (t *Translator) buildWorld(wt *wholeTranslation) *world {
+func (m *memory) buildWorld(wt *wholeTranslation) *world {
 	in, ix, verdicts, byPolicy, winners, gateways, now := wt.in, wt.ix, wt.verdicts, wt.byPolicy, wt.winners, wt.gateways, wt.now
 	w := &world{
 		policies:    make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(verdicts)),
@@ -125,7 +114,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		out:         wt.out,
 	}
 	for i, v := range verdicts {
-		e, ok := t.verdicts.entries[v.Name]
+		e, ok := m.verdicts.entries[v.Name]
 		if !ok || e.value.gov.verdict != v {
 			return nil
 		}
@@ -133,7 +122,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		w.policies[v.Name] = v.Policy
 		w.attachments[v.Name] = byPolicy[i]
 		w.index(v.Name, v.Policy)
-		w.scheduleNote(v, now, t.policyConfig)
+		w.scheduleNote(v, now, m.policyConfig)
 	}
 	// The last EndpointSlice of a key wins, as the index's Services do.
 	for _, es := range in.EndpointSlices {
@@ -145,7 +134,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		w.addSliceKey(es, key)
 	}
 	for nn := range ix.Services {
-		if e, ok := t.services.entries[nn]; ok {
+		if e, ok := m.services.entries[nn]; ok {
 			w.ports[nn] = e.value.ports
 			w.count(nn, e.value.ports, 1)
 		}
@@ -253,19 +242,6 @@ func (w *world) countSecret(secret *tlsv3.Secret, g *governor, sign int) {
 	}
 }
 
-// scheduleNote records when v's CA expiry warning next changes.
-func (w *world) scheduleNote(v *backendtls.Verdict, now time.Time, cfg backendtls.Config) {
-	delete(w.noteDue, v.Name)
-	due := backendtls.NoteChanges(v, now, cfg)
-	if due.IsZero() {
-		return
-	}
-	w.noteDue[v.Name] = due
-	if w.firstDue.IsZero() || due.Before(w.firstDue) {
-		w.firstDue = due
-	}
-}
-
 // countWarnings adds (sign 1) or removes (-1) warnings.
 func (w *world) countWarnings(warnings []string, sign int) {
 	for _, warning := range warnings {
@@ -285,5 +261,18 @@ func (w *world) produce(ports []portOutput, add bool) {
 				delete(w.producers, c.Name)
 			}
 		}
+	}
+}
+
+// scheduleNote records when v's CA expiry warning next changes.
+func (w *world) scheduleNote(v *backendtls.Verdict, now time.Time, cfg backendtls.Config) {
+	delete(w.noteDue, v.Name)
+	due := backendtls.NoteChanges(v, now, cfg)
+	if due.IsZero() {
+		return
+	}
+	w.noteDue[v.Name] = due
+	if w.firstDue.IsZero() || due.Before(w.firstDue) {
+		w.firstDue = due
 	}
 }

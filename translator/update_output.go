@@ -1,11 +1,8 @@
 package translator
 
 import (
-	"maps"
-	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -16,22 +13,8 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/fleetclusters"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/outputpatch"
 )
-
-// An Output is read-only once returned, and the publisher keeps the last
-// one while Update makes the next: every slice and map Update changes is a
-// copy, made once per Update and only when something in it changed.
-
-// setStatus records a policy's new status when it differs from the last.
-func (u *update) setStatus(w *world, nn types.NamespacedName, st gwv1.PolicyStatus) {
-	if old, ok := w.out.Statuses[nn]; ok && reflect.DeepEqual(old, st) {
-		return
-	}
-	if u.newStatuses == nil {
-		u.newStatuses = map[types.NamespacedName]gwv1.PolicyStatus{}
-	}
-	u.newStatuses[nn] = st
-}
 
 // output patches the last Output into this one; e makes the Gateway
 // fleets' own clusters.
@@ -43,54 +26,54 @@ func (w *world) output(u *update, generation uint64, e fleetclusters.Emitter) Ou
 	out.Changed = changed
 
 	clusters, producers, endpoints, secrets := w.current(u)
-	out.Clusters, changed.Clusters = patchSorted(prev.Clusters, clusters, (*clusterv3.Cluster).GetName)
-	out.Endpoints, changed.Endpoints = patchSorted(prev.Endpoints, endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName)
-	out.Secrets, changed.Secrets = patchSorted(prev.Secrets, secrets, (*tlsv3.Secret).GetName)
+	out.Clusters, changed.Clusters = outputpatch.Sorted(prev.Clusters, clusters, (*clusterv3.Cluster).GetName)
+	out.Endpoints, changed.Endpoints = outputpatch.Sorted(prev.Endpoints, endpoints, (*endpointv3.ClusterLoadAssignment).GetClusterName)
+	out.Secrets, changed.Secrets = outputpatch.Sorted(prev.Secrets, secrets, (*tlsv3.Secret).GetName)
 	w.remakeOwnClusters(u, e, changed.Clusters)
 
-	origins := copyOnWrite[string, []types.NamespacedName]{m: prev.Origins}
-	namespaces := copyOnWrite[string, string]{m: prev.ClusterNamespaces}
+	origins := outputpatch.Map[string, []types.NamespacedName]{M: prev.Origins}
+	namespaces := outputpatch.Map[string, string]{M: prev.ClusterNamespaces}
 	for name := range u.clusters {
 		p := producers[name]
 		if p == nil {
-			origins.delete(name)
-			namespaces.delete(name)
+			origins.Delete(name)
+			namespaces.Delete(name)
 			continue
 		}
-		namespaces.set(name, p.namespace, func(a, b string) bool { return a == b })
+		namespaces.Set(name, p.namespace, func(a, b string) bool { return a == b })
 		if p.policy == nil {
-			origins.delete(name)
+			origins.Delete(name)
 		} else {
-			origins.set(name, []types.NamespacedName{p.policy.verdict.Name}, slices.Equal)
+			origins.Set(name, []types.NamespacedName{p.policy.verdict.Name}, slices.Equal)
 		}
 	}
-	notAfter := copyOnWrite[string, time.Time]{m: prev.CANotAfter}
+	notAfter := outputpatch.Map[string, time.Time]{M: prev.CANotAfter}
 	for name := range u.secrets {
 		use := w.secrets[name]
 		if use == nil {
-			origins.delete(name)
-			notAfter.delete(name)
+			origins.Delete(name)
+			notAfter.Delete(name)
 			continue
 		}
-		origins.set(name, sortedPolicyNames(use.policies), slices.Equal)
+		origins.Set(name, sortedPolicyNames(use.policies), slices.Equal)
 		if use.notAfter.IsZero() {
-			notAfter.delete(name)
+			notAfter.Delete(name)
 		} else {
-			notAfter.set(name, use.notAfter, time.Time.Equal)
+			notAfter.Set(name, use.notAfter, time.Time.Equal)
 		}
 	}
-	out.Origins, out.ClusterNamespaces, out.CANotAfter = origins.m, namespaces.m, notAfter.m
+	out.Origins, out.ClusterNamespaces, out.CANotAfter = origins.M, namespaces.M, notAfter.M
 
-	statuses := copyOnWrite[types.NamespacedName, gwv1.PolicyStatus]{m: prev.Statuses}
+	statuses := outputpatch.Map[types.NamespacedName, gwv1.PolicyStatus]{M: prev.Statuses}
 	for nn := range u.statuses {
 		if w.verdicts[nn] == nil {
-			statuses.delete(nn)
+			statuses.Delete(nn)
 		}
 	}
 	for nn, st := range u.newStatuses {
-		statuses.set(nn, st, nil)
+		statuses.Set(nn, st, nil)
 	}
-	out.Statuses = statuses.m
+	out.Statuses = statuses.M
 
 	if u.warnings {
 		out.Warnings = expandSorted(w.warnings)
@@ -182,105 +165,6 @@ func (w *world) current(u *update) (map[string]*clusterv3.Cluster, map[string]*p
 		}
 	}
 	return clusters, producers, endpoints, secrets
-}
-
-// patchSorted returns old, sorted by name, with each named item replaced,
-// added or (nil) removed, and the names whose item is not the same
-// pointer as before. old is not modified; it is returned as is when
-// nothing changed.
-func patchSorted[T comparable](old []T, items map[string]T, name func(T) string) ([]T, []string) {
-	var zero T
-	cmp := func(item T, n string) int { return strings.Compare(name(item), n) }
-	var changed []string
-	for n, item := range items {
-		i, found := slices.BinarySearchFunc(old, n, cmp)
-		if (found && old[i] != item) || (!found && item != zero) {
-			changed = append(changed, n)
-		}
-	}
-	if len(changed) == 0 {
-		return old, nil
-	}
-	slices.Sort(changed)
-	if len(changed) > 64 {
-		return mergeSorted(old, items, changed, name), changed
-	}
-	out := slices.Clone(old)
-	for _, n := range changed {
-		i, found := slices.BinarySearchFunc(out, n, cmp)
-		switch item := items[n]; {
-		case item == zero:
-			out = slices.Delete(out, i, i+1)
-		case found:
-			out[i] = item
-		default:
-			out = slices.Insert(out, i, item)
-		}
-	}
-	return out, changed
-}
-
-// mergeSorted is patchSorted's many-changes path: one pass over old.
-func mergeSorted[T comparable](old []T, items map[string]T, changed []string, name func(T) string) []T {
-	var zero T
-	out := make([]T, 0, len(old)+len(changed))
-	j := 0
-	for _, item := range old {
-		n := name(item)
-		for j < len(changed) && changed[j] < n {
-			if added := items[changed[j]]; added != zero {
-				out = append(out, added)
-			}
-			j++
-		}
-		if j < len(changed) && changed[j] == n {
-			if replaced := items[n]; replaced != zero {
-				out = append(out, replaced)
-			}
-			j++
-			continue
-		}
-		out = append(out, item)
-	}
-	for ; j < len(changed); j++ {
-		if added := items[changed[j]]; added != zero {
-			out = append(out, added)
-		}
-	}
-	return out
-}
-
-// copyOnWrite changes a map handed out before through a copy, made at the
-// first real change.
-type copyOnWrite[K comparable, V any] struct {
-	m      map[K]V
-	copied bool
-}
-
-func (c *copyOnWrite[K, V]) write() {
-	if !c.copied {
-		c.m, c.copied = maps.Clone(c.m), true
-		if c.m == nil {
-			c.m = map[K]V{}
-		}
-	}
-}
-
-// set stores v unless equal (nil: never equal) says it is there already.
-func (c *copyOnWrite[K, V]) set(k K, v V, equal func(a, b V) bool) {
-	if old, ok := c.m[k]; ok && equal != nil && equal(old, v) {
-		return
-	}
-	c.write()
-	c.m[k] = v
-}
-
-func (c *copyOnWrite[K, V]) delete(k K) {
-	if _, ok := c.m[k]; !ok {
-		return
-	}
-	c.write()
-	delete(c.m, k)
 }
 
 func sortedPolicyNames(m map[types.NamespacedName]int) []types.NamespacedName {
