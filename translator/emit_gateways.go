@@ -13,7 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/envoy"
-	"github.com/tlsplane/tlsplane/translator/fleetclusters"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
@@ -30,16 +30,11 @@ type gatewayOutput struct {
 	warnings []string
 	// ownClusters is, per fleet whose Gateway names a backend client
 	// certificate, its own versions of the clusters its routes reach.
-	ownClusters map[string]*fleetclusters.Fleet
+	ownClusters map[string]*fleet.Own
 }
 
-// tableState is one served route configuration: rc, and the table it was
-// first emitted from (its name, port and listeners; the virtual hosts
-// served are rc's).
-type tableState struct {
-	table *gateway.Table
-	rc    *routev3.RouteConfiguration
-}
+// tableState is one served route configuration, for route patches.
+type tableState = fleet.Table
 
 // translateGateways judges the Gateway API objects, emits each Gateway's
 // plans, then writes the Gateway statuses with what Envoy would refuse.
@@ -108,7 +103,7 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 			continue
 		}
 		for i, tb := range p.Tables {
-			tables = append(tables, &tableState{table: tb, rc: routes[i]})
+			tables = append(tables, &tableState{Table: tb, RC: routes[i]})
 		}
 		fleet.Listeners = append(fleet.Listeners, l)
 		fleet.Routes = append(fleet.Routes, routes...)

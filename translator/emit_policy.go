@@ -8,7 +8,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/envoy"
-	"github.com/tlsplane/tlsplane/translator/fleetclusters"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
@@ -23,8 +23,8 @@ type emitter struct {
 }
 
 // fleetEmitter is what the Gateway fleets' own clusters are emitted with.
-func (e *emitter) fleetEmitter() fleetclusters.Emitter {
-	return fleetclusters.Emitter{Parts: e.parts, HTTPOptions: e.httpOptions}
+func (e *emitter) fleetEmitter() fleet.Emitter {
+	return fleet.Emitter{Parts: e.parts, HTTPOptions: e.httpOptions}
 }
 
 // governor is a judged policy with what the emitter made of it: the

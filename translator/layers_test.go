@@ -34,9 +34,9 @@ func TestLayers(t *testing.T) {
 		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/upstream"}},
 		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream"}},
 		{"upstream", []string{tree + "/envoy", tree + "/gateway"}},
-		// A fleet's own clusters: emitter output from plans, nothing judged.
-		{"fleetclusters", append([]string{tree + "/input", tree + "/condition", tree + "/capem",
-			tree + "/backendtls", tree + "/gateway", tree + "/upstream"}, kubernetes...)},
+		// A fleet's resources after emission: judged Gateways and the
+		// emitter's output, never policies or Services.
+		{"fleet", []string{tree + "/backendtls", tree + "/upstream"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package translator
 
 import (
+	"slices"
+
 	"time"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -15,6 +17,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/envoy"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/memo"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
 	"github.com/tlsplane/tlsplane/translator/upstream"
 )
@@ -36,9 +39,9 @@ type memory struct {
 	serviceOrder, policyOrder []types.NamespacedName
 	secretOrder               []string
 
-	verdicts generations[types.NamespacedName, *verdictEntry]
-	services generations[types.NamespacedName, *serviceEntry]
-	statuses generations[types.NamespacedName, *statusEntry]
+	verdicts memo.Generations[types.NamespacedName, *verdictEntry]
+	services memo.Generations[types.NamespacedName, *serviceEntry]
+	statuses memo.Generations[types.NamespacedName, *statusEntry]
 }
 
 // memos are what judging may reuse across calls.
@@ -66,9 +69,9 @@ func (m *memory) reset(opts Options) bool {
 	m.opts = opts
 	m.policyConfig, m.gatewayConfig = configs(opts)
 	m.memos, m.httpOptions = newMemos(), &envoy.HTTPOptionsMemo{}
-	m.verdicts = generations[types.NamespacedName, *verdictEntry]{}
-	m.services = generations[types.NamespacedName, *serviceEntry]{}
-	m.statuses = generations[types.NamespacedName, *statusEntry]{}
+	m.verdicts = memo.Generations[types.NamespacedName, *verdictEntry]{}
+	m.services = memo.Generations[types.NamespacedName, *serviceEntry]{}
+	m.statuses = memo.Generations[types.NamespacedName, *statusEntry]{}
 	return true
 }
 
@@ -76,9 +79,9 @@ func (m *memory) reset(opts Options) bool {
 func (m *memory) done() {
 	m.memos.judging.CAs.Done()
 	m.memos.judging.Options.Done()
-	m.verdicts.done()
-	m.services.done()
-	m.statuses.done()
+	m.verdicts.Done()
+	m.services.Done()
+	m.statuses.Done()
 }
 
 // configs splits the options into what each judging package reads.
@@ -133,7 +136,7 @@ type verdictEntry struct {
 // the objects it reads stay.
 func (m *memory) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
 	nn := input.NameOf(p.Namespace, p.Name)
-	if e, ok := m.verdicts.get(nn); ok && input.SameObject(e.policy, p) {
+	if e, ok := m.verdicts.Get(nn); ok && input.SameObject(e.policy, p) {
 		// The same policy names the same objects: only theirs can differ.
 		same := true
 		for i, ref := range e.refs {
@@ -155,7 +158,7 @@ func (m *memory) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
 	for i, ref := range refs {
 		e.objects[i] = ref.Object(ix)
 	}
-	m.verdicts.put(nn, e)
+	m.verdicts.Put(nn, e)
 	return e.gov
 }
 
@@ -177,7 +180,7 @@ type serviceEntry struct {
 func (m *memory) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
 	slices := ix.SlicesByService[nn]
 	variants := variantPorts(svc, nn, ix)
-	if e, ok := m.services.get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.variants, variants) {
+	if e, ok := m.services.Get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.variants, variants) {
 		return e.ports
 	}
 	var ports []portOutput
@@ -189,7 +192,7 @@ func (m *memory) servicePorts(svc *corev1.Service, nn types.NamespacedName, gove
 		ports = append(ports, m.translatePort(svc, nn, cp, g, slices))
 	}
 	if !m.forget {
-		m.services.put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), variants: variants, ports: ports})
+		m.services.Put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), variants: variants, ports: ports})
 	}
 	return ports
 }
@@ -222,7 +225,8 @@ func (m *memory) governorOf(v *backendtls.Verdict, emitted map[types.NamespacedN
 	if emitted != nil {
 		return emitted[v.Name]
 	}
-	return m.verdicts.entries[v.Name].value.gov
+	e, _ := m.verdicts.Peek(v.Name)
+	return e.gov
 }
 
 // statusEntry is a policy's computed status and what decided it.
@@ -255,7 +259,7 @@ func (m *memory) policyStatus(v *backendtls.Verdict, as []*backendtls.Attachment
 // when the verdict and its attachments are the same and previous is the
 // status computed last time: merging again would give it back unchanged.
 func (m *memory) status(v *backendtls.Verdict, as []*backendtls.Attachment, previous gwv1.PolicyStatus, controller gwv1.GatewayController, now metav1.Time) gwv1.PolicyStatus {
-	if e, ok := m.statuses.get(v.Name); ok && e.verdict == v && sameAncestors(e.status.Ancestors, previous.Ancestors) && sameAttachments(e, as) {
+	if e, ok := m.statuses.Get(v.Name); ok && e.verdict == v && sameAncestors(e.status.Ancestors, previous.Ancestors) && sameAttachments(e, as) {
 		return e.status
 	}
 	if m.forget {
@@ -270,7 +274,7 @@ func (m *memory) status(v *backendtls.Verdict, as []*backendtls.Attachment, prev
 	for i, a := range as {
 		e.outcomes[i], e.winners[i] = a.Outcome(), a.Winner
 	}
-	m.statuses.put(v.Name, e)
+	m.statuses.Put(v.Name, e)
 	return e.status
 }
 
@@ -290,3 +294,29 @@ func sameAttachments(e *statusEntry, as []*backendtls.Attachment) bool {
 	}
 	return true
 }
+
+func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !input.SameObject(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func samePointers[T any](a, b []*T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalPorts(a, b []int32) bool { return slices.Equal(a, b) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/envoy"
-	"github.com/tlsplane/tlsplane/translator/fleetclusters"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/upstream"
 )
@@ -25,7 +25,7 @@ type portOutput struct {
 	policy   *governor                         // the port's; nil without one
 	// spec is what cluster was built from; presentable the policy's TLS
 	// plan of its context when a Gateway's client certificate may be
-	// added to it (package fleetclusters), nil otherwise.
+	// added to it (package fleet), nil otherwise.
 	spec        plan.Cluster
 	presentable *plan.UpstreamTLS
 	// namespace is the Service's, for the fleet filter.
@@ -99,12 +99,12 @@ func (p *portOutput) unservedPort() backendtls.UnservedPort {
 }
 
 // portLookup finds a cluster's port output in producers.
-func portLookup(producers map[string]*portOutput) fleetclusters.Lookup {
-	return func(name string) (fleetclusters.Port, bool) {
+func portLookup(producers map[string]*portOutput) fleet.Lookup {
+	return func(name string) (fleet.Port, bool) {
 		p := producers[name]
 		if p == nil {
-			return fleetclusters.Port{}, false
+			return fleet.Port{}, false
 		}
-		return fleetclusters.Port{Base: p.cluster, Spec: p.spec, TLS: p.presentable}, true
+		return fleet.Port{Base: p.cluster, Spec: p.spec, TLS: p.presentable}, true
 	}
 }

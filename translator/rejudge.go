@@ -40,8 +40,8 @@ func (t *Translator) rejudge(u *update) {
 		p := w.policies[nn]
 		if p == nil {
 			delete(w.verdicts, nn)
-			delete(t.verdicts.entries, nn)
-			delete(t.statuses.entries, nn)
+			t.verdicts.Delete(nn)
+			t.statuses.Delete(nn)
 			continue
 		}
 		w.verdicts[nn] = t.judge(p, w.ix)
@@ -116,7 +116,7 @@ func (t *Translator) retranslate(u *update) {
 		if s == nil {
 			delete(w.ports, svc)
 			delete(w.unserved, svc)
-			delete(t.services.entries, svc)
+			t.services.Delete(svc)
 			continue
 		}
 		governors = governors[:0]

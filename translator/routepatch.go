@@ -1,16 +1,11 @@
 package translator
 
 import (
-	"slices"
-	"strings"
-
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/outputpatch"
@@ -59,7 +54,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 			setStatuses.Set(nn, ls, outputpatch.SemanticallyEqual)
 		}
 		name := gs.Fleet()
-		fleet, ok := patchFleet(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild, patch.Clusters[gs.Name()])
+		fleet, ok := fleet.Patch(gw.fleets[name], gw.tables[gs.Name()], patch.Rebuild, patch.Clusters[gs.Name()])
 		if !ok {
 			return false
 		}
@@ -81,84 +76,4 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 		u.changedFleets[name] = true
 	}
 	return true
-}
-
-// patchFleet is fleet with the route configurations of tables rebuilt for
-// the hostnames rebuild names, and the clusters reached changed as reached
-// says (gateway.PatchReached); fleet itself when none changed.
-func patchFleet(fleet *FleetResources, tables []*tableState, rebuild gateway.Rebuild, reached map[string]bool) (*FleetResources, bool) {
-	if fleet == nil {
-		return nil, false
-	}
-	newReached := gateway.PatchReached(fleet.Reached, reached)
-	routes, copied := fleet.Routes, false
-	for _, ts := range tables {
-		hosts := ts.table.HostsToRebuild(rebuild)
-		if len(hosts) == 0 {
-			continue
-		}
-		rc, ok := ts.patch(hosts)
-		if !ok {
-			return nil, false
-		}
-		if rc == ts.rc {
-			continue
-		}
-		i, found := slices.BinarySearchFunc(routes, ts.rc.Name, func(r *routev3.RouteConfiguration, name string) int {
-			return strings.Compare(r.Name, name)
-		})
-		if !found || routes[i] != ts.rc {
-			return nil, false
-		}
-		if !copied {
-			routes, copied = slices.Clone(routes), true // the last Output's stays as it is
-		}
-		routes[i], ts.rc = rc, rc
-	}
-	if !copied && slices.Equal(newReached, fleet.Reached) {
-		return fleet, true
-	}
-	return &FleetResources{Listeners: fleet.Listeners, Routes: routes, Secrets: fleet.Secrets, Clusters: fleet.Clusters, Reached: newReached}, true
-}
-
-// patch re-emits the virtual hosts of hosts (sorted) in the table, keeping
-// every other one, and each rebuilt one that came out equal, as it was.
-// The table's route configuration is returned unchanged when nothing is
-// new; ok is false when Envoy would reject a rebuilt virtual host.
-func (ts *tableState) patch(hosts []string) (*routev3.RouteConfiguration, bool) {
-	vhosts := ts.rc.VirtualHosts // one per hostname, sorted by it (as planned)
-	copied := false
-	for _, h := range hosts {
-		i, found := slices.BinarySearchFunc(vhosts, h, func(v *routev3.VirtualHost, h string) int { return strings.Compare(v.GetName(), h) })
-		vh, ok := ts.table.VirtualHost(h)
-		var v *routev3.VirtualHost
-		if ok {
-			if v = envoy.VirtualHost(ts.table.Plan, &vh); v.ValidateAll() != nil {
-				return nil, false
-			}
-			if found && proto.Equal(v, vhosts[i]) {
-				continue
-			}
-		} else if !found {
-			continue
-		}
-		if !copied {
-			vhosts, copied = slices.Clone(vhosts), true // the last Output's stays as it is
-		}
-		switch {
-		case !ok:
-			vhosts = slices.Delete(vhosts, i, i+1)
-		case found:
-			vhosts[i] = v
-		default:
-			vhosts = slices.Insert(vhosts, i, v)
-		}
-	}
-	if !copied {
-		return ts.rc, true
-	}
-	if len(vhosts) == 0 {
-		vhosts = nil // as envoy.RouteConfig emits an empty table
-	}
-	return envoy.RouteConfigOf(ts.table.Plan, vhosts), true
 }

@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
 
@@ -114,11 +115,11 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		out:         wt.out,
 	}
 	for i, v := range verdicts {
-		e, ok := m.verdicts.entries[v.Name]
-		if !ok || e.value.gov.verdict != v {
+		e, ok := m.verdicts.Peek(v.Name)
+		if !ok || e.gov.verdict != v {
 			return nil
 		}
-		w.verdicts[v.Name] = e.value.gov
+		w.verdicts[v.Name] = e.gov
 		w.policies[v.Name] = v.Policy
 		w.attachments[v.Name] = byPolicy[i]
 		w.index(v.Name, v.Policy)
@@ -134,16 +135,16 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		w.addSliceKey(es, key)
 	}
 	for nn := range ix.Services {
-		if e, ok := m.services.entries[nn]; ok {
-			w.ports[nn] = e.value.ports
-			w.count(nn, e.value.ports, 1)
+		if e, ok := m.services.Peek(nn); ok {
+			w.ports[nn] = e.ports
+			w.count(nn, e.ports, 1)
 		}
 	}
 	for svc, ports := range wt.unserved {
 		w.unserved[svc] = ports
 	}
 	w.countWarnings(gateways.warnings, 1)
-	w.countWarnings(gateways.ownClusterWarnings(), 1)
+	w.countWarnings(fleet.Warnings(gateways.ownClusters), 1)
 	return w
 }
 

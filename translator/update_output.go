@@ -11,14 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator/fleetclusters"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/outputpatch"
 )
 
 // output patches the last Output into this one; e makes the Gateway
 // fleets' own clusters.
-func (w *world) output(u *update, generation uint64, e fleetclusters.Emitter) Output {
+func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
 	prev := w.out
 	out := prev
 	out.Generation = generation
@@ -99,23 +99,25 @@ func (w *world) output(u *update, generation uint64, e fleetclusters.Emitter) Ou
 // remakeOwnClusters redoes the own clusters of the Gateway fleets this
 // update rebuilt, or whose reached clusters changed; a fleet it changes is
 // a changed fleet.
-func (w *world) remakeOwnClusters(u *update, e fleetclusters.Emitter, changed []string) {
-	if w.gateways.ownClusters == nil && !w.gateways.anyPresents() {
+func (w *world) remakeOwnClusters(u *update, e fleet.Emitter, changed []string) {
+	gw := &w.gateways
+	if gw.ownClusters == nil && !fleet.AnyPresents(gw.judged) {
 		return // the common case: no Gateway names a backend client certificate
 	}
-	since := func(fleet string) fleetChange {
-		rebuilt := u.fleetsDirty && (u.changedFleets == nil || u.changedFleets[fleet])
+	since := func(name string) fleet.Change {
+		rebuilt := u.fleetsDirty && (u.changedFleets == nil || u.changedFleets[name])
 		// Only a whole run of the Gateway rules (changedFleets nil) or a
 		// route patch that moved some Gateway's reach changes what a
 		// fleet's routes reach.
-		return fleetChange{rebuilt: rebuilt, reach: u.reachChanged || u.fleetsDirty && u.changedFleets == nil}
+		return fleet.Change{Rebuilt: rebuilt, Reach: u.reachChanged || u.fleetsDirty && u.changedFleets == nil}
 	}
 	if changed == nil {
 		changed = []string{} // nil would say every cluster changed
 	}
-	old := w.gateways.ownClusterWarnings()
-	fleets := w.gateways.makeOwnClusters(e, portLookup(w.producers), changed, since)
-	if warnings := w.gateways.ownClusterWarnings(); !slices.Equal(old, warnings) {
+	old := fleet.Warnings(gw.ownClusters)
+	var fleets []string
+	gw.fleets, gw.ownClusters, fleets = fleet.MakeOwnClusters(gw.judged, gw.fleets, gw.ownClusters, e, portLookup(w.producers), changed, since)
+	if warnings := fleet.Warnings(gw.ownClusters); !slices.Equal(old, warnings) {
 		w.countWarnings(old, -1)
 		w.countWarnings(warnings, 1)
 		u.warnings = true

@@ -15,6 +15,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
 
@@ -80,9 +81,9 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
-	if gateways.anyPresents() {
-		gateways.makeOwnClusters(t.fleetEmitter(), portLookup(b.producers), nil, everyFleet)
-		if warnings := gateways.ownClusterWarnings(); len(warnings) > 0 {
+	if fleet.AnyPresents(gateways.judged) {
+		gateways.fleets, gateways.ownClusters, _ = fleet.MakeOwnClusters(gateways.judged, gateways.fleets, nil, t.fleetEmitter(), portLookup(b.producers), nil, everyFleet)
+		if warnings := fleet.Warnings(gateways.ownClusters); len(warnings) > 0 {
 			out.Warnings = append(out.Warnings, warnings...)
 			sort.Strings(out.Warnings)
 		}
@@ -243,3 +244,6 @@ func UniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	}
 	return out
 }
+
+// everyFleet: a whole translation built every fleet anew.
+func everyFleet(string) fleet.Change { return fleet.Change{Rebuilt: true, Reach: true} }

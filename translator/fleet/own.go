@@ -1,14 +1,4 @@
-// Package fleetclusters makes a Gateway fleet's own versions of the
-// clusters its routes reach when its Gateway names a backend client
-// certificate (spec.tls.backend.clientCertificateRef): the same clusters,
-// under the same names, built by the emitter from the same plans with the
-// certificate added to their TLS, or failing closed when the certificate
-// cannot be used. Route configurations stay as they are.
-//
-// It knows no Kubernetes object and no fleet but the one it is given: the
-// engine (package translator) says which clusters a fleet reaches and what
-// each was built from.
-package fleetclusters
+package fleet
 
 import (
 	"bytes"
@@ -46,9 +36,14 @@ type Emitter struct {
 	HTTPOptions *envoy.HTTPOptionsMemo
 }
 
-// Fleet is one fleet's own clusters, kept between runs so that a change
-// costs the clusters it touches.
-type Fleet struct {
+// Own is one fleet's own versions of the clusters its routes reach when
+// its Gateway names a backend client certificate
+// (spec.tls.backend.clientCertificateRef): the same clusters, under the
+// same names, built by the emitter from the same plans with the
+// certificate added to their TLS, or failing closed when the certificate
+// cannot be used; route configurations stay as they are. It is kept
+// between runs so that a change costs the clusters it touches.
+type Own struct {
 	// gateway names the Gateway in warnings.
 	gateway string
 	// secret is the SDS secret presented ("" fails closed); tls the TLS
@@ -83,13 +78,13 @@ type tlsMade struct {
 	err error
 }
 
-// New starts the fleet's clusters for Gateway gateway (namespace/name).
-func New(gateway string) *Fleet { return &Fleet{gateway: gateway} }
+// newOwn starts the fleet's clusters for Gateway gateway (namespace/name).
+func newOwn(gateway string) *Own { return &Own{gateway: gateway} }
 
-// Present makes the fleet present cert (nil: the certificate cannot be
+// present makes the fleet present cert (nil: the certificate cannot be
 // used, its clusters fail closed); true when that differs from the last
 // run's, and every reached cluster must be made again.
-func (f *Fleet) Present(cert *plan.ClientCertificate) bool {
+func (f *Own) present(cert *plan.ClientCertificate) bool {
 	secret := ""
 	if cert != nil {
 		secret = cert.SecretName
@@ -103,8 +98,8 @@ func (f *Fleet) Present(cert *plan.ClientCertificate) bool {
 	return changed
 }
 
-// Reach makes names (sorted) the clusters the fleet's routes reach.
-func (f *Fleet) Reach(names []string) {
+// reach makes names (sorted) the clusters the fleet's routes reach.
+func (f *Own) reach(names []string) {
 	f.reached = names
 	f.reachedSet = make(map[string]bool, len(names))
 	for _, n := range names {
@@ -112,12 +107,9 @@ func (f *Fleet) Reach(names []string) {
 	}
 }
 
-// Reached are the names Reach set.
-func (f *Fleet) Reached() []string { return f.reached }
-
-// Touched are the names of changed (nil: every cluster) the fleet's
+// touched are the names of changed (nil: every cluster) the fleet's
 // routes reach.
-func (f *Fleet) Touched(changed []string) []string {
+func (f *Own) touched(changed []string) []string {
 	if changed == nil {
 		return f.reached
 	}
@@ -132,7 +124,7 @@ func (f *Fleet) Touched(changed []string) []string {
 
 // keep makes the certificate's SDS secret, keeping the last one while
 // its content is the same (the fleet's resources stay the same pointers).
-func (f *Fleet) keep(cert *plan.ClientCertificate) {
+func (f *Own) keep(cert *plan.ClientCertificate) {
 	switch {
 	case cert == nil:
 		f.served, f.cert = nil, nil
@@ -141,10 +133,10 @@ func (f *Fleet) keep(cert *plan.ClientCertificate) {
 	}
 }
 
-// Emit makes the fleet's version of the reached clusters names (each
+// emit makes the fleet's version of the reached clusters names (each
 // that exists), keeping the last one made from the same base, then lists
 // the fleet's own clusters in name order.
-func (f *Fleet) Emit(e Emitter, lookup Lookup, names []string) {
+func (f *Own) emit(e Emitter, lookup Lookup, names []string) {
 	whole := f.made == nil || len(names) == len(f.reached)
 	if whole {
 		// Made afresh: the versions of clusters no longer reached go.
@@ -173,7 +165,7 @@ func (f *Fleet) Emit(e Emitter, lookup Lookup, names []string) {
 			f.made[name] = m
 			continue
 		}
-		f.made[name] = f.present(e, port)
+		f.made[name] = f.build(e, port)
 		moved = true
 	}
 	if !moved {
@@ -188,11 +180,11 @@ func (f *Fleet) Emit(e Emitter, lookup Lookup, names []string) {
 	f.own = own
 }
 
-// present builds port's cluster presenting the certificate, or failing
+// build builds port's cluster presenting the certificate, or failing
 // closed when it cannot be used; own is nil when the base is served as it
 // is. Never without the certificate: a version Envoy would reject fails
 // closed, and says why.
-func (f *Fleet) present(e Emitter, port Port) madeCluster {
+func (f *Own) build(e Emitter, port Port) madeCluster {
 	m := madeCluster{base: port.Base}
 	if port.TLS == nil {
 		return m
@@ -218,15 +210,9 @@ func (f *Fleet) present(e Emitter, port Port) madeCluster {
 	return m
 }
 
-// Own are the fleet's own clusters, in name order.
-func (f *Fleet) Own() []*clusterv3.Cluster { return f.own }
-
-// Secret is the certificate's SDS secret; nil when it cannot be used.
-func (f *Fleet) Secret() *tlsv3.Secret { return f.served }
-
-// Warnings name each cluster that fails closed because Envoy would reject
+// warnings name each cluster that fails closed because Envoy would reject
 // it presenting the certificate, sorted; nil for none.
-func (f *Fleet) Warnings() []string {
+func (f *Own) warnings() []string {
 	var out []string
 	for _, name := range f.reached {
 		if m := f.made[name]; m.refused != "" {
