@@ -16,6 +16,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // gatewayOutput is one run of the Gateway rules, emitted: each fleet's
@@ -38,7 +39,7 @@ type tableState = fleet.Table
 
 // translateGateways judges the Gateway API objects, emits each Gateway's
 // plans, then writes the Gateway statuses with what Envoy would refuse.
-func translateGateways(in Inputs, ix *input.Index, cfg gateway.Config, stamp metav1.Time) gatewayOutput {
+func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Config, stamp metav1.Time) gatewayOutput {
 	res := gateway.Judge(in, ix, cfg, stamp)
 	out := gatewayOutput{
 		judged: res,
@@ -56,7 +57,7 @@ func translateGateways(in Inputs, ix *input.Index, cfg gateway.Config, stamp met
 		tables: map[types.NamespacedName][]*tableState{},
 	}
 	for _, gs := range res.Gateways {
-		refuseUnservableCertificate(gs)
+		refuseUnservableCertificate(gs, e.clientCertificateRules)
 		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress)
 		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
@@ -138,9 +139,9 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 // certificate as Envoy would before its status is written: one Envoy
 // would reject makes the backends its routes reach fail closed, and the
 // Gateway's ResolvedRefs says why.
-func refuseUnservableCertificate(gs *gateway.Gateway) {
+func refuseUnservableCertificate(gs *gateway.Gateway, rules func(*plan.ClientCertificate) error) {
 	if cert, _ := gs.BackendClientCertificate(); cert != nil {
-		if _, err := envoy.ClientCertificateSecret(cert); err != nil {
+		if err := rules(cert); err != nil {
 			gs.RefuseBackendClientCertificate(err.Error())
 		}
 	}

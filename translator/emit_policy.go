@@ -19,7 +19,11 @@ type emitter struct {
 	// caSecretRules are what a CA secret must pass to be served: Envoy's
 	// (ValidateAll). No parsed CA breaks them today; a test sets others.
 	caSecretRules func(*tlsv3.Secret) error
-	httpOptions   *envoy.HTTPOptionsMemo
+	// clientCertificateRules are what a Gateway's backend client
+	// certificate must pass to be presented: Envoy's
+	// (envoy.ClientCertificateSecret). A test sets others.
+	clientCertificateRules func(*plan.ClientCertificate) error
+	httpOptions            *envoy.HTTPOptionsMemo
 }
 
 // fleetEmitter is what the Gateway fleets' own clusters are emitted with.

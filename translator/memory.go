@@ -18,6 +18,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/memo"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
 	"github.com/tlsplane/tlsplane/translator/upstream"
 )
@@ -51,8 +52,9 @@ type memos struct {
 
 func newMemory() memory {
 	return memory{
-		emitter: emitter{parts: envoy.NewParts(), caSecretRules: (*tlsv3.Secret).ValidateAll, httpOptions: &envoy.HTTPOptionsMemo{}},
-		memos:   newMemos(),
+		emitter: emitter{parts: envoy.NewParts(), caSecretRules: (*tlsv3.Secret).ValidateAll, httpOptions: &envoy.HTTPOptionsMemo{},
+			clientCertificateRules: presentable},
+		memos: newMemos(),
 	}
 }
 
@@ -320,3 +322,9 @@ func samePointers[T any](a, b []*T) bool {
 }
 
 func equalPorts(a, b []int32) bool { return slices.Equal(a, b) }
+
+// presentable: Envoy would accept presenting the certificate.
+func presentable(c *plan.ClientCertificate) error {
+	_, err := envoy.ClientCertificateSecret(c)
+	return err
+}

@@ -144,7 +144,7 @@ func (t *Translator) retranslate(u *update) {
 func (t *Translator) retranslateGateways(u *update, stamp metav1.Time) {
 	w := t.world
 	old := w.gateways
-	w.gateways = translateGateways(w.gateway.inputs(), w.ix, t.gatewayConfig, stamp)
+	w.gateways = t.translateGateways(w.gateway.inputs(), w.ix, t.gatewayConfig, stamp)
 	w.gateways.ownClusters = old.ownClusters // what it made is reused where the bases are the same
 	// Only the policies on a Service port whose reaching Gateways changed
 	// get new Gateway ancestors: a route edit re-runs the Gateway rules

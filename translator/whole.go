@@ -77,7 +77,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	gateways := translateGateways(in, ix, t.gatewayConfig, stamp)
+	gateways := t.translateGateways(in, ix, t.gatewayConfig, stamp)
 	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
