@@ -60,6 +60,9 @@ type Own struct {
 	// versions in name order.
 	made map[string]madeCluster
 	own  []*clusterv3.Cluster
+	// refused counts the versions in made that fail closed because Envoy
+	// would reject them presenting the certificate.
+	refused int
 	// served is the certificate's SDS secret, made from cert; nil when it
 	// cannot be used.
 	served *tlsv3.Secret
@@ -172,9 +175,14 @@ func (f *Own) emit(e Emitter, lookup Lookup, names []string) {
 		return
 	}
 	own := make([]*clusterv3.Cluster, 0, len(f.own))
+	f.refused = 0
 	for _, name := range f.reached {
-		if m := f.made[name]; m.own != nil {
+		m := f.made[name]
+		if m.own != nil {
 			own = append(own, m.own)
+		}
+		if m.refused != "" {
+			f.refused++
 		}
 	}
 	f.own = own
@@ -213,6 +221,9 @@ func (f *Own) build(e Emitter, port Port) madeCluster {
 // warnings name each cluster that fails closed because Envoy would reject
 // it presenting the certificate, sorted; nil for none.
 func (f *Own) warnings() []string {
+	if f.refused == 0 {
+		return nil // the common case, without a look at every cluster
+	}
 	var out []string
 	for _, name := range f.reached {
 		if m := f.made[name]; m.refused != "" {
