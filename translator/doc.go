@@ -19,20 +19,22 @@
 //
 // # Reading the engine
 //
-// Each file is one step of a pass and uses only the files after it here:
+// Each file is one step of a pass and uses only the files listed after it
+// (TestFilesReadDownward keeps it so, as TestLayers keeps the packages):
 //
-//   - update.go: Update, one incremental pass: take the changes
-//     (changes.go), re-judge what they reach (rejudge.go), patch the route
-//     configurations (routepatch.go), then patch the last Output
-//     (update_output.go).
+//   - update.go: Update, one incremental pass, which runs the four files
+//     below it in reverse: take the changes (changes.go), re-judge what
+//     they reach (rejudge.go), patch the route configurations
+//     (routepatch.go), then patch the last Output (update_output.go).
+//   - update_output.go, routepatch.go, rejudge.go, changes.go: those steps.
 //   - whole.go: Translate, the whole pass: judge every policy, translate
 //     every Service port, run the Gateway rules, write the statuses.
-//   - translator.go: the Translator, its memory and its state.
+//   - translator.go: the Translator: its memory and its state.
 //   - state.go, gateway_objects.go: the state Update starts from.
 //   - memory.go: the steps a Translator reuses across calls.
 //   - emit_gateways.go, ports.go, emit_policy.go: emitting a run of the
 //     Gateway rules, a Service port's cluster, a policy's TLS.
-//   - api.go, aliases.go, dataplane.go: the public types and names.
+//   - dataplane.go, api.go, aliases.go: the public types and names.
 //
 // # Words
 //
