@@ -5,12 +5,11 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
 )
 
@@ -105,26 +104,8 @@ type Output struct {
 	Changed *ResourceChanges
 }
 
-// FleetResources is one Gateway's Envoy configuration. Each slice is sorted
-// by name. Secrets hold private keys: they are served to this fleet only.
-type FleetResources struct {
-	Listeners []*listenerv3.Listener
-	Routes    []*routev3.RouteConfiguration
-	Secrets   []*tlsv3.Secret
-	// Clusters are this fleet's own versions of clusters of Output.Clusters
-	// (same names), served to it instead of those: the TLS clusters its
-	// Gateway's routes reach, presenting the Gateway's backend client
-	// certificate (spec.tls.backend.clientCertificateRef), or failing
-	// closed when that certificate cannot be used.
-	Clusters []*clusterv3.Cluster
-	// Reached are the names of the clusters (of Output.Clusters) the
-	// Gateway's accepted routes send traffic to, sorted: every cluster its
-	// listeners and route configurations name, mirrors included. By
-	// default the fleet is served these clusters alone, with the load
-	// assignments and secrets they read. A name may have no cluster (a
-	// Service port without endpoints yet): nothing is served for it.
-	Reached []string
-}
+// FleetResources is one Gateway's Envoy configuration (fleet.Resources).
+type FleetResources = fleet.Resources
 
 // GatewayAPIStatuses are computed statuses, complete (other controllers'
 // route parents kept) and read-only.

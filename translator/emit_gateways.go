@@ -13,8 +13,10 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // gatewayOutput is one run of the Gateway rules, emitted: each fleet's
@@ -27,23 +29,18 @@ type gatewayOutput struct {
 	// tables are each Gateway's route configurations as last emitted.
 	tables   map[types.NamespacedName][]*tableState
 	warnings []string
-	// presenting is, per fleet whose Gateway names a backend client
+	// ownClusters is, per fleet whose Gateway names a backend client
 	// certificate, its own versions of the clusters its routes reach.
-	presenting map[string]*fleetClusters
+	ownClusters map[string]*fleet.Own
 }
 
-// tableState is one served route configuration: rc, and the table it was
-// first emitted from (its name, port and listeners; the virtual hosts
-// served are rc's).
-type tableState struct {
-	table *gateway.Table
-	rc    *routev3.RouteConfiguration
-}
+// tableState is one served route configuration, for route patches.
+type tableState = fleet.Table
 
 // translateGateways judges the Gateway API objects, emits each Gateway's
 // plans, then writes the Gateway statuses with what Envoy would refuse.
-func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.Time) gatewayOutput {
-	res := gateway.Judge(in, ix, t.gatewayConfig, stamp)
+func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Config, stamp metav1.Time) gatewayOutput {
+	res := gateway.Judge(in, ix, cfg, stamp)
 	out := gatewayOutput{
 		judged: res,
 		fleets: map[string]*FleetResources{},
@@ -60,7 +57,8 @@ func (t *Translator) translateGateways(in Inputs, ix *input.Index, stamp metav1.
 		tables: map[types.NamespacedName][]*tableState{},
 	}
 	for _, gs := range res.Gateways {
-		fleet, tables, refused, warnings := emitFleet(gs, t.gatewayConfig.ListenerAddress)
+		refuseUnservableCertificate(gs, e.clientCertificateRules)
+		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress)
 		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
 		out.tables[gs.Name()] = tables
@@ -106,7 +104,7 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 			continue
 		}
 		for i, tb := range p.Tables {
-			tables = append(tables, &tableState{table: tb, rc: routes[i]})
+			tables = append(tables, &tableState{Table: tb, RC: routes[i]})
 		}
 		fleet.Listeners = append(fleet.Listeners, l)
 		fleet.Routes = append(fleet.Routes, routes...)
@@ -135,4 +133,16 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 	slices.SortFunc(fleet.Routes, func(a, b *routev3.RouteConfiguration) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(fleet.Secrets, func(a, b *tlsv3.Secret) int { return strings.Compare(a.Name, b.Name) })
 	return fleet, tables, refused, warnings
+}
+
+// refuseUnservableCertificate checks the Gateway's backend client
+// certificate as Envoy would before its status is written: one Envoy
+// would reject makes the backends its routes reach fail closed, and the
+// Gateway's ResolvedRefs says why.
+func refuseUnservableCertificate(gs *gateway.Gateway, rules func(*plan.ClientCertificate) error) {
+	if cert, _ := gs.BackendClientCertificate(); cert != nil {
+		if err := rules(cert); err != nil {
+			gs.RefuseBackendClientCertificate(err.Error())
+		}
+	}
 }

@@ -3,6 +3,7 @@ package translator
 import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
@@ -21,5 +22,14 @@ var EnvoyBinary = translatortest.EnvoyBinary
 func NewWithCASecretRules(rules func(*tlsv3.Secret) error) *Translator {
 	t := New()
 	t.caSecretRules = rules
+	return t
+}
+
+// NewWithClientCertificateRules is New with rules a Gateway's backend
+// client certificate must pass in place of Envoy's: no certificate that
+// parses breaks Envoy's rules today, and a test needs one that does.
+func NewWithClientCertificateRules(rules func(*plan.ClientCertificate) error) *Translator {
+	t := New()
+	t.clientCertificateRules = rules
 	return t
 }

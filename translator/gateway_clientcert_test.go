@@ -1,15 +1,22 @@
 package translator_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
@@ -64,6 +71,51 @@ func TestGatewayClientCertificateFollowsItsSecret(t *testing.T) {
 		}
 		if secrets != step.want {
 			t.Errorf("%s: fleet shop/edge is served GatewayClient/shop/edge %d times, want %d", step.name, secrets, step.want)
+		}
+	}
+}
+
+// A backend client certificate Envoy would reject is the Gateway's status,
+// naming the field, the Secret and why, and the TLS backends its routes
+// reach fail closed: never a dropped error, never a cluster without the
+// certificate.
+func TestGatewayClientCertificateEnvoyWouldRejectIsStatus(t *testing.T) {
+	in, err := manifests.Read([]string{goldenDir + "/gateway-backend-client-certificate.in.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func(c *plan.ClientCertificate) error { return errors.New("test: refused " + c.SecretName) }
+	now := time.Now()
+	tr := translator.NewWithClientCertificateRules(refuse)
+	out := tr.Translate(in, nil, now, translator.Options{})
+	gw := types.NamespacedName{Namespace: "shop", Name: "edge"}
+	st, ok := out.GatewayAPI.Gateways[gw]
+	if !ok {
+		t.Fatalf("no status for Gateway %s", gw)
+	}
+	c := meta.FindStatusCondition(st.Conditions, string(gwv1.GatewayConditionResolvedRefs))
+	want := "spec.tls.backend.clientCertificateRef: Secret shop/envoy-client: Envoy would reject it: test: refused GatewayClient/shop/edge"
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(gwv1.GatewayReasonInvalidClientCertificateRef) || !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("Gateway %s ResolvedRefs = %+v, want False %s %q…", gw, c, gwv1.GatewayReasonInvalidClientCertificateRef, want)
+	}
+	fleet := out.Fleets["shop/edge"]
+	if len(fleet.Clusters) == 0 {
+		t.Fatalf("fleet shop/edge has no own clusters: its TLS backends would be reached without the certificate")
+	}
+	for _, s := range fleet.Secrets {
+		if s.Name == "GatewayClient/shop/edge" {
+			t.Errorf("fleet shop/edge is served the refused certificate's secret %s", s.Name)
+		}
+	}
+	failClosed := translator.Translate(in, nil, now, translator.Options{}).Clusters
+	for _, own := range fleet.Clusters {
+		if sds := own.GetTransportSocket().GetTypedConfig(); sds == nil {
+			t.Errorf("fleet shop/edge cluster %s has no TLS: it must fail closed", own.Name)
+		}
+		for _, base := range failClosed {
+			if base.Name == own.Name && proto.Equal(base, own) {
+				t.Errorf("fleet shop/edge cluster %s is served as every other fleet's: it must fail closed", own.Name)
+			}
 		}
 	}
 }

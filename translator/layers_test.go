@@ -41,6 +41,9 @@ func TestLayers(t *testing.T) {
 		// route or status.
 		{"gatewaytls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/backendtls", tree + "/upstream"}},
 		{"upstream", []string{tree + "/envoy", tree + "/gateway", tree + "/route"}},
+		// A fleet's resources after emission: judged Gateways and the
+		// emitter's output, never policies or Services.
+		{"fleet", []string{tree + "/backendtls", tree + "/upstream"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

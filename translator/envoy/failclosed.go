@@ -1,8 +1,10 @@
 package envoy
 
 import (
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tlsplane/tlsplane/translator/plan"
 )
@@ -46,4 +48,13 @@ func failClosedTLSContext() *tlsv3.UpstreamTlsContext {
 			},
 		},
 	}
+}
+
+// FailingClosed is c with the TLS of FailClosed in place of its own: the
+// version of a cluster that must not be reached without a client
+// certificate that cannot be used.
+func (p *Parts) FailingClosed(c *clusterv3.Cluster) *clusterv3.Cluster {
+	out := proto.Clone(c).(*clusterv3.Cluster)
+	out.TransportSocket, out.TypedExtensionProtocolOptions = p.FailClosed.socket, p.FailClosed.protocolOptions
+	return out
 }

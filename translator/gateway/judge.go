@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -174,6 +176,19 @@ func (gs *Gateway) BackendClientCertificate() (cert *plan.ClientCertificate, con
 		return nil, false
 	}
 	return gs.backend.Cert, true
+}
+
+// RefuseBackendClientCertificate marks the Gateway's certificate as one
+// Envoy would reject (why): the TLS backends its routes reach fail closed,
+// and its ResolvedRefs names the field, the Secret and why.
+func (gs *Gateway) RefuseBackendClientCertificate(why string) {
+	ref := gs.gw.Spec.TLS.Backend.ClientCertificateRef
+	nn := input.NameOf(gs.gw.Namespace, string(ref.Name))
+	if ref.Namespace != nil {
+		nn.Namespace = string(*ref.Namespace)
+	}
+	gs.backend = &gatewaytls.BackendCertificate{Reason: gwv1.GatewayReasonInvalidClientCertificateRef,
+		Message: fmt.Sprintf("%s: Secret %s: Envoy would reject it: %s", gatewaytls.BackendCertificateField, nn, why)}
 }
 
 // setStatus records a route's status under its kind.

@@ -20,6 +20,10 @@ type BackendCertificate struct {
 	Message string
 }
 
+// BackendCertificateField is the Gateway field a backend client
+// certificate is named in; statuses about it start with it.
+const BackendCertificateField = "spec.tls.backend.clientCertificateRef"
+
 // JudgeBackendCertificate resolves the Gateway's backend client
 // certificate; nil when it names none. Only a core kubernetes.io/tls
 // Secret is supported (the spec's Core support), permitted by a
@@ -29,7 +33,7 @@ func JudgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, grants reference
 		return nil
 	}
 	ref := gw.Spec.TLS.Backend.ClientCertificateRef
-	const field = "spec.tls.backend.clientCertificateRef"
+	const field = BackendCertificateField
 	invalid := func(reason gwv1.GatewayConditionReason, format string, args ...any) *BackendCertificate {
 		return &BackendCertificate{Reason: reason, Message: field + ": " + fmt.Sprintf(format, args...)}
 	}

@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
 
@@ -42,6 +43,8 @@ type world struct {
 	// without a cluster.
 	ports    map[types.NamespacedName][]portOutput
 	unserved map[types.NamespacedName][]backendtls.UnservedPort
+	// producers is the port output of each cluster.
+	producers map[string]*portOutput
 
 	// secrets counts the ports serving each CA secret, and by policy.
 	secrets  map[string]*secretUse
@@ -79,25 +82,16 @@ type wholeTranslation struct {
 	winners  map[backendtls.Target]*backendtls.Verdict
 	gateways gatewayOutput
 	unserved map[types.NamespacedName][]backendtls.UnservedPort
-	out      Output
-	now      time.Time
-}
-
-// remember numbers a whole translation's Output and keeps its parts for
-// Update.
-func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls.Verdict, byPolicy [][]*backendtls.Attachment,
-	winners map[backendtls.Target]*backendtls.Verdict, gateways gatewayOutput, b *outputBuilder, out *Output, now time.Time) {
-	t.generation++
-	out.Generation = t.generation
-	t.world = nil
-	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
-		gateways: gateways, unserved: b.unserved, out: *out, now: now}
+	// producers is the port output of each cluster.
+	producers map[string]*portOutput
+	out       Output
+	now       time.Time
 }
 
 // buildWorld makes the world of a whole translation, from its parts and
 // the verdicts and Service translations the memos hold since; nil when
 // the memo lacks a verdict (then Update translates whole).
-func (t *Translator) buildWorld(wt *wholeTranslation) *world {
+func (m *memory) buildWorld(wt *wholeTranslation) *world {
 	in, ix, verdicts, byPolicy, winners, gateways, now := wt.in, wt.ix, wt.verdicts, wt.byPolicy, wt.winners, wt.gateways, wt.now
 	w := &world{
 		policies:    make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(verdicts)),
@@ -113,6 +107,7 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		winners:     winners,
 		ports:       make(map[types.NamespacedName][]portOutput, len(ix.Services)),
 		unserved:    map[types.NamespacedName][]backendtls.UnservedPort{},
+		producers:   wt.producers,
 		secrets:     make(map[string]*secretUse, len(wt.out.Secrets)),
 		warnings:    map[string]int{},
 		gateways:    gateways,
@@ -120,15 +115,15 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		out:         wt.out,
 	}
 	for i, v := range verdicts {
-		e, ok := t.verdicts.entries[v.Name]
-		if !ok || e.value.gov.verdict != v {
+		e, ok := m.verdicts.Peek(v.Name)
+		if !ok || e.gov.verdict != v {
 			return nil
 		}
-		w.verdicts[v.Name] = e.value.gov
+		w.verdicts[v.Name] = e.gov
 		w.policies[v.Name] = v.Policy
 		w.attachments[v.Name] = byPolicy[i]
 		w.index(v.Name, v.Policy)
-		w.scheduleNote(v, now, t.policyConfig)
+		w.scheduleNote(v, now, m.policyConfig)
 	}
 	// The last EndpointSlice of a key wins, as the index's Services do.
 	for _, es := range in.EndpointSlices {
@@ -140,17 +135,16 @@ func (t *Translator) buildWorld(wt *wholeTranslation) *world {
 		w.addSliceKey(es, key)
 	}
 	for nn := range ix.Services {
-		if e, ok := t.services.entries[nn]; ok {
-			w.ports[nn] = e.value.ports
-			w.count(nn, e.value.ports, 1)
+		if e, ok := m.services.Peek(nn); ok {
+			w.ports[nn] = e.ports
+			w.count(nn, e.ports, 1)
 		}
 	}
 	for svc, ports := range wt.unserved {
 		w.unserved[svc] = ports
 	}
-	for _, warning := range gateways.warnings {
-		w.warnings[warning]++
-	}
+	w.countWarnings(gateways.warnings, 1)
+	w.countWarnings(fleet.Warnings(gateways.ownClusters), 1)
 	return w
 }
 
@@ -246,6 +240,28 @@ func (w *world) countSecret(secret *tlsv3.Secret, g *governor, sign int) {
 	}
 	if use.ports == 0 {
 		delete(w.secrets, secret.Name)
+	}
+}
+
+// countWarnings adds (sign 1) or removes (-1) warnings.
+func (w *world) countWarnings(warnings []string, sign int) {
+	for _, warning := range warnings {
+		if w.warnings[warning] += sign; w.warnings[warning] == 0 {
+			delete(w.warnings, warning)
+		}
+	}
+}
+
+// produce adds (true) or removes the clusters of ports from producers.
+func (w *world) produce(ports []portOutput, add bool) {
+	for i := range ports {
+		if c := ports[i].cluster; c != nil {
+			if add {
+				w.producers[c.Name] = &ports[i]
+			} else if w.producers[c.Name] == &ports[i] {
+				delete(w.producers, c.Name)
+			}
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package translator
+package dataplane
 
 import (
 	"maps"
@@ -20,12 +20,9 @@ import (
 // status holds. statuses is read-only: changed entries are deep copies in
 // a new map, and statuses itself comes back when conds is empty.
 func WithAncestorCondition(statuses map[types.NamespacedName]gwv1.PolicyStatus, conds map[types.NamespacedName]metav1.Condition,
-	previous PreviousStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
+	previous map[types.NamespacedName]gwv1.PolicyStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
 	if len(conds) == 0 {
 		return statuses
-	}
-	if controller == "" {
-		controller = DefaultControllerName
 	}
 	out := maps.Clone(statuses)
 	for key, cond := range conds {

@@ -2,7 +2,6 @@ package translator
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -71,54 +70,3 @@ func (g gatewayObjects) namesCA(kind Kind, nn types.NamespacedName) bool {
 
 // any reports whether the Gateway rules have anything to translate.
 func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
-
-// applyGRPCRoute stores a GRPCRoute change, patched into the last run of
-// the Gateway rules as an HTTPRoute's is, and translates again the
-// Services whose ports it starts or stops naming: they gain or lose their
-// HTTP/2 cluster.
-func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, u *update) bool {
-	r, ok := typed[*gwv1.GRPCRoute](c.Object, deleted)
-	if !ok {
-		return false
-	}
-	u.grpcRoutes[nn] = true
-	var flipped []input.ServicePort
-	if old := w.gateway.grpcRoutes[nn]; old != nil {
-		flipped = append(flipped, w.ix.GRPCBackends.Add(input.GRPCRouteBackends(old), -1)...)
-	}
-	if r != nil {
-		flipped = append(flipped, w.ix.GRPCBackends.Add(input.GRPCRouteBackends(r), 1)...)
-	}
-	for _, sp := range flipped {
-		u.services[sp.Service] = true
-	}
-	setOrDelete(w.gateway.grpcRoutes, nn, r, deleted)
-	return true
-}
-
-// applyStreamRoute stores a TLSRoute, TCPRoute or UDPRoute change: the
-// Gateway rules run whole (stream routes have no route table to patch),
-// and the Services whose ports it starts or stops naming (counted in
-// counts) are translated again: they gain or lose their raw or UDP cluster.
-func applyStreamRoute[R interface {
-	*gwv1.TLSRoute | *gwv1.TCPRoute | *gwv1.UDPRoute
-	metav1.Object
-}](w *world, routes map[types.NamespacedName]R, counts input.RouteBackends, c Change, nn types.NamespacedName, deleted bool, u *update, backends func(R) []input.ServicePort) bool {
-	r, ok := typed[R](c.Object, deleted)
-	if !ok {
-		return false
-	}
-	u.gateways = true
-	var flipped []input.ServicePort
-	if old, found := routes[nn]; found {
-		flipped = append(flipped, counts.Add(backends(old), -1)...)
-	}
-	if !deleted {
-		flipped = append(flipped, counts.Add(backends(r), 1)...)
-	}
-	for _, sp := range flipped {
-		u.services[sp.Service] = true
-	}
-	setOrDelete(routes, nn, r, deleted)
-	return true
-}

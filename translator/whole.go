@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -11,15 +10,13 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
-	"github.com/tlsplane/tlsplane/translator/envoy"
+	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
-	"github.com/tlsplane/tlsplane/translator/upstream"
 )
 
 // Translate is the whole translation: objects in, Envoy resources and policy
@@ -32,6 +29,13 @@ import (
 // faster when called again with mostly the same objects.
 func Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
 	return newForgetful().Translate(in, previous, now, opts)
+}
+
+// Translate is Translate (the function) reusing earlier results.
+func (t *Translator) Translate(in Inputs, previous PreviousStatus, now time.Time, opts Options) Output {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.translate(in, previous, now, opts)
 }
 
 // translate is Translate with the caches of t: judge every policy (and
@@ -73,11 +77,17 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	gateways := t.translateGateways(in, ix, stamp)
+	gateways := t.translateGateways(in, ix, t.gatewayConfig, stamp)
 	b.warnings = append(b.warnings, gateways.warnings...)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
-	gateways.presentClientCertificates(t.parts, out.Clusters, nil, everyFleet)
+	if fleet.AnyPresents(gateways.judged) {
+		gateways.fleets, gateways.ownClusters, _ = fleet.MakeOwnClusters(gateways.judged, gateways.fleets, nil, t.fleetEmitter(), portLookup(b.producers), nil, everyFleet)
+		if warnings := fleet.Warnings(gateways.ownClusters); len(warnings) > 0 {
+			out.Warnings = append(out.Warnings, warnings...)
+			sort.Strings(out.Warnings)
+		}
+	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
@@ -96,24 +106,15 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	return out
 }
 
-// everyFleet: a whole translation built every fleet anew.
-func everyFleet(string) fleetChange { return fleetChange{rebuilt: true, reach: true} }
-
-// policyStatus is one policy's complete status, from its attachments.
-func (t *Translator) policyStatus(v *backendtls.Verdict, as []*backendtls.Attachment, prev gwv1.PolicyStatus, reach map[input.ServicePort][]types.NamespacedName,
-	ix *input.Index, now time.Time, stamp metav1.Time) gwv1.PolicyStatus {
-	if note := backendtls.CAExpiryNote(v, now, t.policyConfig); note != "" {
-		for _, a := range as {
-			a.CANote = note
-		}
-	}
-	controller := t.policyConfig.ControllerName
-	if reached := backendtls.ReachingGateways(as, reach, ix); reached != nil {
-		// Gateway ancestors depend on routes, which the memo does not
-		// track: computed afresh.
-		return backendtls.MergeStatus(prev, backendtls.GatewayAncestorStatuses(v, as, reached, controller), controller, v.Policy.Generation, stamp)
-	}
-	return t.status(v, as, prev, controller, stamp)
+// remember numbers a whole translation's Output and keeps its parts for
+// Update.
+func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls.Verdict, byPolicy [][]*backendtls.Attachment,
+	winners map[backendtls.Target]*backendtls.Verdict, gateways gatewayOutput, b *outputBuilder, out *Output, now time.Time) {
+	t.generation++
+	out.Generation = t.generation
+	t.world = nil
+	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
+		gateways: gateways, unserved: b.unserved, producers: b.producers, out: *out, now: now}
 }
 
 // outputBuilder collects resources as ports are translated, then sorts them.
@@ -125,6 +126,8 @@ type outputBuilder struct {
 	origins map[string][]types.NamespacedName
 	// namespaces is each cluster's Service namespace.
 	namespaces map[string]string
+	// producers is each cluster's port output.
+	producers map[string]*portOutput
 	// caNotAfter is each CA secret's earliest certificate expiry.
 	caNotAfter map[string]time.Time
 	warnings   []string
@@ -140,74 +143,18 @@ func newOutputBuilder(services int) *outputBuilder {
 		endpoints:  make([]*endpointv3.ClusterLoadAssignment, 0, services),
 		secrets:    make(map[string]*tlsv3.Secret, services),
 		namespaces: make(map[string]string, services),
+		producers:  make(map[string]*portOutput, services),
 		origins:    make(map[string][]types.NamespacedName, 2*services),
 		caNotAfter: map[string]time.Time{},
 	}
 }
 
-// portOutput is what one Service port contributed to the output.
-type portOutput struct {
-	cluster  *clusterv3.Cluster
-	endpoint *endpointv3.ClusterLoadAssignment // nil for ExternalName
-	secrets  []*tlsv3.Secret                   // its governor's SDS secrets; read-only
-	policy   *governor                         // the port's; nil without one
-	// namespace is the Service's, for the fleet filter.
-	namespace string
-	warnings  []string
-	// unserved says why the port (number) gets no cluster, for the status
-	// of its policy.
-	unserved string
-	number   int32
-}
-
-// translatePort emits one Service port's cluster (and its endpoints):
-// plaintext without a policy, the policy's TLS when it is accepted, and a
-// TLS that fails every handshake when it is not. Without a cluster, only
-// the warnings are set. g is the port's governor, nil without one.
-func (t *Translator) translatePort(svc *corev1.Service, nn types.NamespacedName, cp upstream.Port, g *governor, slices []*discoveryv1.EndpointSlice) portOutput {
-	var warnings []string
-	if cp.Warning != "" {
-		warnings = append(warnings, cp.Warning)
+// addService adds a Service's translated TCP ports to the output.
+func (t *Translator) addService(b *outputBuilder, svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) {
+	ports := t.servicePorts(svc, nn, governors, ix, emitted)
+	for i := range ports {
+		b.add(&ports[i], nn)
 	}
-	spec, kind, why := cp.Cluster(svc, nn)
-	if why != "" {
-		return unservedPort(warnings, cp, g, why)
-	}
-	var tls envoy.ClusterTLS // plaintext
-	var secrets []*tlsv3.Secret
-	switch kind {
-	case upstream.H2C:
-		tls = t.parts.H2C
-	case upstream.FailClosed:
-		tls = t.parts.FailClosed
-	case upstream.Governed:
-		tls, secrets = g.tls, g.secrets
-	case upstream.GovernedGRPC:
-		tls, secrets = t.grpcTLS(g), g.secrets
-	}
-	c, err := envoy.Cluster(spec, tls, t.parts)
-	if err != nil {
-		return unservedPort(warnings, cp, g, fmt.Sprintf("Service %s port %d: no cluster: Envoy would reject it: %v", nn, cp.Port, err))
-	}
-	out := portOutput{cluster: c, secrets: secrets, policy: g, namespace: nn.Namespace, warnings: warnings}
-	if spec.ExternalName != "" || spec.EDSName != "" {
-		return out // DNS, or the endpoints of the port's own cluster
-	}
-	cla, err := envoy.LoadAssignment(c.Name, upstream.ReadyEndpoints(cp.ServicePort, slices))
-	if err != nil {
-		// An EDS cluster without its assignment would never warm; serve it
-		// empty rather than not at all.
-		out.warnings = append(out.warnings, fmt.Sprintf("Service %s port %d: endpoints dropped: %v", nn, cp.Port, err))
-		cla = &endpointv3.ClusterLoadAssignment{ClusterName: c.Name}
-	}
-	out.endpoint = cla
-	return out
-}
-
-// unservedPort is the output of a port that gets no cluster: a warning,
-// and why, for its policy's status.
-func unservedPort(warnings []string, cp upstream.Port, g *governor, why string) portOutput {
-	return portOutput{warnings: append(warnings, why), unserved: why, policy: g, number: cp.Port}
 }
 
 // add puts one port's output into the result; a secret already there (same
@@ -225,6 +172,7 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	}
 	b.clusters = append(b.clusters, p.cluster)
 	b.namespaces[p.cluster.Name] = p.namespace
+	b.producers[p.cluster.Name] = p
 	if p.endpoint != nil {
 		b.endpoints = append(b.endpoints, p.endpoint)
 	}
@@ -249,12 +197,6 @@ func (b *outputBuilder) origin(resource string, policy types.NamespacedName) {
 		return
 	}
 	b.origins[resource] = append(b.origins[resource], policy)
-}
-
-// unservedPort is what the status of a governed port without a cluster
-// needs: plain data, not emitter output.
-func (p *portOutput) unservedPort() backendtls.UnservedPort {
-	return backendtls.UnservedPort{Governor: p.policy.verdict, Number: p.number, Why: p.unserved}
 }
 
 // output sorts everything by name; secretOrder, when it holds exactly the
@@ -303,16 +245,5 @@ func UniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
 	return out
 }
 
-// uniquePolicies is uniquePolicies remembering the last order.
-func (t *Translator) uniquePolicies(in []*gwv1.BackendTLSPolicy) []*gwv1.BackendTLSPolicy {
-	byName := make(map[types.NamespacedName]*gwv1.BackendTLSPolicy, len(in))
-	for _, p := range in {
-		byName[input.NameOf(p.Namespace, p.Name)] = p
-	}
-	t.policyOrder = input.SameKeysSorted(byName, t.policyOrder)
-	out := make([]*gwv1.BackendTLSPolicy, 0, len(byName))
-	for _, nn := range t.policyOrder {
-		out = append(out, byName[nn])
-	}
-	return out
-}
+// everyFleet: a whole translation built every fleet anew.
+func everyFleet(string) fleet.Change { return fleet.Change{Rebuilt: true, Reach: true} }

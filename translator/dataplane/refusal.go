@@ -1,4 +1,9 @@
-package translator
+// Package dataplane puts into statuses what serving a translation found:
+// the Gateway fleets the publisher refused (a check Envoy would fail), and
+// the conditions the data plane observed (Envoy's rejections,
+// handshakes). It works on the statuses the translator computed, after
+// translation, and never changes them in place.
+package dataplane
 
 import (
 	"fmt"
@@ -11,6 +16,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // A fault stays with its objects: what makes one Gateway fleet's
@@ -19,7 +25,7 @@ import (
 
 // ObjectRef names one input object.
 type ObjectRef struct {
-	Kind Kind
+	Kind input.Kind
 	Name types.NamespacedName
 }
 
@@ -69,21 +75,21 @@ func GatewayOfFleet(fleet string) (types.NamespacedName, bool) {
 
 // RefuseGateways returns statuses with each refused fleet's Gateway
 // Programmed=False, the reason and message of its refusal; statuses is not
-// changed (its maps are shared read-only).
-func RefuseGateways(statuses GatewayAPIStatuses, refusals []FleetRefusal, now metav1.Time) GatewayAPIStatuses {
+// changed (shared read-only), and comes back when no Gateway is refused.
+func RefuseGateways(statuses map[types.NamespacedName]gwv1.GatewayStatus, refusals []FleetRefusal, now metav1.Time) map[types.NamespacedName]gwv1.GatewayStatus {
 	var gateways map[types.NamespacedName]gwv1.GatewayStatus
 	for _, r := range refusals {
 		nn, ok := GatewayOfFleet(r.Fleet)
 		if !ok {
 			continue
 		}
-		st, ok := statuses.Gateways[nn]
+		st, ok := statuses[nn]
 		if !ok {
 			continue
 		}
 		if gateways == nil {
-			gateways = make(map[types.NamespacedName]gwv1.GatewayStatus, len(statuses.Gateways))
-			for k, v := range statuses.Gateways {
+			gateways = make(map[types.NamespacedName]gwv1.GatewayStatus, len(statuses))
+			for k, v := range statuses {
 				gateways[k] = v
 			}
 		}
@@ -101,7 +107,7 @@ func RefuseGateways(statuses GatewayAPIStatuses, refusals []FleetRefusal, now me
 		gateways[nn] = st
 	}
 	if gateways != nil {
-		statuses.Gateways = gateways
+		return gateways
 	}
 	return statuses
 }

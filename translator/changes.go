@@ -1,0 +1,232 @@
+package translator
+
+import (
+	"reflect"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/input"
+)
+
+// update is what one Update found the changes to reach.
+type update struct {
+	policies    map[types.NamespacedName]*gwv1.BackendTLSPolicy // changed: the object now, nil when deleted
+	refs        map[backendtls.Ref]bool                         // ConfigMaps and Secrets changed
+	services    map[types.NamespacedName]bool                   // to translate again
+	slices      map[types.NamespacedName]bool                   // Services whose EndpointSlices changed
+	gateways    bool                                            // the Gateway rules run whole
+	routes      map[types.NamespacedName]bool                   // HTTPRoutes changed
+	grpcRoutes  map[types.NamespacedName]bool                   // GRPCRoutes changed
+	judged      map[types.NamespacedName]bool                   // policies judged again
+	attached    map[types.NamespacedName]bool                   // policies whose attachments are redone
+	statuses    map[types.NamespacedName]bool                   // policies whose status is redone
+	clusters    map[string]bool                                 // names whose resources may have changed
+	endpoints   map[string]bool
+	secrets     map[string]bool
+	warnings    bool
+	fleetsDirty bool
+	// reachChanged: the Service ports some Gateway's routes reach changed.
+	reachChanged bool
+	// changedFleets are the fleets whose resources changed, when known
+	// (nil: any may have).
+	changedFleets map[string]bool
+
+	newStatuses map[types.NamespacedName]gwv1.PolicyStatus
+}
+
+func newUpdate() *update {
+	return &update{
+		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, refs: map[backendtls.Ref]bool{},
+		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{}, routes: map[types.NamespacedName]bool{},
+		grpcRoutes: map[types.NamespacedName]bool{},
+		judged:     map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
+		clusters: map[string]bool{}, endpoints: map[string]bool{}, secrets: map[string]bool{},
+	}
+}
+
+// apply puts one change into the world's objects and notes what it
+// reaches; false when the change is not of an input kind and type.
+func (w *world) apply(c Change, u *update) bool {
+	nn := input.NameOf(c.Key.Namespace, c.Key.Name)
+	deleted := c.Object == nil || reflect.ValueOf(c.Object).IsNil()
+	switch c.Kind {
+	case KindBackendTLSPolicy:
+		p, ok := typed[*gwv1.BackendTLSPolicy](c.Object, deleted)
+		u.policies[nn] = p
+		return ok
+	case KindService:
+		ok := store(w.ix.Services, nn, c.Object, deleted)
+		u.services[nn] = true
+		u.gateways = u.gateways || w.gateway.any()
+		return ok
+	case KindEndpointSlice:
+		es, ok := typed[*discoveryv1.EndpointSlice](c.Object, deleted)
+		if old := w.slices[nn]; old != nil {
+			svc := serviceOfSlice(old)
+			removeFrom(w.slicesOf, svc, nn)
+			u.slices[svc] = true
+		}
+		setOrDelete(w.slices, nn, es, deleted)
+		if !deleted {
+			w.addSliceKey(es, nn)
+			u.slices[serviceOfSlice(es)] = true
+		}
+		return ok
+	case KindConfigMap:
+		u.refs[backendtls.Ref{Kind: KindConfigMap, Name: nn}] = true
+		u.gateways = u.gateways || w.gateway.namesCA(KindConfigMap, nn) // client CAs
+		return store(w.ix.ConfigMaps, nn, c.Object, deleted)
+	case KindSecret:
+		ok := store(w.ix.Secrets, nn, c.Object, deleted)
+		u.refs[backendtls.Ref{Kind: KindSecret, Name: nn}] = true
+		u.gateways = u.gateways || w.gateway.any() // listener certificates
+		return ok
+	case KindGatewayClass:
+		u.gateways = true
+		return store(w.gateway.classes, c.Key, c.Object, deleted)
+	case KindGateway:
+		u.gateways = true
+		return store(w.gateway.gateways, nn, c.Object, deleted)
+	case KindHTTPRoute:
+		u.routes[nn] = true
+		return store(w.gateway.routes, nn, c.Object, deleted)
+	case KindGRPCRoute:
+		return w.applyGRPCRoute(c, nn, deleted, u)
+	case KindTLSRoute:
+		return applyStreamRoute(w, w.gateway.tlsRoutes, w.ix.StreamBackends, c, nn, deleted, u, input.TLSRouteBackends)
+	case KindTCPRoute:
+		return applyStreamRoute(w, w.gateway.tcpRoutes, w.ix.StreamBackends, c, nn, deleted, u, input.TCPRouteBackends)
+	case KindUDPRoute:
+		return applyStreamRoute(w, w.gateway.udpRoutes, w.ix.DatagramBackends, c, nn, deleted, u, input.UDPRouteBackends)
+	case KindListenerSet:
+		u.gateways = true
+		return store(w.gateway.sets, nn, c.Object, deleted)
+	case KindReferenceGrant:
+		u.gateways = true
+		return store(w.gateway.grants, nn, c.Object, deleted)
+	case KindNamespace:
+		u.gateways = true
+		return store(w.gateway.namespaces, c.Key, c.Object, deleted)
+	}
+	return false
+}
+
+// typed is a change's object as T; a deletion is T's nil.
+func typed[T any](o metav1.Object, deleted bool) (T, bool) {
+	var zero T
+	if deleted {
+		return zero, true
+	}
+	v, ok := o.(T)
+	return v, ok
+}
+
+// store puts the change's object, a T, into m under k, or deletes k; false
+// when the object is not a T.
+func store[K comparable, T any](m map[K]T, k K, o metav1.Object, deleted bool) bool {
+	v, ok := typed[T](o, deleted)
+	setOrDelete(m, k, v, deleted)
+	return ok
+}
+
+func setOrDelete[K comparable, V any](m map[K]V, k K, v V, deleted bool) {
+	if deleted {
+		delete(m, k)
+		return
+	}
+	m[k] = v
+}
+
+// applyGRPCRoute stores a GRPCRoute change, patched into the last run of
+// the Gateway rules as an HTTPRoute's is, and translates again the
+// Services whose ports it starts or stops naming: they gain or lose their
+// HTTP/2 cluster.
+func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, u *update) bool {
+	r, ok := typed[*gwv1.GRPCRoute](c.Object, deleted)
+	if !ok {
+		return false
+	}
+	u.grpcRoutes[nn] = true
+	var flipped []input.ServicePort
+	if old := w.gateway.grpcRoutes[nn]; old != nil {
+		flipped = append(flipped, w.ix.GRPCBackends.Add(input.GRPCRouteBackends(old), -1)...)
+	}
+	if r != nil {
+		flipped = append(flipped, w.ix.GRPCBackends.Add(input.GRPCRouteBackends(r), 1)...)
+	}
+	for _, sp := range flipped {
+		u.services[sp.Service] = true
+	}
+	setOrDelete(w.gateway.grpcRoutes, nn, r, deleted)
+	return true
+}
+
+// applyStreamRoute stores a TLSRoute, TCPRoute or UDPRoute change: the
+// Gateway rules run whole (stream routes have no route table to patch),
+// and the Services whose ports it starts or stops naming (counted in
+// counts) are translated again: they gain or lose their raw or UDP cluster.
+func applyStreamRoute[R interface {
+	*gwv1.TLSRoute | *gwv1.TCPRoute | *gwv1.UDPRoute
+	metav1.Object
+}](w *world, routes map[types.NamespacedName]R, counts input.RouteBackends, c Change, nn types.NamespacedName, deleted bool, u *update, backends func(R) []input.ServicePort) bool {
+	r, ok := typed[R](c.Object, deleted)
+	if !ok {
+		return false
+	}
+	u.gateways = true
+	var flipped []input.ServicePort
+	if old, found := routes[nn]; found {
+		flipped = append(flipped, counts.Add(backends(old), -1)...)
+	}
+	if !deleted {
+		flipped = append(flipped, counts.Add(backends(r), 1)...)
+	}
+	for _, sp := range flipped {
+		u.services[sp.Service] = true
+	}
+	setOrDelete(routes, nn, r, deleted)
+	return true
+}
+
+// refreshSlices rebuilds the EndpointSlice lists of the Services whose
+// slices changed, in key order.
+func (w *world) refreshSlices(u *update) {
+	for svc := range u.slices {
+		if svc == (types.NamespacedName{}) {
+			continue // a slice without the service-name label serves nothing
+		}
+		u.services[svc] = true
+		keys := w.slicesOf[svc]
+		if len(keys) == 0 {
+			delete(w.ix.SlicesByService, svc)
+			continue
+		}
+		list := make([]*discoveryv1.EndpointSlice, 0, len(keys))
+		for _, key := range input.SortedKeys(keys) {
+			list = append(list, w.slices[key])
+		}
+		w.ix.SlicesByService[svc] = list
+	}
+}
+
+// touch notes the names ports produce as possibly changed.
+func (u *update) touch(ports []portOutput) {
+	for i := range ports {
+		p := &ports[i]
+		u.warnings = u.warnings || len(p.warnings) > 0
+		if p.cluster == nil {
+			continue
+		}
+		u.clusters[p.cluster.Name] = true
+		if p.endpoint != nil {
+			u.endpoints[p.endpoint.ClusterName] = true
+		}
+		for _, s := range p.secrets {
+			u.secrets[s.Name] = true
+		}
+	}
+}
