@@ -8,8 +8,8 @@
 // Inputs and Output types) and the engine that runs the passes; the rules
 // and the protos live below it, in layers whose imports point one way
 // (TestLayers checks them): leaves (input, condition, tlsopts, capem,
-// memo), the plan, the judging packages (backendtls, gateway, upstream),
-// which decide plans, the emitter (envoy), which turns plans into
+// referencegrant, memo), the plan, the judging packages (backendtls,
+// gateway, gatewaytls, route, upstream), which decide plans, the emitter (envoy), which turns plans into
 // validated protos, and what works on emitted output (fleet, outputpatch,
 // dataplane). The engine judges, emits, feeds what Envoy would refuse back
 // into the verdicts, and only then writes statuses.

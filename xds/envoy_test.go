@@ -23,29 +23,14 @@ import (
 
 	"github.com/tlsplane/tlsplane/snapshots"
 	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
+	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
-
-// envoyBin is the real Envoy the Makefile exports, or the repository's
-// .venv one; without either the test is skipped.
-func envoyBin(t *testing.T) string {
-	t.Helper()
-	for _, bin := range []string{os.Getenv("ENVOY_BIN"), "../.venv/bin/envoy"} {
-		if bin == "" {
-			continue
-		}
-		if _, err := os.Stat(bin); err == nil {
-			return bin
-		}
-	}
-	t.Skip("no Envoy: set ENVOY_BIN or run `make envoy`")
-	return ""
-}
 
 // TestRealEnvoy proves against Envoy 1.40 that clusters leave warming (CDS,
 // EDS and SDS all served over one ADS stream), that a rejected version is
 // neither re-sent nor reported twice, and that the next change lands.
 func TestRealEnvoy(t *testing.T) {
-	bin := envoyBin(t)
+	bin := translatortest.EnvoyBinary(t)
 	for _, apiType := range []string{"GRPC", "DELTA_GRPC"} {
 		t.Run(apiType, func(t *testing.T) {
 			h := start(t, snapshots.Options{})
