@@ -18,6 +18,9 @@ type RouteKind = input.RouteKind
 // RouteKinds is every route kind the translator reads.
 var RouteKinds = input.RouteKinds
 
+// RouteKindOf is the description of kind; false when it is no route kind.
+func RouteKindOf(kind Kind) (RouteKind, bool) { return input.RouteKindOf(kind) }
+
 // RouteStatuses are one route kind's computed statuses, read as the
 // RouteStatus each kind's status type holds (and nothing else).
 type RouteStatuses interface {
@@ -88,4 +91,43 @@ func (s statusMap[S]) All() iter.Seq2[types.NamespacedName, gwv1.RouteStatus] {
 func (s statusMap[S]) Same(other RouteStatuses) bool {
 	o, ok := other.(statusMap[S])
 	return ok && reflect.ValueOf(s.m).UnsafePointer() == reflect.ValueOf(o.m).UnsafePointer()
+}
+
+// OurParents are the route parent entries controller writes, in order.
+func OurParents(st gwv1.RouteStatus, controller gwv1.GatewayController) []gwv1.RouteParentStatus {
+	return Ours(st.Parents, controller)
+}
+
+// OurAncestors are the policy ancestor entries controller writes, in
+// order.
+func OurAncestors(st gwv1.PolicyStatus, controller gwv1.GatewayController) []gwv1.PolicyAncestorStatus {
+	return Ours(st.Ancestors, controller)
+}
+
+// StatusEntry is an entry of a status that many controllers share, each
+// writing its own: a route's parent, a policy's ancestor.
+type StatusEntry interface {
+	gwv1.RouteParentStatus | gwv1.PolicyAncestorStatus
+}
+
+// Ours keeps, in order, the entries controller writes.
+func Ours[E StatusEntry](entries []E, controller gwv1.GatewayController) []E {
+	var out []E
+	for _, e := range entries {
+		if ControllerOf(e) == controller {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ControllerOf is the controllerName of a status entry.
+func ControllerOf[E StatusEntry](e E) gwv1.GatewayController {
+	switch e := any(&e).(type) {
+	case *gwv1.RouteParentStatus:
+		return e.ControllerName
+	case *gwv1.PolicyAncestorStatus:
+		return e.ControllerName
+	}
+	return ""
 }
