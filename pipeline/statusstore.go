@@ -19,7 +19,7 @@ import (
 // StatusStore is the StatusSink of directory mode, where statuses have no
 // object to be written to: it keeps the latest statuses in memory for
 // /debug/status and logs every change, one line per policy, GatewayClass,
-// Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute or UDPRoute.
+// Gateway, ListenerSet or route (of every route kind).
 type StatusStore struct {
 	log        *slog.Logger
 	controller gwv1.GatewayController
@@ -62,13 +62,13 @@ func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus
 	changed := map[types.NamespacedName]bool{}
 	for key, st := range statuses {
 		before, existed := old[key]
-		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(s.ours(before), s.ours(st))) {
+		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(translator.OurAncestors(before, s.controller), translator.OurAncestors(st, s.controller))) {
 			continue
 		}
 		changed[key] = true
 	}
 	for _, key := range sortedKeys(changed) {
-		s.logPolicy(key, s.ours(statuses[key]))
+		s.logPolicy(key, translator.OurAncestors(statuses[key], s.controller))
 	}
 	removed := map[types.NamespacedName]bool{}
 	for key := range old {
@@ -84,17 +84,6 @@ func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus
 // sameSlice: a and b are one slice (a status the translator carried over).
 func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// ours keeps the ancestor entries this controller writes.
-func (s *StatusStore) ours(st gwv1.PolicyStatus) []gwv1.PolicyAncestorStatus {
-	var out []gwv1.PolicyAncestorStatus
-	for _, a := range st.Ancestors {
-		if a.ControllerName == s.controller {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // logPolicy writes one line: a group per condition, nested under the
@@ -257,7 +246,10 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 }
 
 func sortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
-	return slices.SortedFunc(maps.Keys(m), func(a, b types.NamespacedName) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	return slices.SortedFunc(maps.Keys(m), compareNames)
+}
+
+// compareNames orders by namespace, then name.
+func compareNames(a, b types.NamespacedName) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }

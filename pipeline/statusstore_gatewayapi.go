@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -17,8 +18,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute,
-// TCPRoute and UDPRoute whose conditions changed.
+// logs each GatewayClass, Gateway, ListenerSet and route (of every route
+// kind) whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -33,11 +34,9 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	}
 	logListenerHolders(s, "Gateway", old.Gateways, statuses.Gateways)
 	logListenerHolders(s, "ListenerSet", asGatewayStatuses(old.ListenerSets), asGatewayStatuses(statuses.ListenerSets))
-	logRoutes(s, "HTTPRoute", old.HTTPRoutes, statuses.HTTPRoutes, func(st gwv1.HTTPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "TLSRoute", old.TLSRoutes, statuses.TLSRoutes, func(st gwv1.TLSRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "TCPRoute", old.TCPRoutes, statuses.TCPRoutes, func(st gwv1.TCPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "UDPRoute", old.UDPRoutes, statuses.UDPRoutes, func(st gwv1.UDPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	for _, rk := range translator.RouteKinds {
+		logRoutes(s, string(rk.Kind()), translator.RouteStatusesOf(old, rk.Kind()), translator.RouteStatusesOf(statuses, rk.Kind()))
+	}
 }
 
 // logListenerHolders logs each Gateway (or ListenerSet, as
@@ -70,11 +69,15 @@ func asGatewayStatuses(sets map[types.NamespacedName]gwv1.ListenerSetStatus) map
 }
 
 // logRoutes logs each route of kind whose parents of ours changed from
-// old to next; route is where a kind's status keeps its RouteStatus.
-func logRoutes[S any](s *StatusStore, kind string, old, next map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) {
-	for _, nn := range sortedKeys(next) {
-		parents := s.ourParents(route(next[nn]))
-		if before, ok := old[nn]; !ok || !sameParents(s.ourParents(route(before)), parents) {
+// old to next.
+func logRoutes(s *StatusStore, kind string, old, next translator.RouteStatuses) {
+	if old.Same(next) {
+		return // the translator hands back the same map when nothing changed
+	}
+	for _, nn := range slices.SortedFunc(keysOf(next), compareNames) {
+		st, _ := next.Get(nn)
+		parents := translator.OurParents(st, s.controller)
+		if before, ok := old.Get(nn); !ok || !sameParents(translator.OurParents(before, s.controller), parents) {
 			var conds []metav1.Condition
 			for _, p := range parents {
 				conds = append(conds, prefixed("parent "+ancestorName(p.ParentRef)+" ", p.Conditions)...)
@@ -84,15 +87,15 @@ func logRoutes[S any](s *StatusStore, kind string, old, next map[types.Namespace
 	}
 }
 
-// ourParents keeps the route parent entries this controller writes.
-func (s *StatusStore) ourParents(st gwv1.RouteStatus) []gwv1.RouteParentStatus {
-	var out []gwv1.RouteParentStatus
-	for _, p := range st.Parents {
-		if p.ControllerName == s.controller {
-			out = append(out, p)
+// keysOf are the names of a route kind's statuses.
+func keysOf(st translator.RouteStatuses) iter.Seq[types.NamespacedName] {
+	return func(yield func(types.NamespacedName) bool) {
+		for nn := range st.All() {
+			if !yield(nn) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // logConditions writes one line per object: a group per condition, at
