@@ -246,10 +246,7 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 }
 
 func sortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
-	return slices.SortedFunc(maps.Keys(m), compareNames)
-}
-
-// compareNames orders by namespace, then name.
-func compareNames(a, b types.NamespacedName) int {
-	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	return slices.SortedFunc(maps.Keys(m), func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 }

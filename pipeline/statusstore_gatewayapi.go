@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -74,7 +73,7 @@ func logRoutes(s *StatusStore, kind string, old, next translator.RouteStatuses) 
 	if old.Same(next) {
 		return // the translator hands back the same map when nothing changed
 	}
-	for _, nn := range slices.SortedFunc(keysOf(next), compareNames) {
+	for _, nn := range next.SortedKeys() {
 		st, _ := next.Get(nn)
 		parents := translator.OurParents(st, s.controller)
 		if before, ok := old.Get(nn); !ok || !sameParents(translator.OurParents(before, s.controller), parents) {
@@ -83,17 +82,6 @@ func logRoutes(s *StatusStore, kind string, old, next translator.RouteStatuses) 
 				conds = append(conds, prefixed("parent "+ancestorName(p.ParentRef)+" ", p.Conditions)...)
 			}
 			s.logConditions(kind, nn.String(), conds)
-		}
-	}
-}
-
-// keysOf are the names of a route kind's statuses.
-func keysOf(st translator.RouteStatuses) iter.Seq[types.NamespacedName] {
-	return func(yield func(types.NamespacedName) bool) {
-		for nn := range st.All() {
-			if !yield(nn) {
-				return
-			}
 		}
 	}
 }

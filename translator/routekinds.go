@@ -27,6 +27,8 @@ type RouteStatuses interface {
 	Len() int
 	Get(types.NamespacedName) (gwv1.RouteStatus, bool)
 	All() iter.Seq2[types.NamespacedName, gwv1.RouteStatus]
+	// SortedKeys are the routes' names by namespace, then name.
+	SortedKeys() []types.NamespacedName
 	// Same reports whether other is the very same map: the translator
 	// hands back the same map when no status of the kind changed.
 	Same(other RouteStatuses) bool
@@ -87,6 +89,8 @@ func (s statusMap[S]) All() iter.Seq2[types.NamespacedName, gwv1.RouteStatus] {
 		}
 	}
 }
+
+func (s statusMap[S]) SortedKeys() []types.NamespacedName { return input.SortedKeys(s.m) }
 
 func (s statusMap[S]) Same(other RouteStatuses) bool {
 	o, ok := other.(statusMap[S])
