@@ -210,37 +210,35 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
 	statuses, gatewayAPI, rejections, handshakes, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals, s.withheld
 	s.mu.RUnlock()
-	out := struct {
-		Policies []debugPolicy `json:"policies"`
-		debugGatewayAPI
-		Rejections []Rejection `json:"rejections"`
-		// Refusals are the fleets the last publish did not update.
-		Refusals []debugRefusal `json:"refusals"`
-		// WithheldClusters present a policy client certificate: fleets
-		// without a Gateway and without a grant are not served them.
-		WithheldClusters []string `json:"withheldClusters"`
-		Handshakes       any      `json:"handshakes,omitempty"`
-	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}, Refusals: []debugRefusal{}, WithheldClusters: []string{}}
-	if rejections != nil {
-		out.Rejections = rejections()
-	}
-	if refusals != nil {
-		out.Refusals = debugRefusals(refusals())
-	}
-	if withheld != nil {
-		if list := withheld(); list != nil {
-			out.WithheldClusters = list
-		}
-	}
-	if handshakes != nil {
-		out.Handshakes = handshakes()
-	}
+	policies := []debugPolicy{}
 	var clusters map[types.NamespacedName][]string
 	if governed != nil {
 		clusters = governed()
 	}
 	for _, key := range sortedKeys(statuses) {
-		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key], clusters[key]})
+		policies = append(policies, debugPolicy{key.Namespace, key.Name, statuses[key], clusters[key]})
+	}
+	out := append(jsonFields{{"policies", policies}}, debugGatewayAPI(gatewayAPI)...)
+	list, refused, withheldClusters := []Rejection{}, []debugRefusal{}, []string{}
+	if rejections != nil {
+		list = rejections()
+	}
+	if refusals != nil {
+		refused = debugRefusals(refusals())
+	}
+	if withheld != nil {
+		if l := withheld(); l != nil {
+			withheldClusters = l
+		}
+	}
+	// Refusals are the fleets the last publish did not update;
+	// withheldClusters present a policy client certificate: fleets
+	// without a Gateway and without a grant are not served them.
+	out = append(out, jsonField{"rejections", list}, jsonField{"refusals", refused}, jsonField{"withheldClusters", withheldClusters})
+	if handshakes != nil {
+		if h := handshakes(); h != nil {
+			out = append(out, jsonField{"handshakes", h})
+		}
 	}
 	return json.MarshalIndent(out, "", "  ")
 }
