@@ -46,13 +46,6 @@ func (a apiCache) Route(kind translator.Kind, nn types.NamespacedName) (runtime.
 	return r, err == nil
 }
 
-// cachedOf is apiCache.Route of the route kind's type T.
-func cachedOf[T any](a apiCache, kind translator.Kind, nn types.NamespacedName) T {
-	o, _ := a.Route(kind, nn)
-	r, _ := o.(T)
-	return r
-}
-
 var (
 	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}
 	teamLS  = types.NamespacedName{Namespace: "team", Name: "extra"}
@@ -196,22 +189,16 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	}
 	// Each route kind's parents on edge/shop, and the prefix of our reason
 	// there.
-	httpParents := func() []string {
-		r := cachedOf[*gwv1.HTTPRoute](apiCache{c}, translator.KindHTTPRoute, shopRT)
-		return names2(r.Status.RouteStatus)
+	parentsOf := func(kind translator.Kind) func() []string {
+		rk, _ := translator.RouteKindOf(kind)
+		return func() []string {
+			o, _ := apiCache{c}.Route(kind, shopRT)
+			r, _ := o.(metav1.Object)
+			return names2(*rk.RouteStatus(r))
+		}
 	}
-	grpcParents := func() []string {
-		r := cachedOf[*gwv1.GRPCRoute](apiCache{c}, translator.KindGRPCRoute, shopRT)
-		return names2(r.Status.RouteStatus)
-	}
-	tlsParents := func() []string {
-		r := cachedOf[*gwv1.TLSRoute](apiCache{c}, translator.KindTLSRoute, shopRT)
-		return names2(r.Status.RouteStatus)
-	}
-	tcpParents := func() []string {
-		r := cachedOf[*gwv1.TCPRoute](apiCache{c}, translator.KindTCPRoute, shopRT)
-		return names2(r.Status.RouteStatus)
-	}
+	httpParents, grpcParents := parentsOf(translator.KindHTTPRoute), parentsOf(translator.KindGRPCRoute)
+	tlsParents, tcpParents := parentsOf(translator.KindTLSRoute), parentsOf(translator.KindTCPRoute)
 	routes := []struct {
 		kind, prefix string
 		parents      func() []string

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,14 +25,7 @@ func TestStatusOfEveryRouteKind(t *testing.T) {
 	ns := newNamespace(t, c)
 	startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("routekinds"), "--namespaces", ns)...)
 
-	class := "tlsplane-kinds-" + ns[strings.LastIndex(ns, "-")+1:]
-	if _, err := c.gateway.GatewayV1().GatewayClasses().Create(ctx, &gwv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: class},
-		Spec:       gwv1.GatewayClassSpec{ControllerName: controller},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create GatewayClass %s: %v", class, err)
-	}
-	t.Cleanup(func() { _ = c.gateway.GatewayV1().GatewayClasses().Delete(ctx, class, metav1.DeleteOptions{}) })
+	class := createClass(t, c, ns)
 
 	createService(t, c, ns, "backend",
 		corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
