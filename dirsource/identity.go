@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // forgetResourceVersions clears the resourceVersion of every object read
@@ -42,30 +43,14 @@ func objects(in translator.Inputs) []metav1.Object {
 }
 
 // keyedObjects lists every object of in with its key, kind by kind in the
-// order of Inputs' fields, each kind in its given order.
+// order of Inputs' fields (input.ObjectKinds), each kind in its given
+// order.
 func keyedObjects(in translator.Inputs) []keyed {
 	var all []keyed
-	all = appendKeyed(all, translator.KindBackendTLSPolicy, in.Policies)
-	all = appendKeyed(all, translator.KindService, in.Services)
-	all = appendKeyed(all, translator.KindEndpointSlice, in.EndpointSlices)
-	all = appendKeyed(all, translator.KindConfigMap, in.ConfigMaps)
-	all = appendKeyed(all, translator.KindSecret, in.Secrets)
-	all = appendKeyed(all, translator.KindGatewayClass, in.GatewayClasses)
-	all = appendKeyed(all, translator.KindGateway, in.Gateways)
-	all = appendKeyed(all, translator.KindHTTPRoute, in.HTTPRoutes)
-	all = appendKeyed(all, translator.KindGRPCRoute, in.GRPCRoutes)
-	all = appendKeyed(all, translator.KindTLSRoute, in.TLSRoutes)
-	all = appendKeyed(all, translator.KindTCPRoute, in.TCPRoutes)
-	all = appendKeyed(all, translator.KindListenerSet, in.ListenerSets)
-	all = appendKeyed(all, translator.KindUDPRoute, in.UDPRoutes)
-	all = appendKeyed(all, translator.KindReferenceGrant, in.ReferenceGrants)
-	all = appendKeyed(all, translator.KindNamespace, in.Namespaces)
-	return all
-}
-
-func appendKeyed[T metav1.Object](all []keyed, kind translator.Kind, objs []T) []keyed {
-	for _, o := range objs {
-		all = append(all, keyed{objectKey{kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}, o})
+	for _, k := range input.ObjectKinds {
+		for _, o := range k.Objects(&in) {
+			all = append(all, keyed{objectKey{k.Kind(), types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}, o})
+		}
 	}
 	return all
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // objectKey names one object of the view: two files defining the same key
@@ -19,14 +20,15 @@ type objectKey struct {
 	types.NamespacedName
 }
 
-// kindOrder is the order of kinds in Changes: the order of Inputs' fields.
-var kindOrder = map[translator.Kind]int{
-	translator.KindBackendTLSPolicy: 0, translator.KindService: 1, translator.KindEndpointSlice: 2,
-	translator.KindConfigMap: 3, translator.KindSecret: 4, translator.KindGatewayClass: 5,
-	translator.KindGateway: 6, translator.KindHTTPRoute: 7, translator.KindGRPCRoute: 8,
-	translator.KindTLSRoute: 9, translator.KindTCPRoute: 10, translator.KindListenerSet: 11, translator.KindUDPRoute: 12,
-	translator.KindReferenceGrant: 13, translator.KindNamespace: 14,
-}
+// kindOrder is the order of kinds in Changes: the order of Inputs' fields
+// (input.ObjectKinds).
+var kindOrder = func() map[translator.Kind]int {
+	order := make(map[translator.Kind]int, len(input.ObjectKinds))
+	for i, k := range input.ObjectKinds {
+		order[k.Kind()] = i
+	}
+	return order
+}()
 
 func compareKeys(a, b objectKey) int {
 	return cmp.Or(cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]),

@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/discovery"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // served is which of the optional Gateway API kinds the API server serves.
@@ -21,23 +23,21 @@ import (
 // naming the CRD, and read as an empty list. A CRD installed afterwards is
 // read after a restart.
 type served struct {
-	gatewayClasses, gateways, httpRoutes, grpcRoutes, tlsRoutes, tcpRoutes, listenerSets, udpRoutes bool
+	gatewayClasses, gateways, listenerSets bool
+	// routes are the route kinds (translator.RouteKinds) served.
+	routes map[translator.Kind]bool
 	// referenceGrants is the version read: "v1" when served, else
 	// "v1beta1" (the CRD's storage version, and the only one of older
 	// releases), else "" when neither is.
 	referenceGrants string
 }
 
-// CRD names, as logs and errors name them.
+// CRD names, as logs and errors name them; a route kind's is in its
+// description (RouteKind.CRD).
 const (
 	crdGatewayClasses  = "gatewayclasses.gateway.networking.k8s.io"
 	crdGateways        = "gateways.gateway.networking.k8s.io"
-	crdHTTPRoutes      = "httproutes.gateway.networking.k8s.io"
-	crdGRPCRoutes      = "grpcroutes.gateway.networking.k8s.io"
-	crdTLSRoutes       = "tlsroutes.gateway.networking.k8s.io"
-	crdTCPRoutes       = "tcproutes.gateway.networking.k8s.io"
 	crdListenerSets    = "listenersets.gateway.networking.k8s.io"
-	crdUDPRoutes       = "udproutes.gateway.networking.k8s.io"
 	crdReferenceGrants = "referencegrants.gateway.networking.k8s.io"
 )
 
@@ -49,9 +49,12 @@ func discover(d discovery.DiscoveryInterface) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], httpRoutes: v1["httproutes"], grpcRoutes: v1["grpcroutes"],
-		tlsRoutes: v1["tlsroutes"], tcpRoutes: v1["tcproutes"], listenerSets: v1["listenersets"],
-		udpRoutes: v1["udproutes"]}
+	s := served{gatewayClasses: v1["gatewayclasses"], gateways: v1["gateways"], listenerSets: v1["listenersets"], routes: map[translator.Kind]bool{}}
+	for _, rk := range translator.RouteKinds {
+		if r := rk.Resource(); r.GroupVersion() == gwv1.SchemeGroupVersion && v1[r.Resource] {
+			s.routes[rk.Kind()] = true
+		}
+	}
 	if v1["referencegrants"] {
 		s.referenceGrants = "v1"
 		return s, nil
@@ -109,29 +112,18 @@ func (s *Source) discoverUntil(ctx context.Context) (served, bool) {
 // missing names the CRDs of the kinds not served.
 func (s served) missing() []string {
 	var out []string
-	if !s.gatewayClasses {
-		out = append(out, crdGatewayClasses)
+	for _, k := range []struct {
+		served bool
+		crd    string
+	}{{s.gatewayClasses, crdGatewayClasses}, {s.gateways, crdGateways}, {s.listenerSets, crdListenerSets}} {
+		if !k.served {
+			out = append(out, k.crd)
+		}
 	}
-	if !s.gateways {
-		out = append(out, crdGateways)
-	}
-	if !s.httpRoutes {
-		out = append(out, crdHTTPRoutes)
-	}
-	if !s.grpcRoutes {
-		out = append(out, crdGRPCRoutes)
-	}
-	if !s.tlsRoutes {
-		out = append(out, crdTLSRoutes)
-	}
-	if !s.tcpRoutes {
-		out = append(out, crdTCPRoutes)
-	}
-	if !s.listenerSets {
-		out = append(out, crdListenerSets)
-	}
-	if !s.udpRoutes {
-		out = append(out, crdUDPRoutes)
+	for _, rk := range translator.RouteKinds {
+		if !s.routes[rk.Kind()] {
+			out = append(out, rk.CRD())
+		}
 	}
 	if s.referenceGrants == "" {
 		out = append(out, crdReferenceGrants)

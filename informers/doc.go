@@ -1,8 +1,9 @@
 // Package informers is Kubernetes mode's source: client-go shared informers
 // for Services, EndpointSlices, ConfigMaps, Secrets and Namespaces, and the
 // Gateway API informers for BackendTLSPolicy, GatewayClass, Gateway,
-// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet and ReferenceGrant (v1, or
-// v1beta1 where only that is served), turned into translator.Inputs and a
+// ListenerSet, ReferenceGrant (v1, or v1beta1 where only that is served)
+// and every route kind (translator.RouteKinds: each is watched through
+// its description's resource), turned into translator.Inputs and a
 // "something relevant changed" signal.
 //
 // BackendTLSPolicy's CRD is required (its informer retries until it is

@@ -3,9 +3,13 @@ package informers
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // The Gateway API kinds' lists: empty when the kind is not served.
@@ -22,28 +26,20 @@ func (v *view) gateways() []*gwv1.Gateway {
 	return listServed(v, func(s *scope) lister[*gwv1.Gateway] { return s.gateways })
 }
 
-func (v *view) httpRoutes() []*gwv1.HTTPRoute {
-	return listServed(v, func(s *scope) lister[*gwv1.HTTPRoute] { return s.httpRoutes })
-}
-
-func (v *view) grpcRoutes() []*gwv1.GRPCRoute {
-	return listServed(v, func(s *scope) lister[*gwv1.GRPCRoute] { return s.grpcRoutes })
-}
-
-func (v *view) tlsRoutes() []*gwv1.TLSRoute {
-	return listServed(v, func(s *scope) lister[*gwv1.TLSRoute] { return s.tlsRoutes })
-}
-
-func (v *view) tcpRoutes() []*gwv1.TCPRoute {
-	return listServed(v, func(s *scope) lister[*gwv1.TCPRoute] { return s.tcpRoutes })
-}
-
 func (v *view) listenerSets() []*gwv1.ListenerSet {
 	return listServed(v, func(s *scope) lister[*gwv1.ListenerSet] { return s.listenerSets })
 }
 
-func (v *view) udpRoutes() []*gwv1.UDPRoute {
-	return listServed(v, func(s *scope) lister[*gwv1.UDPRoute] { return s.udpRoutes })
+// routes are the objects of route kind k (empty when it is not served),
+// each of k's type.
+func (v *view) routes(k translator.Kind) []runtime.Object {
+	return listAll(v, func(s *scope) ([]runtime.Object, error) {
+		l, ok := s.routes[k]
+		if !ok {
+			return nil, nil
+		}
+		return l.List(labels.Everything())
+	})
 }
 
 // lister is what listServed needs of one kind's lister.
@@ -107,34 +103,15 @@ func (s *Source) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
 	return cached(s, nn, func(sc *scope) gwlisters.GatewayLister { return sc.gateways }, gwlisters.GatewayLister.Gateways)
 }
 
-// HTTPRoute returns the cached HTTPRoute namespace/name.
-func (s *Source) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
-	return cached(s, nn, func(sc *scope) gwlisters.HTTPRouteLister { return sc.httpRoutes }, gwlisters.HTTPRouteLister.HTTPRoutes)
-}
-
-// GRPCRoute returns the cached GRPCRoute namespace/name.
-func (s *Source) GRPCRoute(nn types.NamespacedName) (*gwv1.GRPCRoute, bool) {
-	return cached(s, nn, func(sc *scope) gwlisters.GRPCRouteLister { return sc.grpcRoutes }, gwlisters.GRPCRouteLister.GRPCRoutes)
-}
-
-// TLSRoute returns the cached TLSRoute namespace/name.
-func (s *Source) TLSRoute(nn types.NamespacedName) (*gwv1.TLSRoute, bool) {
-	return cached(s, nn, func(sc *scope) gwlisters.TLSRouteLister { return sc.tlsRoutes }, gwlisters.TLSRouteLister.TLSRoutes)
-}
-
-// TCPRoute returns the cached TCPRoute namespace/name.
-func (s *Source) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
-	return cached(s, nn, func(sc *scope) gwlisters.TCPRouteLister { return sc.tcpRoutes }, gwlisters.TCPRouteLister.TCPRoutes)
-}
-
 // ListenerSet returns the cached ListenerSet namespace/name.
 func (s *Source) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool) {
 	return cached(s, nn, func(sc *scope) gwlisters.ListenerSetLister { return sc.listenerSets }, gwlisters.ListenerSetLister.ListenerSets)
 }
 
-// UDPRoute returns the cached UDPRoute namespace/name.
-func (s *Source) UDPRoute(nn types.NamespacedName) (*gwv1.UDPRoute, bool) {
-	return cached(s, nn, func(sc *scope) gwlisters.UDPRouteLister { return sc.udpRoutes }, gwlisters.UDPRouteLister.UDPRoutes)
+// Route returns the cached route of kind (a translator.RouteKinds kind)
+// namespace/name, of its kind's type.
+func (s *Source) Route(kind translator.Kind, nn types.NamespacedName) (runtime.Object, bool) {
+	return cached(s, nn, func(sc *scope) cache.GenericLister { return sc.routes[kind] }, cache.GenericLister.ByNamespace)
 }
 
 // getter is what cached needs of one kind's namespace lister.

@@ -11,7 +11,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// Kinds, as the metrics and logs name them.
+// Kinds, as the metrics and logs name them; a route kind is named by its
+// description (translator.RouteKinds).
 const (
 	kindPolicy        = "BackendTLSPolicy"
 	kindService       = "Service"
@@ -21,12 +22,7 @@ const (
 
 	kindGatewayClass   = "GatewayClass"
 	kindGateway        = "Gateway"
-	kindHTTPRoute      = "HTTPRoute"
-	kindGRPCRoute      = "GRPCRoute"
-	kindTLSRoute       = "TLSRoute"
-	kindTCPRoute       = "TCPRoute"
 	kindListenerSet    = "ListenerSet"
-	kindUDPRoute       = "UDPRoute"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
 )

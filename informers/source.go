@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -135,7 +136,7 @@ func (s *Source) Inputs() translator.Inputs {
 	}
 	policies, gateways, sets := v.policies(), v.gateways(), v.listenerSets()
 	r := refsOf(policies, gateways, sets)
-	return translator.Inputs{
+	in := translator.Inputs{
 		Policies:        policies,
 		Services:        v.services(),
 		EndpointSlices:  v.endpointSlices(),
@@ -143,15 +144,18 @@ func (s *Source) Inputs() translator.Inputs {
 		Secrets:         v.secrets(r.secrets),
 		GatewayClasses:  v.gatewayClasses(),
 		Gateways:        gateways,
-		HTTPRoutes:      v.httpRoutes(),
-		GRPCRoutes:      v.grpcRoutes(),
-		TLSRoutes:       v.tlsRoutes(),
-		TCPRoutes:       v.tcpRoutes(),
 		ListenerSets:    sets,
-		UDPRoutes:       v.udpRoutes(),
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
 	}
+	for _, rk := range translator.RouteKinds {
+		for _, o := range v.routes(rk.Kind()) {
+			if m, ok := o.(metav1.Object); ok {
+				rk.Add(&in, m)
+			}
+		}
+	}
+	return in
 }
 
 // scopeOf is the synced view's listers of namespace ns, or nil.

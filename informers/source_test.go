@@ -2,6 +2,7 @@ package informers
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -73,13 +75,13 @@ func TestSourceWithoutGatewayCRDsServesPolicies(t *testing.T) {
 	if _, ok := src.Gateway(nameOfAny(pol)); ok {
 		t.Error("Gateway lookup found something without the Gateway CRD")
 	}
-	if _, ok := src.GRPCRoute(nameOfAny(pol)); ok {
+	if _, ok := cachedRoute[*gwv1.GRPCRoute](src, translator.KindGRPCRoute, nameOfAny(pol)); ok {
 		t.Error("GRPCRoute lookup found something without the GRPCRoute CRD")
 	}
-	if _, ok := src.TLSRoute(nameOfAny(pol)); ok {
+	if _, ok := cachedRoute[*gwv1.TLSRoute](src, translator.KindTLSRoute, nameOfAny(pol)); ok {
 		t.Error("TLSRoute lookup found something without the TLSRoute CRD")
 	}
-	if _, ok := src.TCPRoute(nameOfAny(pol)); ok {
+	if _, ok := cachedRoute[*gwv1.TCPRoute](src, translator.KindTCPRoute, nameOfAny(pol)); ok {
 		t.Error("TCPRoute lookup found something without the TCPRoute CRD")
 	}
 }
@@ -150,22 +152,22 @@ func TestSourceReadsGatewayAPIKinds(t *testing.T) {
 	if c, ok := src.GatewayClass("tlsplane"); !ok || c.Spec.ControllerName != "tlsplane.io/controller" {
 		t.Errorf("GatewayClass lookup = %v, %v", c, ok)
 	}
-	if _, ok := src.HTTPRoute(nameOfAny(route)); !ok {
+	if _, ok := cachedRoute[*gwv1.HTTPRoute](src, translator.KindHTTPRoute, nameOfAny(route)); !ok {
 		t.Error("HTTPRoute lookup found nothing")
 	}
-	if r, ok := src.GRPCRoute(nameOfAny(grpcRoute)); !ok || r.Spec.Hostnames[0] != "grpc.shop.example" {
+	if r, ok := cachedRoute[*gwv1.GRPCRoute](src, translator.KindGRPCRoute, nameOfAny(grpcRoute)); !ok || r.Spec.Hostnames[0] != "grpc.shop.example" {
 		t.Errorf("GRPCRoute lookup = %v, %v", r, ok)
 	}
-	if r, ok := src.TLSRoute(nameOfAny(tlsRoute)); !ok || r.Spec.Hostnames[0] != "vault.shop.example" {
+	if r, ok := cachedRoute[*gwv1.TLSRoute](src, translator.KindTLSRoute, nameOfAny(tlsRoute)); !ok || r.Spec.Hostnames[0] != "vault.shop.example" {
 		t.Errorf("TLSRoute lookup = %v, %v", r, ok)
 	}
-	if r, ok := src.TCPRoute(nameOfAny(tcpRoute)); !ok || r.Spec.Rules[0].BackendRefs[0].Name != "postgres" {
+	if r, ok := cachedRoute[*gwv1.TCPRoute](src, translator.KindTCPRoute, nameOfAny(tcpRoute)); !ok || r.Spec.Rules[0].BackendRefs[0].Name != "postgres" {
 		t.Errorf("TCPRoute lookup = %v, %v", r, ok)
 	}
-	if _, ok := src.TCPRoute(nameOfAny(tlsRoute)); ok {
+	if _, ok := cachedRoute[*gwv1.TCPRoute](src, translator.KindTCPRoute, nameOfAny(tlsRoute)); ok {
 		t.Error("TCPRoute lookup found the TLSRoute of its name")
 	}
-	if r, ok := src.UDPRoute(nameOfAny(udpRoute)); !ok || r.Spec.Rules[0].BackendRefs[0].Name != "coredns" {
+	if r, ok := cachedRoute[*gwv1.UDPRoute](src, translator.KindUDPRoute, nameOfAny(udpRoute)); !ok || r.Spec.Rules[0].BackendRefs[0].Name != "coredns" {
 		t.Errorf("UDPRoute lookup = %v, %v", r, ok)
 	}
 
@@ -245,17 +247,17 @@ func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 		wantMissing []string
 	}{
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "listenersets", "udproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, udpRoutes: true, referenceGrants: "v1"}, nil},
+			served{gatewayClasses: true, gateways: true, listenerSets: true, referenceGrants: "v1", routes: map[translator.Kind]bool{translator.KindHTTPRoute: true, translator.KindGRPCRoute: true, translator.KindTLSRoute: true, translator.KindTCPRoute: true, translator.KindUDPRoute: true}}, nil},
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "listenersets", "udproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, udpRoutes: true, referenceGrants: "v1"}, []string{crdGRPCRoutes}},
+			served{gatewayClasses: true, gateways: true, listenerSets: true, referenceGrants: "v1", routes: map[translator.Kind]bool{translator.KindHTTPRoute: true, translator.KindTLSRoute: true, translator.KindTCPRoute: true, translator.KindUDPRoute: true}}, []string{"grpcroutes.gateway.networking.k8s.io"}},
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "listenersets", "udproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, listenerSets: true, udpRoutes: true, referenceGrants: "v1"}, []string{crdTCPRoutes}},
+			served{gatewayClasses: true, gateways: true, listenerSets: true, referenceGrants: "v1", routes: map[translator.Kind]bool{translator.KindHTTPRoute: true, translator.KindGRPCRoute: true, translator.KindTLSRoute: true, translator.KindUDPRoute: true}}, []string{"tcproutes.gateway.networking.k8s.io"}},
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, udpRoutes: true, referenceGrants: "v1"}, []string{crdListenerSets}},
+			served{gatewayClasses: true, gateways: true, referenceGrants: "v1", routes: map[translator.Kind]bool{translator.KindHTTPRoute: true, translator.KindGRPCRoute: true, translator.KindTLSRoute: true, translator.KindTCPRoute: true, translator.KindUDPRoute: true}}, []string{crdListenerSets}},
 		{[]string{"backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "listenersets", "referencegrants"},
-			served{gatewayClasses: true, gateways: true, httpRoutes: true, grpcRoutes: true, tlsRoutes: true, tcpRoutes: true, listenerSets: true, referenceGrants: "v1"}, []string{crdUDPRoutes}},
+			served{gatewayClasses: true, gateways: true, listenerSets: true, referenceGrants: "v1", routes: map[translator.Kind]bool{translator.KindHTTPRoute: true, translator.KindGRPCRoute: true, translator.KindTLSRoute: true, translator.KindTCPRoute: true}}, []string{"udproutes.gateway.networking.k8s.io"}},
 		{[]string{"backendtlspolicies", "grpcroutes", "tcproutes"},
-			served{grpcRoutes: true, tcpRoutes: true}, []string{crdGatewayClasses, crdGateways, crdHTTPRoutes, crdTLSRoutes, crdListenerSets, crdUDPRoutes, crdReferenceGrants}},
+			served{routes: map[translator.Kind]bool{translator.KindGRPCRoute: true, translator.KindTCPRoute: true}}, []string{crdGatewayClasses, crdGateways, crdListenerSets, "httproutes.gateway.networking.k8s.io", "tlsroutes.gateway.networking.k8s.io", "udproutes.gateway.networking.k8s.io", crdReferenceGrants}},
 	} {
 		kube := kubefake.NewClientset()
 		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1})
@@ -263,8 +265,15 @@ func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.v1, err)
 		}
-		if got != c.want || !slices.Equal(got.missing(), c.wantMissing) {
+		if !reflect.DeepEqual(got, c.want) || !slices.Equal(got.missing(), c.wantMissing) {
 			t.Errorf("%v: served %+v, missing %v; want %+v, %v", c.v1, got, got.missing(), c.want, c.wantMissing)
 		}
 	}
+}
+
+// cachedRoute is src.Route, of the route kind's type.
+func cachedRoute[T any](src *Source, kind translator.Kind, nn types.NamespacedName) (T, bool) {
+	o, ok := src.Route(kind, nn)
+	r, isT := o.(T)
+	return r, ok && isT
 }

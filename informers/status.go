@@ -3,17 +3,23 @@ package informers
 import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
-// statusKinds are the kinds whose status the status writer writes.
-var statusKinds = map[string]bool{
-	kindPolicy: true, kindGatewayClass: true, kindGateway: true,
-	kindHTTPRoute: true, kindGRPCRoute: true, kindTLSRoute: true, kindTCPRoute: true, kindListenerSet: true, kindUDPRoute: true,
-}
+// statusKinds are the kinds whose status the status writer writes: these
+// and every route kind.
+var statusKinds = func() map[string]bool {
+	kinds := map[string]bool{kindPolicy: true, kindGatewayClass: true, kindGateway: true, kindListenerSet: true}
+	for _, rk := range translator.RouteKinds {
+		kinds[string(rk.Kind())] = true
+	}
+	return kinds
+}()
 
 // NotifyStatusChanges has changed called with each add or update, after
-// Synced, of a BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, HTTPRoute,
-// GRPCRoute, TLSRoute, TCPRoute or UDPRoute (kind named so): statusOnly when nothing
+// Synced, of a BackendTLSPolicy, GatewayClass, Gateway, ListenerSet or
+// route of every route kind (kind named so): statusOnly when nothing
 // but its status changed, which signals no translation. It is called on
 // the informers' event goroutine, never concurrently, and must return
 // quickly; the cache holds the object it names already. Set it before Run.

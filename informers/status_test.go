@@ -116,7 +116,7 @@ func TestStatusOnlyUpdatesAreNotTranslated(t *testing.T) {
 		t.Fatal(err)
 	}
 	routeNN := types.NamespacedName{Namespace: nn.Namespace, Name: "shop"}
-	waitNote(statusNote{kindHTTPRoute, routeNN, false})
+	waitNote(statusNote{string(translator.KindHTTPRoute), routeNN, false})
 	waitChanges(t, src, signals, 1)
 	before = signals.Load()
 	route.Status.Parents = []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "web"}, ControllerName: "tlsplane.io/controller",
@@ -124,7 +124,7 @@ func TestStatusOnlyUpdatesAreNotTranslated(t *testing.T) {
 	if _, err = gw.GatewayV1().HTTPRoutes(nn.Namespace).UpdateStatus(ctx, route, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitNote(statusNote{kindHTTPRoute, routeNN, true})
+	waitNote(statusNote{string(translator.KindHTTPRoute), routeNN, true})
 	if got := signals.Load(); got != before {
 		t.Errorf("%d change signals after a route's status-only update, want none", got-before)
 	}

@@ -21,6 +21,8 @@ import (
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 	gwlistersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1beta1"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // noResync: every change arrives as a watch event; a periodic resync would
@@ -54,14 +56,11 @@ type scope struct {
 	secrets        corelisters.SecretLister
 
 	gateways      gwlisters.GatewayLister
-	httpRoutes    gwlisters.HTTPRouteLister
-	grpcRoutes    gwlisters.GRPCRouteLister
-	tlsRoutes     gwlisters.TLSRouteLister
-	tcpRoutes     gwlisters.TCPRouteLister
 	listenerSets  gwlisters.ListenerSetLister
-	udpRoutes     gwlisters.UDPRouteLister
 	grantsV1      gwlisters.ReferenceGrantLister
 	grantsV1beta1 gwlistersv1beta1.ReferenceGrantLister
+	// routes are the listers of the route kinds served, by kind.
+	routes map[translator.Kind]cache.GenericLister
 }
 
 // watched is one informer and the kind its events are counted as.
@@ -143,12 +142,20 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 			{kindSecret, kf.Core().V1().Secrets().Informer()},
 		}
 		sc.gateways = watchServed(&informers, kinds.gateways, kindGateway, gf.Gateway().V1().Gateways())
-		sc.httpRoutes = watchServed(&informers, kinds.httpRoutes, kindHTTPRoute, gf.Gateway().V1().HTTPRoutes())
-		sc.grpcRoutes = watchServed(&informers, kinds.grpcRoutes, kindGRPCRoute, gf.Gateway().V1().GRPCRoutes())
-		sc.tlsRoutes = watchServed(&informers, kinds.tlsRoutes, kindTLSRoute, gf.Gateway().V1().TLSRoutes())
-		sc.tcpRoutes = watchServed(&informers, kinds.tcpRoutes, kindTCPRoute, gf.Gateway().V1().TCPRoutes())
 		sc.listenerSets = watchServed(&informers, kinds.listenerSets, kindListenerSet, gf.Gateway().V1().ListenerSets())
-		sc.udpRoutes = watchServed(&informers, kinds.udpRoutes, kindUDPRoute, gf.Gateway().V1().UDPRoutes())
+		sc.routes = map[translator.Kind]cache.GenericLister{}
+		for _, rk := range translator.RouteKinds {
+			if !kinds.routes[rk.Kind()] {
+				continue
+			}
+			// The factory's own typed informer of the kind, found by its
+			// resource.
+			i, err := gf.ForResource(rk.Resource())
+			if err != nil {
+				return nil, fmt.Errorf("%s informer: %w", rk.Kind(), err)
+			}
+			sc.routes[rk.Kind()] = watchServed(&informers, true, string(rk.Kind()), i)
+		}
 		sc.grantsV1 = watchServed(&informers, kinds.referenceGrants == "v1", kindReferenceGrant, gf.Gateway().V1().ReferenceGrants())
 		sc.grantsV1beta1 = watchServed(&informers, kinds.referenceGrants == "v1beta1", kindReferenceGrant, gf.Gateway().V1beta1().ReferenceGrants())
 		if err := v.handle(informers, ns, s); err != nil {

@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,8 +14,17 @@ import (
 
 // skippedMessage is the end of the warning for a kind tlsplane does not
 // read; it lists every entry of kinds.
-const skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet and ReferenceGrant (" +
+var skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, " + routeKindNames() + ", ListenerSet and ReferenceGrant (" +
 	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
+
+// routeKindNames lists every route kind (translator.RouteKinds).
+func routeKindNames() string {
+	var names []string
+	for _, rk := range translator.RouteKinds {
+		names = append(names, string(rk.Kind()))
+	}
+	return strings.Join(names, ", ")
+}
 
 type kindKey struct{ apiVersion, kind string }
 
@@ -27,8 +38,9 @@ type kindReader struct {
 	read          func(decode func(any) error, namespace string, in *translator.Inputs) error
 }
 
-// kinds is every apiVersion and kind the translator reads.
-var kinds = map[kindKey]kindReader{
+// kinds is every apiVersion and kind the translator reads: those below,
+// and every route kind (translator.RouteKinds).
+var kinds = withRouteKinds(map[kindKey]kindReader{
 	{gwv1.GroupVersion.String(), "BackendTLSPolicy"}: namespaced(func(in *translator.Inputs, o *gwv1.BackendTLSPolicy) {
 		in.Policies = append(in.Policies, o)
 	}),
@@ -38,23 +50,8 @@ var kinds = map[kindKey]kindReader{
 	{gwv1.GroupVersion.String(), "Gateway"}: namespaced(func(in *translator.Inputs, o *gwv1.Gateway) {
 		in.Gateways = append(in.Gateways, o)
 	}),
-	{gwv1.GroupVersion.String(), "HTTPRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.HTTPRoute) {
-		in.HTTPRoutes = append(in.HTTPRoutes, o)
-	}),
-	{gwv1.GroupVersion.String(), "GRPCRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.GRPCRoute) {
-		in.GRPCRoutes = append(in.GRPCRoutes, o)
-	}),
-	{gwv1.GroupVersion.String(), "TLSRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.TLSRoute) {
-		in.TLSRoutes = append(in.TLSRoutes, o)
-	}),
-	{gwv1.GroupVersion.String(), "TCPRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.TCPRoute) {
-		in.TCPRoutes = append(in.TCPRoutes, o)
-	}),
 	{gwv1.GroupVersion.String(), "ListenerSet"}: namespaced(func(in *translator.Inputs, o *gwv1.ListenerSet) {
 		in.ListenerSets = append(in.ListenerSets, o)
-	}),
-	{gwv1.GroupVersion.String(), "UDPRoute"}: namespaced(func(in *translator.Inputs, o *gwv1.UDPRoute) {
-		in.UDPRoutes = append(in.UDPRoutes, o)
 	}),
 	{gwv1.GroupVersion.String(), "ReferenceGrant"}: namespaced(func(in *translator.Inputs, o *gwv1.ReferenceGrant) {
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
@@ -81,6 +78,15 @@ var kinds = map[kindKey]kindReader{
 	{"v1", "Namespace"}: clusterScoped(func(in *translator.Inputs, o *corev1.Namespace) {
 		in.Namespaces = append(in.Namespaces, o)
 	}),
+})
+
+// withRouteKinds adds to m every route kind, namespaced, read at the
+// version its description names.
+func withRouteKinds(m map[kindKey]kindReader) map[kindKey]kindReader {
+	for _, rk := range translator.RouteKinds {
+		m[kindKey{rk.Resource().GroupVersion().String(), string(rk.Kind())}] = kindReader{read: readWith(rk.New, func(in *translator.Inputs, o metav1.Object) { rk.Add(in, o) })}
+	}
+	return m
 }
 
 // object is a pointer to a Kubernetes object type.
@@ -97,11 +103,16 @@ func clusterScoped[T any, P object[T]](add func(*translator.Inputs, P)) kindRead
 	return kindReader{clusterScoped: true, read: readInto(add)}
 }
 
-// readInto decodes a new T, sets its namespace (empty for cluster-scoped
-// kinds) and hands it to add.
+// readInto reads a new T and hands it to add.
 func readInto[T any, P object[T]](add func(*translator.Inputs, P)) func(func(any) error, string, *translator.Inputs) error {
+	return readWith(func() metav1.Object { return P(new(T)) }, func(in *translator.Inputs, o metav1.Object) { add(in, o.(P)) })
+}
+
+// readWith decodes a newObject, sets its namespace (empty for
+// cluster-scoped kinds) and hands it to add.
+func readWith(newObject func() metav1.Object, add func(*translator.Inputs, metav1.Object)) func(func(any) error, string, *translator.Inputs) error {
 	return func(decode func(any) error, namespace string, in *translator.Inputs) error {
-		o := P(new(T))
+		o := newObject()
 		if err := decode(o); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // Part is the objects of one source file.
@@ -26,22 +27,9 @@ func Merge(parts []Part, warn func(string)) translator.Inputs {
 	var out translator.Inputs
 	m := merger{owner: map[[3]string]string{}, warn: warn}
 	for _, p := range parts {
-		in, src := p.Inputs, p.Source
-		mergeKind(m, "BackendTLSPolicy", src, &out.Policies, in.Policies)
-		mergeKind(m, "Service", src, &out.Services, in.Services)
-		mergeKind(m, "EndpointSlice", src, &out.EndpointSlices, in.EndpointSlices)
-		mergeKind(m, "ConfigMap", src, &out.ConfigMaps, in.ConfigMaps)
-		mergeKind(m, "Secret", src, &out.Secrets, in.Secrets)
-		mergeKind(m, "GatewayClass", src, &out.GatewayClasses, in.GatewayClasses)
-		mergeKind(m, "Gateway", src, &out.Gateways, in.Gateways)
-		mergeKind(m, "HTTPRoute", src, &out.HTTPRoutes, in.HTTPRoutes)
-		mergeKind(m, "GRPCRoute", src, &out.GRPCRoutes, in.GRPCRoutes)
-		mergeKind(m, "TLSRoute", src, &out.TLSRoutes, in.TLSRoutes)
-		mergeKind(m, "TCPRoute", src, &out.TCPRoutes, in.TCPRoutes)
-		mergeKind(m, "ListenerSet", src, &out.ListenerSets, in.ListenerSets)
-		mergeKind(m, "UDPRoute", src, &out.UDPRoutes, in.UDPRoutes)
-		mergeKind(m, "ReferenceGrant", src, &out.ReferenceGrants, in.ReferenceGrants)
-		mergeKind(m, "Namespace", src, &out.Namespaces, in.Namespaces)
+		for _, k := range input.ObjectKinds {
+			mergeKind(m, k, p.Source, &out, k.Objects(&p.Inputs))
+		}
 	}
 	return out
 }
@@ -52,17 +40,17 @@ type merger struct {
 	warn  func(string)
 }
 
-// mergeKind appends the objects of one kind from source whose key no
+// mergeKind adds to dst the objects of kind from source whose key no
 // earlier source defined.
-func mergeKind[T metav1.Object](m merger, kind, source string, dst *[]T, src []T) {
+func mergeKind(m merger, kind input.ObjectKind, source string, dst *translator.Inputs, src []metav1.Object) {
 	for _, o := range src {
-		k := [3]string{kind, o.GetNamespace(), o.GetName()}
+		k := [3]string{string(kind.Kind()), o.GetNamespace(), o.GetName()}
 		if first, dup := m.owner[k]; dup {
-			m.warn(fmt.Sprintf("%s: %s %s ignored: already defined in %s", source, kind, qualified(o), first))
+			m.warn(fmt.Sprintf("%s: %s %s ignored: already defined in %s", source, kind.Kind(), qualified(o), first))
 			continue
 		}
 		m.owner[k] = source
-		*dst = append(*dst, o)
+		kind.Add(dst, o)
 	}
 }
 

@@ -17,7 +17,7 @@ type StatusSink interface {
 }
 
 // GatewayAPISink is a StatusSink that also takes the GatewayClass, Gateway,
-// ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and UDPRoute statuses. The pipeline calls
+// ListenerSet and route statuses (every route kind). The pipeline calls
 // it right after Report, with the same translation's statuses, when its
 // Sink implements it.
 type GatewayAPISink interface {

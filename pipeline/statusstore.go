@@ -19,7 +19,7 @@ import (
 // StatusStore is the StatusSink of directory mode, where statuses have no
 // object to be written to: it keeps the latest statuses in memory for
 // /debug/status and logs every change, one line per policy, GatewayClass,
-// Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute or UDPRoute.
+// Gateway, ListenerSet or route (of every route kind).
 type StatusStore struct {
 	log        *slog.Logger
 	controller gwv1.GatewayController
@@ -62,13 +62,13 @@ func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus
 	changed := map[types.NamespacedName]bool{}
 	for key, st := range statuses {
 		before, existed := old[key]
-		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(s.ours(before), s.ours(st))) {
+		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(translator.OurAncestors(before, s.controller), translator.OurAncestors(st, s.controller))) {
 			continue
 		}
 		changed[key] = true
 	}
 	for _, key := range sortedKeys(changed) {
-		s.logPolicy(key, s.ours(statuses[key]))
+		s.logPolicy(key, translator.OurAncestors(statuses[key], s.controller))
 	}
 	removed := map[types.NamespacedName]bool{}
 	for key := range old {
@@ -84,17 +84,6 @@ func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus
 // sameSlice: a and b are one slice (a status the translator carried over).
 func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// ours keeps the ancestor entries this controller writes.
-func (s *StatusStore) ours(st gwv1.PolicyStatus) []gwv1.PolicyAncestorStatus {
-	var out []gwv1.PolicyAncestorStatus
-	for _, a := range st.Ancestors {
-		if a.ControllerName == s.controller {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // logPolicy writes one line: a group per condition, nested under the
@@ -221,37 +210,35 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
 	statuses, gatewayAPI, rejections, handshakes, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals, s.withheld
 	s.mu.RUnlock()
-	out := struct {
-		Policies []debugPolicy `json:"policies"`
-		debugGatewayAPI
-		Rejections []Rejection `json:"rejections"`
-		// Refusals are the fleets the last publish did not update.
-		Refusals []debugRefusal `json:"refusals"`
-		// WithheldClusters present a policy client certificate: fleets
-		// without a Gateway and without a grant are not served them.
-		WithheldClusters []string `json:"withheldClusters"`
-		Handshakes       any      `json:"handshakes,omitempty"`
-	}{Policies: []debugPolicy{}, debugGatewayAPI: debugOf(gatewayAPI), Rejections: []Rejection{}, Refusals: []debugRefusal{}, WithheldClusters: []string{}}
-	if rejections != nil {
-		out.Rejections = rejections()
-	}
-	if refusals != nil {
-		out.Refusals = debugRefusals(refusals())
-	}
-	if withheld != nil {
-		if list := withheld(); list != nil {
-			out.WithheldClusters = list
-		}
-	}
-	if handshakes != nil {
-		out.Handshakes = handshakes()
-	}
+	policies := []debugPolicy{}
 	var clusters map[types.NamespacedName][]string
 	if governed != nil {
 		clusters = governed()
 	}
 	for _, key := range sortedKeys(statuses) {
-		out.Policies = append(out.Policies, debugPolicy{key.Namespace, key.Name, statuses[key], clusters[key]})
+		policies = append(policies, debugPolicy{key.Namespace, key.Name, statuses[key], clusters[key]})
+	}
+	out := append(jsonFields{{"policies", policies}}, debugGatewayAPI(gatewayAPI)...)
+	list, refused, withheldClusters := []Rejection{}, []debugRefusal{}, []string{}
+	if rejections != nil {
+		list = rejections()
+	}
+	if refusals != nil {
+		refused = debugRefusals(refusals())
+	}
+	if withheld != nil {
+		if l := withheld(); l != nil {
+			withheldClusters = l
+		}
+	}
+	// Refusals are the fleets the last publish did not update;
+	// withheldClusters present a policy client certificate: fleets
+	// without a Gateway and without a grant are not served them.
+	out = append(out, jsonField{"rejections", list}, jsonField{"refusals", refused}, jsonField{"withheldClusters", withheldClusters})
+	if handshakes != nil {
+		if h := handshakes(); h != nil {
+			out = append(out, jsonField{"handshakes", h})
+		}
 	}
 	return json.MarshalIndent(out, "", "  ")
 }

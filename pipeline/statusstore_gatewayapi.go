@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,8 +18,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute,
-// TCPRoute and UDPRoute whose conditions changed.
+// logs each GatewayClass, Gateway, ListenerSet and route (of every route
+// kind) whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -33,11 +34,9 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	}
 	logListenerHolders(s, "Gateway", old.Gateways, statuses.Gateways)
 	logListenerHolders(s, "ListenerSet", asGatewayStatuses(old.ListenerSets), asGatewayStatuses(statuses.ListenerSets))
-	logRoutes(s, "HTTPRoute", old.HTTPRoutes, statuses.HTTPRoutes, func(st gwv1.HTTPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "GRPCRoute", old.GRPCRoutes, statuses.GRPCRoutes, func(st gwv1.GRPCRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "TLSRoute", old.TLSRoutes, statuses.TLSRoutes, func(st gwv1.TLSRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "TCPRoute", old.TCPRoutes, statuses.TCPRoutes, func(st gwv1.TCPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
-	logRoutes(s, "UDPRoute", old.UDPRoutes, statuses.UDPRoutes, func(st gwv1.UDPRouteStatus) gwv1.RouteStatus { return st.RouteStatus })
+	for _, rk := range translator.RouteKinds {
+		logRoutes(s, string(rk.Kind()), translator.RouteStatusesOf(old, rk.Kind()), translator.RouteStatusesOf(statuses, rk.Kind()))
+	}
 }
 
 // logListenerHolders logs each Gateway (or ListenerSet, as
@@ -70,11 +69,15 @@ func asGatewayStatuses(sets map[types.NamespacedName]gwv1.ListenerSetStatus) map
 }
 
 // logRoutes logs each route of kind whose parents of ours changed from
-// old to next; route is where a kind's status keeps its RouteStatus.
-func logRoutes[S any](s *StatusStore, kind string, old, next map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) {
-	for _, nn := range sortedKeys(next) {
-		parents := s.ourParents(route(next[nn]))
-		if before, ok := old[nn]; !ok || !sameParents(s.ourParents(route(before)), parents) {
+// old to next.
+func logRoutes(s *StatusStore, kind string, old, next translator.RouteStatuses) {
+	if old.Same(next) {
+		return // the translator hands back the same map when nothing changed
+	}
+	for _, nn := range next.SortedKeys() {
+		st, _ := next.Get(nn)
+		parents := translator.OurParents(st, s.controller)
+		if before, ok := old.Get(nn); !ok || !sameParents(translator.OurParents(before, s.controller), parents) {
 			var conds []metav1.Condition
 			for _, p := range parents {
 				conds = append(conds, prefixed("parent "+ancestorName(p.ParentRef)+" ", p.Conditions)...)
@@ -82,17 +85,6 @@ func logRoutes[S any](s *StatusStore, kind string, old, next map[types.Namespace
 			s.logConditions(kind, nn.String(), conds)
 		}
 	}
-}
-
-// ourParents keeps the route parent entries this controller writes.
-func (s *StatusStore) ourParents(st gwv1.RouteStatus) []gwv1.RouteParentStatus {
-	var out []gwv1.RouteParentStatus
-	for _, p := range st.Parents {
-		if p.ControllerName == s.controller {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // logConditions writes one line per object: a group per condition, at
@@ -146,16 +138,44 @@ func sameParents(a, b []gwv1.RouteParentStatus) bool {
 }
 
 // debugGatewayAPI is the Gateway API part of /debug/status, each list
-// sorted by name.
-type debugGatewayAPI struct {
-	GatewayClasses []debugGatewayClass                  `json:"gatewayClasses"`
-	Gateways       []debugGateway                       `json:"gateways"`
-	HTTPRoutes     []debugRoute[gwv1.HTTPRouteStatus]   `json:"httpRoutes"`
-	GRPCRoutes     []debugRoute[gwv1.GRPCRouteStatus]   `json:"grpcRoutes"`
-	TLSRoutes      []debugRoute[gwv1.TLSRouteStatus]    `json:"tlsRoutes"`
-	TCPRoutes      []debugRoute[gwv1.TCPRouteStatus]    `json:"tcpRoutes"`
-	UDPRoutes      []debugRoute[gwv1.UDPRouteStatus]    `json:"udpRoutes"`
-	ListenerSets   []debugRoute[gwv1.ListenerSetStatus] `json:"listenerSets"`
+// sorted by name: GatewayClasses, Gateways, the routes of each route kind
+// (under the kind's plural: "httpRoutes") and ListenerSets.
+func debugGatewayAPI(st translator.GatewayAPIStatuses) jsonFields {
+	classes, gateways := []debugGatewayClass{}, []debugGateway{}
+	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
+		classes = append(classes, debugGatewayClass{name, st.GatewayClasses[name]})
+	}
+	for _, nn := range sortedKeys(st.Gateways) {
+		gateways = append(gateways, debugGateway{nn.Namespace, nn.Name, st.Gateways[nn]})
+	}
+	out := jsonFields{{"gatewayClasses", classes}, {"gateways", gateways}}
+	for _, rk := range translator.RouteKinds {
+		routes := translator.RouteStatusesOf(st, rk.Kind())
+		list := make([]debugRoute[gwv1.RouteStatus], 0, routes.Len())
+		for _, nn := range routes.SortedKeys() {
+			status, _ := routes.Get(nn)
+			list = append(list, debugRoute[gwv1.RouteStatus]{nn.Namespace, nn.Name, status})
+		}
+		out = append(out, jsonField{lowerCamel(string(rk.Kind()) + "s"), list})
+	}
+	sets := make([]debugRoute[gwv1.ListenerSetStatus], 0, len(st.ListenerSets))
+	for _, nn := range sortedKeys(st.ListenerSets) {
+		sets = append(sets, debugRoute[gwv1.ListenerSetStatus]{nn.Namespace, nn.Name, st.ListenerSets[nn]})
+	}
+	return append(out, jsonField{"listenerSets", sets})
+}
+
+// lowerCamel lowers a name's leading capitals but the one that starts
+// the next word: HTTPRoutes is httpRoutes.
+func lowerCamel(s string) string {
+	r := []rune(s)
+	for i := range r {
+		if !unicode.IsUpper(r[i]) || (i > 0 && i+1 < len(r) && unicode.IsLower(r[i+1])) {
+			break
+		}
+		r[i] = unicode.ToLower(r[i])
+	}
+	return string(r)
 }
 
 type debugGatewayClass struct {
@@ -169,35 +189,10 @@ type debugGateway struct {
 	Status    gwv1.GatewayStatus `json:"status"`
 }
 
-// debugRoute is one route (or ListenerSet) of a kind whose status is S.
+// debugRoute is one route (or ListenerSet) of a kind whose status is S
+// (every route kind's is a RouteStatus).
 type debugRoute[S any] struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Status    S      `json:"status"`
-}
-
-func debugOf(st translator.GatewayAPIStatuses) debugGatewayAPI {
-	out := debugGatewayAPI{
-		GatewayClasses: []debugGatewayClass{}, Gateways: []debugGateway{},
-		HTTPRoutes: debugRoutes(st.HTTPRoutes), GRPCRoutes: debugRoutes(st.GRPCRoutes),
-		TLSRoutes: debugRoutes(st.TLSRoutes), TCPRoutes: debugRoutes(st.TCPRoutes), UDPRoutes: debugRoutes(st.UDPRoutes),
-		ListenerSets: debugRoutes(st.ListenerSets),
-	}
-	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
-		out.GatewayClasses = append(out.GatewayClasses, debugGatewayClass{name, st.GatewayClasses[name]})
-	}
-	for _, nn := range sortedKeys(st.Gateways) {
-		out.Gateways = append(out.Gateways, debugGateway{nn.Namespace, nn.Name, st.Gateways[nn]})
-	}
-	return out
-}
-
-// debugRoutes lists routes sorted by namespace/name; empty, not null, when
-// there are none.
-func debugRoutes[S any](statuses map[types.NamespacedName]S) []debugRoute[S] {
-	out := make([]debugRoute[S], 0, len(statuses))
-	for _, nn := range sortedKeys(statuses) {
-		out = append(out, debugRoute[S]{nn.Namespace, nn.Name, statuses[nn]})
-	}
-	return out
 }

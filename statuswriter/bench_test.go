@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -29,7 +30,10 @@ func (l listerCache) Policy(nn types.NamespacedName) (*gwv1.BackendTLSPolicy, bo
 	return p, err == nil
 }
 
-func (l listerCache) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
+func (l listerCache) Route(kind translator.Kind, nn types.NamespacedName) (runtime.Object, bool) {
+	if kind != translator.KindHTTPRoute {
+		return l.apiCache.Route(kind, nn)
+	}
 	r, err := l.routes.HTTPRoutes(nn.Namespace).Get(nn.Name)
 	return r, err == nil
 }

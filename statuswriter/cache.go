@@ -1,8 +1,11 @@
 package statuswriter
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // Cache is the informers' copy of the objects whose status is written: the
@@ -12,10 +15,8 @@ type Cache interface {
 	Policy(types.NamespacedName) (*gwv1.BackendTLSPolicy, bool)
 	GatewayClass(name string) (*gwv1.GatewayClass, bool)
 	Gateway(types.NamespacedName) (*gwv1.Gateway, bool)
-	HTTPRoute(types.NamespacedName) (*gwv1.HTTPRoute, bool)
-	GRPCRoute(types.NamespacedName) (*gwv1.GRPCRoute, bool)
-	TLSRoute(types.NamespacedName) (*gwv1.TLSRoute, bool)
-	TCPRoute(types.NamespacedName) (*gwv1.TCPRoute, bool)
 	ListenerSet(types.NamespacedName) (*gwv1.ListenerSet, bool)
-	UDPRoute(types.NamespacedName) (*gwv1.UDPRoute, bool)
+	// Route is the route of kind (one of translator.RouteKinds)
+	// namespace/name, of its kind's type.
+	Route(kind translator.Kind, nn types.NamespacedName) (runtime.Object, bool)
 }

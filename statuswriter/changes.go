@@ -2,10 +2,14 @@ package statuswriter
 
 import (
 	"bytes"
+	"iter"
+	"maps"
 	"reflect"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // LiveChanges is a Cache that also tells the writer when an object whose
@@ -73,9 +77,29 @@ func diffStatuses[K comparable, V any](prev, next map[K]V, changed, gone func(K)
 	if sameMap(prev, next) {
 		return
 	}
+	diffSets[K, V](mapSet[K, V](prev), mapSet[K, V](next), changed, gone)
+}
+
+// diffRoutes is diffStatuses of one route kind's statuses.
+func diffRoutes(prev, next translator.RouteStatuses, changed, gone func(types.NamespacedName)) {
+	if prev.Same(next) {
+		return
+	}
+	diffSets(prev, next, changed, gone)
+}
+
+// statusSet is one kind's statuses as diffSets reads them.
+type statusSet[K comparable, V any] interface {
+	Len() int
+	Get(K) (V, bool)
+	All() iter.Seq2[K, V]
+}
+
+// diffSets is diffStatuses of two sets known not to be the same map.
+func diffSets[K comparable, V any](prev, next statusSet[K, V], changed, gone func(K)) {
 	kept := 0
-	for k, v := range next {
-		old, ok := prev[k]
+	for k, v := range next.All() {
+		old, ok := prev.Get(k)
 		if ok {
 			kept++
 		}
@@ -83,15 +107,27 @@ func diffStatuses[K comparable, V any](prev, next map[K]V, changed, gone func(K)
 			changed(k)
 		}
 	}
-	if gone == nil || kept == len(prev) {
+	if gone == nil || kept == prev.Len() {
 		return
 	}
-	for k := range prev {
-		if _, ok := next[k]; !ok {
+	for k := range prev.All() {
+		if _, ok := next.Get(k); !ok {
 			gone(k)
 		}
 	}
 }
+
+// mapSet is a map as a statusSet.
+type mapSet[K comparable, V any] map[K]V
+
+func (m mapSet[K, V]) Len() int { return len(m) }
+
+func (m mapSet[K, V]) Get(k K) (V, bool) {
+	v, ok := m[k]
+	return v, ok
+}
+
+func (m mapSet[K, V]) All() iter.Seq2[K, V] { return maps.All(m) }
 
 // sameMap reports whether a and b are one map (or both nil).
 func sameMap[K comparable, V any](a, b map[K]V) bool {

@@ -1,7 +1,9 @@
 // Package statuswriter writes the translator's statuses to the API server
-// (the status subresource): BackendTLSPolicy ancestors and HTTPRoute,
-// GRPCRoute, TLSRoute, TCPRoute and UDPRoute parents of this controller, keeping every
-// other controller's entries as they are on the live object, and the whole
+// (the status subresource): BackendTLSPolicy ancestors and the parents of
+// this controller on routes of every route kind (translator.RouteKinds,
+// whose descriptions say where each keeps its status; routeclient.go holds
+// the one typed client per kind), keeping every other controller's
+// entries as they are on the live object, and the whole
 // status of GatewayClasses, Gateways and ListenerSets of this controller. It writes only
 // what differs from the informers' copy, retries conflicts, rate-limits per
 // object, and, with leader election, writes only while it holds the Lease.

@@ -7,13 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwv1client "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/typed/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// ReportGatewayAPI records the desired GatewayClass, Gateway, ListenerSet,
-// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and UDPRoute statuses and queues those that changed
+// ReportGatewayAPI records the desired GatewayClass, Gateway, ListenerSet
+// and route (every route kind) statuses and queues those that changed
 // since the last report and differ from the cached live objects. A route
 // that carried parents of ours and is no longer in the statuses (its
 // parentRefs left our Gateways) is queued to have them removed.
@@ -32,8 +31,9 @@ func (w *Writer) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	}, nil)
 	diffStatuses(prev.Gateways, statuses.Gateways, func(nn types.NamespacedName) { queue(Object{KindGateway, nn}) }, nil)
 	diffStatuses(prev.ListenerSets, statuses.ListenerSets, func(nn types.NamespacedName) { queue(Object{KindListenerSet, nn}) }, nil)
-	for kind, rk := range routeKinds {
-		rk.diff(prev, statuses, func(nn types.NamespacedName) {
+	for _, rk := range translator.RouteKinds {
+		kind := Kind(rk.Kind())
+		diffRoutes(translator.RouteStatusesOf(prev, rk.Kind()), translator.RouteStatusesOf(statuses, rk.Kind()), func(nn types.NamespacedName) {
 			o := Object{kind, nn}
 			delete(w.clearedRoutes, o)
 			queue(o)
@@ -61,8 +61,10 @@ func (w *Writer) gatewayAPIObjects() []Object {
 	for nn := range w.gatewayAPI.ListenerSets {
 		out = append(out, Object{KindListenerSet, nn})
 	}
-	for kind, rk := range routeKinds {
-		rk.each(w.gatewayAPI, func(nn types.NamespacedName) { out = append(out, Object{kind, nn}) })
+	for _, rk := range translator.RouteKinds {
+		for nn := range translator.RouteStatusesOf(w.gatewayAPI, rk.Kind()).All() {
+			out = append(out, Object{Kind(rk.Kind()), nn})
+		}
 	}
 	for o := range w.clearedRoutes {
 		out = append(out, o)
@@ -107,13 +109,13 @@ func (w *Writer) cachedDiffers(o Object) bool {
 		live, ok := w.opts.Cache.ListenerSet(o.NamespacedName)
 		return !ok || !equality.Semantic.DeepEqual(live.Status, desired)
 	}
-	if rk, ok := routeKinds[o.Kind]; ok {
+	if rk, ok := translator.RouteKindOf(translator.Kind(o.Kind)); ok {
 		desired, ok := w.desiredRoute(o)
 		if !ok {
 			return false
 		}
-		live, ok := rk.cached(w.opts.Cache, o.NamespacedName)
-		return !ok || routeNeedsWrite(live, desired, w.opts.Controller)
+		live, ok := cachedRoute(w.opts.Cache, rk, o.NamespacedName)
+		return !ok || routeNeedsWrite(*rk.RouteStatus(live), desired, w.opts.Controller)
 	}
 	return false
 }
@@ -121,16 +123,7 @@ func (w *Writer) cachedDiffers(o Object) bool {
 // desiredRoute is a route's desired status: the translator's, or none of
 // ours for a cleared route; ok is false when neither applies. w.mu is held.
 func (w *Writer) desiredRoute(o Object) (gwv1.RouteStatus, bool) {
-	if rk, ok := routeKinds[o.Kind]; ok {
-		return w.desiredOfKind(o, rk.desired)
-	}
-	return gwv1.RouteStatus{}, false
-}
-
-// desiredOfKind is desiredRoute, given o's kind's lookup among the
-// translator's statuses; w.mu is held.
-func (w *Writer) desiredOfKind(o Object, desired func(translator.GatewayAPIStatuses, types.NamespacedName) (gwv1.RouteStatus, bool)) (gwv1.RouteStatus, bool) {
-	if st, ok := desired(w.gatewayAPI, o.NamespacedName); ok {
+	if st, ok := translator.RouteStatusesOf(w.gatewayAPI, translator.Kind(o.Kind)).Get(o.NamespacedName); ok {
 		return st, true
 	}
 	return gwv1.RouteStatus{}, w.clearedRoutes[o]
@@ -173,7 +166,7 @@ func (w *Writer) writeListenerSet(ctx context.Context, o Object) error {
 // writeWhole writes a status that is ours as a whole (a GatewayClass's,
 // a Gateway's, a ListenerSet's): desired replaces the live one when they differ. cached
 // is the kind's lookup in a Cache, status where a T keeps its S.
-func writeWhole[T routeObject[T], S any](ctx context.Context, w *Writer, o Object, client routeClient[T],
+func writeWhole[T wholeObject[T], S any](ctx context.Context, w *Writer, o Object, client wholeClient[T],
 	cached func(Cache, types.NamespacedName) (T, bool), status func(T) *S, desired S) error {
 	var none T
 	return writeStatus(ctx, w, o, statusOps[T]{
@@ -201,143 +194,62 @@ func writeWhole[T routeObject[T], S any](ctx context.Context, w *Writer, o Objec
 	})
 }
 
-// routeKind is how the writer reaches the live and the desired routes of
-// one kind.
-type routeKind struct {
-	// cached is a route's live status in a Cache.
-	cached func(Cache, types.NamespacedName) (gwv1.RouteStatus, bool)
-	// write is writeRoute for the kind.
-	write func(context.Context, *Writer, Object) error
-	// desired is a route's status among the translator's.
-	desired func(translator.GatewayAPIStatuses, types.NamespacedName) (gwv1.RouteStatus, bool)
-	// each calls f with every route of the kind among the translator's.
-	each func(st translator.GatewayAPIStatuses, f func(types.NamespacedName))
-	// diff is diffStatuses of the kind's routes.
-	diff func(prev, next translator.GatewayAPIStatuses, changed, gone func(types.NamespacedName))
-}
-
-// routeKinds are the route kinds whose parents of ours the writer writes.
-var routeKinds = map[Kind]routeKind{
-	KindHTTPRoute: routeKindOf(Cache.HTTPRoute, gwv1client.GatewayV1Interface.HTTPRoutes,
-		func(r *gwv1.HTTPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
-		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.HTTPRouteStatus {
-			return st.HTTPRoutes
-		},
-		func(s gwv1.HTTPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
-	KindGRPCRoute: routeKindOf(Cache.GRPCRoute, gwv1client.GatewayV1Interface.GRPCRoutes,
-		func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
-		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.GRPCRouteStatus {
-			return st.GRPCRoutes
-		},
-		func(s gwv1.GRPCRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
-	KindTLSRoute: routeKindOf(Cache.TLSRoute, gwv1client.GatewayV1Interface.TLSRoutes,
-		func(r *gwv1.TLSRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
-		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.TLSRouteStatus {
-			return st.TLSRoutes
-		},
-		func(s gwv1.TLSRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
-	KindTCPRoute: routeKindOf(Cache.TCPRoute, gwv1client.GatewayV1Interface.TCPRoutes,
-		func(r *gwv1.TCPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
-		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.TCPRouteStatus {
-			return st.TCPRoutes
-		},
-		func(s gwv1.TCPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
-	KindUDPRoute: routeKindOf(Cache.UDPRoute, gwv1client.GatewayV1Interface.UDPRoutes,
-		func(r *gwv1.UDPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
-		func(st translator.GatewayAPIStatuses) map[types.NamespacedName]gwv1.UDPRouteStatus {
-			return st.UDPRoutes
-		},
-		func(s gwv1.UDPRouteStatus) gwv1.RouteStatus { return s.RouteStatus }),
-}
-
-// routeKindOf is the routeKind of T: cached is its lookup in a Cache,
-// client its typed client in a namespace, status where a T keeps its
-// RouteStatus; statuses are the kind's among the translator's, and route
-// where one of them (an S) keeps its RouteStatus.
-func routeKindOf[T routeObject[T], C routeClient[T], S any](cached func(Cache, types.NamespacedName) (T, bool),
-	client func(gwv1client.GatewayV1Interface, string) C, status func(T) *gwv1.RouteStatus,
-	statuses func(translator.GatewayAPIStatuses) map[types.NamespacedName]S, route func(S) gwv1.RouteStatus) routeKind {
-	desired := func(st translator.GatewayAPIStatuses, nn types.NamespacedName) (gwv1.RouteStatus, bool) {
-		s, ok := statuses(st)[nn]
-		return route(s), ok
-	}
-	return routeKind{
-		desired: desired,
-		each: func(st translator.GatewayAPIStatuses, f func(types.NamespacedName)) {
-			for nn := range statuses(st) {
-				f(nn)
-			}
-		},
-		diff: func(prev, next translator.GatewayAPIStatuses, changed, gone func(types.NamespacedName)) {
-			diffStatuses(statuses(prev), statuses(next), changed, gone)
-		},
-		cached: func(c Cache, nn types.NamespacedName) (gwv1.RouteStatus, bool) {
-			r, ok := cached(c, nn)
-			if !ok {
-				return gwv1.RouteStatus{}, false
-			}
-			return *status(r), true
-		},
-		write: func(ctx context.Context, w *Writer, o Object) error {
-			return writeRoute(ctx, w, o, client(w.opts.Gateway.GatewayV1(), o.Namespace), cached, status, desired)
-		},
-	}
-}
-
-// routeObject is a route kind's object type.
-type routeObject[T any] interface {
+// wholeObject is the object type of a kind whose status is ours as a
+// whole.
+type wholeObject[T any] interface {
 	comparable
 	DeepCopy() T
 }
 
-// routeClient is what writeRoute needs of a route kind's typed client.
-type routeClient[T any] interface {
+// wholeClient is what writeWhole needs of such a kind's typed client.
+type wholeClient[T any] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 	UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 }
 
 // writeRoute replaces the route's parents of our controller, keeping
-// every other controller's. cached is its kind's lookup in a Cache; status
-// is where a T keeps its RouteStatus; desiredOf its kind's lookup among the
-// translator's statuses.
-func writeRoute[T routeObject[T]](ctx context.Context, w *Writer, o Object, client routeClient[T], cached func(Cache, types.NamespacedName) (T, bool),
-	status func(T) *gwv1.RouteStatus, desiredOf func(translator.GatewayAPIStatuses, types.NamespacedName) (gwv1.RouteStatus, bool)) error {
+// every other controller's; rk is the description of its kind.
+func writeRoute(ctx context.Context, w *Writer, o Object, rk translator.RouteKind) error {
 	w.mu.Lock()
-	desired, ok := w.desiredOfKind(o, desiredOf)
+	desired, ok := w.desiredRoute(o)
 	w.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	var none T
-	err := writeStatus(ctx, w, o, statusOps[T]{
-		cached: func() (T, bool) {
-			if w.opts.Cache == nil {
-				return none, false
-			}
-			return cached(w.opts.Cache, o.NamespacedName)
+	client := routeClientOf(w.opts.Gateway.GatewayV1(), rk, o.Namespace)
+	err := writeStatus(ctx, w, o, statusOps[route]{
+		cached: func() (route, bool) {
+			return cachedRoute(w.opts.Cache, rk, o.NamespacedName)
 		},
-		get: func(ctx context.Context) (T, error) {
-			return client.Get(ctx, o.Name, metav1.GetOptions{})
+		get: func(ctx context.Context) (route, error) {
+			return client.get(ctx, o.Name)
 		},
-		merged: func(live T) T {
-			if !routeNeedsWrite(*status(live), desired, w.opts.Controller) {
-				return none
+		merged: func(live route) route {
+			if !routeNeedsWrite(*rk.RouteStatus(live), desired, w.opts.Controller) {
+				return nil
 			}
-			updated := live.DeepCopy()
-			*status(updated) = mergeRoute(*status(live), desired, w.opts.Controller)
+			updated := live.DeepCopyObject().(route)
+			*rk.RouteStatus(updated) = mergeRoute(*rk.RouteStatus(live), desired, w.opts.Controller)
 			return updated
 		},
-		update: func(ctx context.Context, obj T) error {
-			_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
-			return err
-		},
+		update: client.updateStatus,
 	})
 	if err == nil {
 		w.mu.Lock()
-		if _, desiredAgain := desiredOf(w.gatewayAPI, o.NamespacedName); !desiredAgain {
+		if _, desiredAgain := translator.RouteStatusesOf(w.gatewayAPI, rk.Kind()).Get(o.NamespacedName); !desiredAgain {
 			delete(w.clearedRoutes, o) // cleared (or gone): nothing left of ours
 		}
 		w.mu.Unlock()
 	}
 	return err
+}
+
+// cachedRoute is the route of kind rk namespace/name in c (nil: none).
+func cachedRoute(c Cache, rk translator.RouteKind, nn types.NamespacedName) (route, bool) {
+	if c == nil {
+		return nil, false
+	}
+	o, ok := c.Route(rk.Kind(), nn)
+	r, isRoute := o.(route)
+	return r, ok && isRoute && rk.RouteStatus(r) != nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -32,29 +33,17 @@ func (a apiCache) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
 	o, err := a.c.GatewayV1().Gateways(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
-func (a apiCache) HTTPRoute(nn types.NamespacedName) (*gwv1.HTTPRoute, bool) {
-	o, err := a.c.GatewayV1().HTTPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
-	return o, err == nil
-}
-func (a apiCache) GRPCRoute(nn types.NamespacedName) (*gwv1.GRPCRoute, bool) {
-	o, err := a.c.GatewayV1().GRPCRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
-	return o, err == nil
-}
-func (a apiCache) TLSRoute(nn types.NamespacedName) (*gwv1.TLSRoute, bool) {
-	o, err := a.c.GatewayV1().TLSRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
-	return o, err == nil
-}
-func (a apiCache) TCPRoute(nn types.NamespacedName) (*gwv1.TCPRoute, bool) {
-	o, err := a.c.GatewayV1().TCPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
-	return o, err == nil
-}
 func (a apiCache) ListenerSet(nn types.NamespacedName) (*gwv1.ListenerSet, bool) {
 	o, err := a.c.GatewayV1().ListenerSets(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
-func (a apiCache) UDPRoute(nn types.NamespacedName) (*gwv1.UDPRoute, bool) {
-	o, err := a.c.GatewayV1().UDPRoutes(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
-	return o, err == nil
+func (a apiCache) Route(kind translator.Kind, nn types.NamespacedName) (runtime.Object, bool) {
+	rk, ok := translator.RouteKindOf(kind)
+	if !ok {
+		return nil, false
+	}
+	r, err := routeClientOf(a.c.GatewayV1(), rk, nn.Namespace).get(context.Background(), nn.Name)
+	return r, err == nil
 }
 
 var (
@@ -200,10 +189,16 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 	}
 	// Each route kind's parents on edge/shop, and the prefix of our reason
 	// there.
-	httpParents := func() []string { r, _ := apiCache{c}.HTTPRoute(shopRT); return names2(r.Status.RouteStatus) }
-	grpcParents := func() []string { r, _ := apiCache{c}.GRPCRoute(shopRT); return names2(r.Status.RouteStatus) }
-	tlsParents := func() []string { r, _ := apiCache{c}.TLSRoute(shopRT); return names2(r.Status.RouteStatus) }
-	tcpParents := func() []string { r, _ := apiCache{c}.TCPRoute(shopRT); return names2(r.Status.RouteStatus) }
+	parentsOf := func(kind translator.Kind) func() []string {
+		rk, _ := translator.RouteKindOf(kind)
+		return func() []string {
+			o, _ := apiCache{c}.Route(kind, shopRT)
+			r, _ := o.(metav1.Object)
+			return names2(*rk.RouteStatus(r))
+		}
+	}
+	httpParents, grpcParents := parentsOf(translator.KindHTTPRoute), parentsOf(translator.KindGRPCRoute)
+	tlsParents, tcpParents := parentsOf(translator.KindTLSRoute), parentsOf(translator.KindTCPRoute)
 	routes := []struct {
 		kind, prefix string
 		parents      func() []string
@@ -263,7 +258,7 @@ func TestWriterWritesGatewayAPIStatuses(t *testing.T) {
 // theirsNewer has the other controller rewrite its entry, the first
 // parent, on the route edge/shop of client's kind; status is where a T
 // keeps its RouteStatus.
-func theirsNewer[T any](t *testing.T, client routeClient[T], status func(T) *gwv1.RouteStatus) {
+func theirsNewer[T any](t *testing.T, client wholeClient[T], status func(T) *gwv1.RouteStatus) {
 	t.Helper()
 	ctx := context.Background()
 	r, err := client.Get(ctx, shopRT.Name, metav1.GetOptions{})

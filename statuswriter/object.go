@@ -2,19 +2,15 @@ package statuswriter
 
 import "k8s.io/apimachinery/pkg/types"
 
-// Kind is a kind whose status the writer writes, as metrics and logs name it.
+// Kind is a kind whose status the writer writes, as metrics and logs name
+// it: these, and every route kind (translator.RouteKinds) by its name.
 type Kind string
 
 const (
 	KindBackendTLSPolicy Kind = "BackendTLSPolicy"
 	KindGatewayClass     Kind = "GatewayClass"
 	KindGateway          Kind = "Gateway"
-	KindHTTPRoute        Kind = "HTTPRoute"
-	KindGRPCRoute        Kind = "GRPCRoute"
-	KindTLSRoute         Kind = "TLSRoute"
-	KindTCPRoute         Kind = "TCPRoute"
 	KindListenerSet      Kind = "ListenerSet"
-	KindUDPRoute         Kind = "UDPRoute"
 )
 
 // Object is one queued status write: a kind and its namespace/name

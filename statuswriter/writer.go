@@ -243,8 +243,8 @@ func (w *Writer) write(ctx context.Context, o Object) error {
 	case KindListenerSet:
 		return w.writeListenerSet(ctx, o)
 	}
-	if rk, ok := routeKinds[o.Kind]; ok {
-		return rk.write(ctx, w, o)
+	if rk, ok := translator.RouteKindOf(translator.Kind(o.Kind)); ok {
+		return writeRoute(ctx, w, o, rk)
 	}
 	return fmt.Errorf("status writer: unknown kind of %s", o)
 }

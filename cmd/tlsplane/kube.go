@@ -51,7 +51,7 @@ func registerKubeFlags(fs *flag.FlagSet) *kubeFlags {
 	k := &kubeFlags{fs: fs}
 	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig of the API server to watch (Kubernetes mode); in a Pod without --dir the in-cluster config is used")
 	fs.StringVar(&k.namespaces, "namespaces", "", "comma-separated namespaces to watch in Kubernetes mode; empty watches all")
-	fs.BoolVar(&k.leaderElect, "leader-elect", true, "with several replicas, only the holder of a Lease writes status (BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute; every replica serves xDS)")
+	fs.BoolVar(&k.leaderElect, "leader-elect", true, "with several replicas, only the holder of a Lease writes status (BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, "+routeKindList("", ", ", ", ")+"; every replica serves xDS)")
 	fs.StringVar(&k.leaseNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; default: the Pod's namespace, else default")
 	fs.StringVar(&k.leaseName, "leader-election-id", "tlsplane-status-writer", "name of the leader election Lease")
 	fs.DurationVar(&k.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease is valid without renewal; the longest handover after a leader dies")

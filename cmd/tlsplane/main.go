@@ -1,7 +1,7 @@
 // Command tlsplane is an Envoy xDS control plane for Gateway API
-// BackendTLSPolicy, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, TCPRoutes
-// and UDPRoutes. This file only dispatches subcommands; each lives in its own
-// file and owns its flags.
+// BackendTLSPolicy, Gateways and routes of every route kind
+// (translator.RouteKinds). This file only dispatches subcommands; each
+// lives in its own file and owns its flags.
 package main
 
 import (
@@ -10,8 +10,8 @@ import (
 	"os"
 )
 
-const usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy,
-Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes
+var usage = `tlsplane — an Envoy xDS control plane for Gateway API BackendTLSPolicy,
+Gateways, ` + routeKindList("s", ", ", " and ") + `
 
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)

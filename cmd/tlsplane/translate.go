@@ -17,15 +17,15 @@ import (
 	"github.com/tlsplane/tlsplane/translator/document"
 )
 
-const translateHelp = `Usage: tlsplane translate [flags] PATH...
+var translateHelp = `Usage: tlsplane translate [flags] PATH...
 
 Reads manifests (files, or directories of *.yaml, *.yml, *.json; in a
 directory, documents that are not Kubernetes objects are skipped with a
 warning) and prints the Envoy clusters, endpoints and secrets, each Gateway
 fleet's listeners, route configurations and certificates (private keys
-redacted), and the policies, GatewayClasses, Gateways, ListenerSets, HTTPRoutes,
-GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes with their computed status. Flags may
-come before or after the paths.
+redacted), and the policies, GatewayClasses, Gateways, ListenerSets and
+routes (` + routeKindList("s", ", ", " and ") + `)
+with their computed status. Flags may come before or after the paths.
 SOURCE_DATE_EPOCH, when set, fixes the clock used for lastTransitionTime.
 Exit status: 0 when everything was accepted and served, 3 when the output was
 printed but something was refused (each object and why on stderr: a status

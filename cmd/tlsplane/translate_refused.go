@@ -44,10 +44,8 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 		}
 	}
 	for _, nn := range sorted(out.Statuses) {
-		for _, a := range out.Statuses[nn].Ancestors {
-			if a.ControllerName == controller {
-				add(fmt.Sprintf("BackendTLSPolicy %s (ancestor %s %s)", nn, kindOf(a.AncestorRef), a.AncestorRef.Name), a.Conditions)
-			}
+		for _, a := range translator.OurAncestors(out.Statuses[nn], controller) {
+			add(fmt.Sprintf("BackendTLSPolicy %s (ancestor %s %s)", nn, kindOf(a.AncestorRef), a.AncestorRef.Name), a.Conditions)
 		}
 	}
 	st := out.GatewayAPI
@@ -66,20 +64,15 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 			add(fmt.Sprintf("ListenerSet %s listener %s", nn, l.Name), l.Conditions)
 		}
 	}
-	routes := func(kind string, parents map[types.NamespacedName][]gwv1.RouteParentStatus) {
-		for _, nn := range sorted(parents) {
-			for _, p := range parents[nn] {
-				if p.ControllerName == controller {
-					add(fmt.Sprintf("%s %s (parent %s %s)", kind, nn, kindOf(p.ParentRef), p.ParentRef.Name), p.Conditions)
-				}
+	for _, rk := range translator.RouteKinds {
+		routes := translator.RouteStatusesOf(st, rk.Kind())
+		for _, nn := range routes.SortedKeys() {
+			route, _ := routes.Get(nn)
+			for _, p := range translator.OurParents(route, controller) {
+				add(fmt.Sprintf("%s %s (parent %s %s)", rk.Kind(), nn, kindOf(p.ParentRef), p.ParentRef.Name), p.Conditions)
 			}
 		}
 	}
-	routes("HTTPRoute", parentsOf(st.HTTPRoutes, func(s gwv1.HTTPRouteStatus) []gwv1.RouteParentStatus { return s.Parents }))
-	routes("GRPCRoute", parentsOf(st.GRPCRoutes, func(s gwv1.GRPCRouteStatus) []gwv1.RouteParentStatus { return s.Parents }))
-	routes("TLSRoute", parentsOf(st.TLSRoutes, func(s gwv1.TLSRouteStatus) []gwv1.RouteParentStatus { return s.Parents }))
-	routes("TCPRoute", parentsOf(st.TCPRoutes, func(s gwv1.TCPRouteStatus) []gwv1.RouteParentStatus { return s.Parents }))
-	routes("UDPRoute", parentsOf(st.UDPRoutes, func(s gwv1.UDPRouteStatus) []gwv1.RouteParentStatus { return s.Parents }))
 	for _, r := range fleetRefusals {
 		// A Gateway fleet's refusal is on its Gateway's Programmed
 		// (listed above); the shared resources' are said here.
@@ -95,14 +88,6 @@ func kindOf(r gwv1.ParentReference) string {
 		return string(*r.Kind)
 	}
 	return "Gateway"
-}
-
-func parentsOf[S any](m map[types.NamespacedName]S, parents func(S) []gwv1.RouteParentStatus) map[types.NamespacedName][]gwv1.RouteParentStatus {
-	out := make(map[types.NamespacedName][]gwv1.RouteParentStatus, len(m))
-	for nn, s := range m {
-		out[nn] = parents(s)
-	}
-	return out
 }
 
 func sorted[V any](m map[types.NamespacedName]V) []types.NamespacedName { return input.SortedKeys(m) }

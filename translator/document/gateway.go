@@ -66,15 +66,14 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 	}
 	// Each key is rendered even after an error: they are pure, and the
 	// first error is the one returned.
-	return cmp.Or(
+	errs := []error{
 		renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(o *gwv1.Gateway) *gwv1.GatewayStatus { return &o.Status }),
 		renderWithStatus(doc, "listenersets", "ListenerSet", in.ListenerSets, st.ListenerSets, func(o *gwv1.ListenerSet) *gwv1.ListenerSetStatus { return &o.Status }),
-		renderWithStatus(doc, "httproutes", "HTTPRoute", in.HTTPRoutes, st.HTTPRoutes, func(o *gwv1.HTTPRoute) *gwv1.HTTPRouteStatus { return &o.Status }),
-		renderWithStatus(doc, "grpcroutes", "GRPCRoute", in.GRPCRoutes, st.GRPCRoutes, func(o *gwv1.GRPCRoute) *gwv1.GRPCRouteStatus { return &o.Status }),
-		renderWithStatus(doc, "tlsroutes", "TLSRoute", in.TLSRoutes, st.TLSRoutes, func(o *gwv1.TLSRoute) *gwv1.TLSRouteStatus { return &o.Status }),
-		renderWithStatus(doc, "tcproutes", "TCPRoute", in.TCPRoutes, st.TCPRoutes, func(o *gwv1.TCPRoute) *gwv1.TCPRouteStatus { return &o.Status }),
-		renderWithStatus(doc, "udproutes", "UDPRoute", in.UDPRoutes, st.UDPRoutes, func(o *gwv1.UDPRoute) *gwv1.UDPRouteStatus { return &o.Status }),
-	)
+	}
+	for _, rk := range translator.RouteKinds {
+		errs = append(errs, renderRoutes(doc, rk, in, translator.RouteStatusesOf(st, rk.Kind())))
+	}
+	return cmp.Or(errs...)
 }
 
 // renderWithStatus adds under key, sorted, a copy of each object of kind
@@ -82,11 +81,44 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 // keeps it; only when there are some, so documents without that kind keep
 // their shape.
 func renderWithStatus[T interface {
-	metav1.Object
-	runtime.Object
+	object
 	DeepCopy() T
 }, S any](doc map[string][]any, key, kind string, objects []T, statuses map[types.NamespacedName]S, status func(T) *S) error {
-	if len(statuses) == 0 {
+	return renderSorted(doc, key, gwv1.GroupVersion.String(), kind, objects, input.SortedKeys(statuses), func(o T, nn types.NamespacedName) T {
+		c := o.DeepCopy()
+		*status(c) = statuses[nn]
+		return c
+	})
+}
+
+// renderRoutes is renderWithStatus for the routes of kind rk, under its
+// resource's name.
+func renderRoutes(doc map[string][]any, rk translator.RouteKind, in translator.Inputs, statuses translator.RouteStatuses) error {
+	var objects []object
+	for _, o := range rk.Objects(&in) {
+		if r, ok := o.(object); ok {
+			objects = append(objects, r)
+		}
+	}
+	r := rk.Resource()
+	return renderSorted(doc, r.Resource, r.GroupVersion().String(), string(rk.Kind()), objects, statuses.SortedKeys(), func(o object, nn types.NamespacedName) object {
+		c := o.DeepCopyObject().(object)
+		*rk.RouteStatus(c), _ = statuses.Get(nn)
+		return c
+	})
+}
+
+// object is an API object.
+type object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// renderSorted adds under key, in the order of names, what withStatus
+// makes of the object of each name (of apiVersion and kind); only when
+// there are names.
+func renderSorted[T object](doc map[string][]any, key, apiVersion, kind string, objects []T, names []types.NamespacedName, withStatus func(T, types.NamespacedName) T) error {
+	if len(names) == 0 {
 		return nil
 	}
 	byName := make(map[types.NamespacedName]T, len(objects))
@@ -94,10 +126,9 @@ func renderWithStatus[T interface {
 		byName[input.NameOf(o.GetNamespace(), o.GetName())] = o
 	}
 	doc[key] = []any{}
-	for _, nn := range input.SortedKeys(statuses) {
-		o := byName[nn].DeepCopy()
-		*status(o) = statuses[nn]
-		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(gwv1.GroupVersion.String(), kind))
+	for _, nn := range names {
+		o := withStatus(byName[nn], nn)
+		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
 		o.SetNamespace(nn.Namespace)
 		if err := appendJSON(doc, key, o); err != nil {
 			return fmt.Errorf("%s %s: %w", kind, nn, err)

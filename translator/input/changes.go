@@ -8,7 +8,8 @@ import (
 // Kind names one kind of input object.
 type Kind string
 
-// The kinds of Inputs, as Changes name them.
+// The kinds of Inputs, as Changes name them; the route kinds are with
+// their descriptions (RouteKinds).
 const (
 	KindBackendTLSPolicy Kind = "BackendTLSPolicy"
 	KindService          Kind = "Service"
@@ -17,12 +18,7 @@ const (
 	KindSecret           Kind = "Secret"
 	KindGatewayClass     Kind = "GatewayClass"
 	KindGateway          Kind = "Gateway"
-	KindHTTPRoute        Kind = "HTTPRoute"
-	KindGRPCRoute        Kind = "GRPCRoute"
-	KindTLSRoute         Kind = "TLSRoute"
-	KindTCPRoute         Kind = "TCPRoute"
 	KindListenerSet      Kind = "ListenerSet"
-	KindUDPRoute         Kind = "UDPRoute"
 	KindReferenceGrant   Kind = "ReferenceGrant"
 	KindNamespace        Kind = "Namespace"
 )

@@ -3,8 +3,8 @@ package input
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Index finds inputs by namespace/name in constant time, so that a
@@ -17,9 +17,9 @@ type Index struct {
 	// SlicesByService groups EndpointSlices by the Service named in their
 	// kubernetes.io/service-name label.
 	SlicesByService map[types.NamespacedName][]*discoveryv1.EndpointSlice
-	// GRPCBackends are the Service ports GRPCRoutes name as backends;
-	// StreamBackends those TLSRoutes and TCPRoutes name; DatagramBackends
-	// those UDPRoutes name.
+	// The Service ports routes name as backends, by family (each route
+	// kind's RouteKind.Backends): GRPCBackends reached over HTTP/2,
+	// StreamBackends over raw TCP streams, DatagramBackends over UDP.
 	GRPCBackends     RouteBackends
 	StreamBackends   RouteBackends
 	DatagramBackends RouteBackends
@@ -36,18 +36,15 @@ func NewIndex(in Inputs) *Index {
 		StreamBackends:   RouteBackends{},
 		DatagramBackends: RouteBackends{},
 	}
-	for _, r := range ByKey(in.TLSRoutes, func(r *gwv1.TLSRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
-		ix.StreamBackends.Add(TLSRouteBackends(r), 1)
-	}
-	for _, r := range ByKey(in.TCPRoutes, func(r *gwv1.TCPRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
-		ix.StreamBackends.Add(TCPRouteBackends(r), 1)
-	}
-	for _, r := range ByKey(in.UDPRoutes, func(r *gwv1.UDPRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
-		ix.DatagramBackends.Add(UDPRouteBackends(r), 1)
-	}
 	// The last object of a key wins, as everywhere.
-	for _, r := range ByKey(in.GRPCRoutes, func(r *gwv1.GRPCRoute) types.NamespacedName { return NameOf(r.Namespace, r.Name) }) {
-		ix.GRPCBackends.Add(GRPCRouteBackends(r), 1)
+	for _, rk := range RouteKinds {
+		counts := rk.Backends(ix)
+		if counts == nil {
+			continue
+		}
+		for _, r := range ByKey(rk.Objects(&in), func(o metav1.Object) types.NamespacedName { return NameOf(o.GetNamespace(), o.GetName()) }) {
+			counts.Add(rk.BackendPorts(r), 1)
+		}
 	}
 	for _, s := range in.Services {
 		ix.Services[NameOf(s.Namespace, s.Name)] = s

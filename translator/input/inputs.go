@@ -36,39 +36,10 @@ type Inputs struct {
 // Add appends obj to the list of its kind; false when it is of no input
 // kind.
 func (in *Inputs) Add(obj metav1.Object) bool {
-	switch o := obj.(type) {
-	case *gwv1.BackendTLSPolicy:
-		in.Policies = append(in.Policies, o)
-	case *corev1.Service:
-		in.Services = append(in.Services, o)
-	case *discoveryv1.EndpointSlice:
-		in.EndpointSlices = append(in.EndpointSlices, o)
-	case *corev1.ConfigMap:
-		in.ConfigMaps = append(in.ConfigMaps, o)
-	case *corev1.Secret:
-		in.Secrets = append(in.Secrets, o)
-	case *gwv1.GatewayClass:
-		in.GatewayClasses = append(in.GatewayClasses, o)
-	case *gwv1.Gateway:
-		in.Gateways = append(in.Gateways, o)
-	case *gwv1.HTTPRoute:
-		in.HTTPRoutes = append(in.HTTPRoutes, o)
-	case *gwv1.GRPCRoute:
-		in.GRPCRoutes = append(in.GRPCRoutes, o)
-	case *gwv1.TLSRoute:
-		in.TLSRoutes = append(in.TLSRoutes, o)
-	case *gwv1.TCPRoute:
-		in.TCPRoutes = append(in.TCPRoutes, o)
-	case *gwv1.ListenerSet:
-		in.ListenerSets = append(in.ListenerSets, o)
-	case *gwv1.UDPRoute:
-		in.UDPRoutes = append(in.UDPRoutes, o)
-	case *gwv1.ReferenceGrant:
-		in.ReferenceGrants = append(in.ReferenceGrants, o)
-	case *corev1.Namespace:
-		in.Namespaces = append(in.Namespaces, o)
-	default:
-		return false
+	for _, k := range ObjectKinds {
+		if k.Add(in, obj) {
+			return true
+		}
 	}
-	return true
+	return false
 }

@@ -5,10 +5,11 @@ import (
 )
 
 // RouteBackends counts, per Service port, the backendRefs of one family of
-// routes naming it; the Index keeps one for GRPCRoutes (those ports get a
-// cluster speaking HTTP/2, plan.GRPCClusterName) and one for TLSRoutes and
-// TCPRoutes (a raw cluster, plan.RawClusterName), each beside the port's
-// own, and one for UDPRoutes (the UDP port's only cluster,
+// routes naming it (RouteKind.Backends says which family a route kind
+// counts in); the Index keeps one for gRPC routes (those ports get a
+// cluster speaking HTTP/2, plan.GRPCClusterName) and one for TLS and TCP
+// routes (a raw cluster, plan.RawClusterName), each beside the port's
+// own, and one for UDP routes (the UDP port's only cluster,
 // plan.UDPClusterName). Counted from the objects alone, before any Gateway rule: a ref no
 // ReferenceGrant permits still counts (the extra cluster is harmless, and
 // a grant arriving later needs no recount).
@@ -29,32 +30,6 @@ func (g RouteBackends) Add(ports []ServicePort, sign int) []ServicePort {
 		}
 	}
 	return flipped
-}
-
-// GRPCRouteBackends are the Service ports a GRPCRoute's backendRefs name.
-func GRPCRouteBackends(r *gwv1.GRPCRoute) []ServicePort {
-	var refs []gwv1.BackendRef
-	for _, rule := range r.Spec.Rules {
-		for _, ref := range rule.BackendRefs {
-			refs = append(refs, ref.BackendRef)
-		}
-	}
-	return servicePortsOf(r.Namespace, refs)
-}
-
-// TLSRouteBackends are the Service ports a TLSRoute's backendRefs name.
-func TLSRouteBackends(r *gwv1.TLSRoute) []ServicePort {
-	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TLSRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
-}
-
-// TCPRouteBackends are the Service ports a TCPRoute's backendRefs name.
-func TCPRouteBackends(r *gwv1.TCPRoute) []ServicePort {
-	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.TCPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
-}
-
-// UDPRouteBackends are the Service ports a UDPRoute's backendRefs name.
-func UDPRouteBackends(r *gwv1.UDPRoute) []ServicePort {
-	return servicePortsOf(r.Namespace, RulesBackendRefs(r.Spec.Rules, func(rule gwv1.UDPRouteRule) []gwv1.BackendRef { return rule.BackendRefs }))
 }
 
 // RulesBackendRefs are the backendRefs of a stream route's rules, in order.
