@@ -46,10 +46,12 @@ func gatewayStatuses(reason string) translator.GatewayAPIStatuses {
 			Conditions: []metav1.Condition{cond("Accepted", "True"), cond("Programmed", "True")},
 			Listeners:  []gwv1.ListenerStatus{{Name: "https", Conditions: []metav1.Condition{cond("Conflicted", "False")}}},
 		}},
-		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{{Namespace: "edge", Name: "shop"}: {RouteStatus: accepted()}},
-		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{{Namespace: "edge", Name: "checkout"}: {RouteStatus: accepted()}},
-		TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{{Namespace: "edge", Name: "vault"}: {RouteStatus: accepted()}},
-		TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{{Namespace: "edge", Name: "db"}: {RouteStatus: accepted()}},
+		RouteStatusMaps: translator.RouteStatusMaps{
+			HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{{Namespace: "edge", Name: "shop"}: {RouteStatus: accepted()}},
+			GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{{Namespace: "edge", Name: "checkout"}: {RouteStatus: accepted()}},
+			TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{{Namespace: "edge", Name: "vault"}: {RouteStatus: accepted()}},
+			TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{{Namespace: "edge", Name: "db"}: {RouteStatus: accepted()}},
+		},
 	}
 }
 

@@ -105,7 +105,7 @@ func BenchmarkReportGatewayAPIOneChangeAmong10000Routes(b *testing.B) {
 		}
 	}
 	gateways := map[types.NamespacedName]gwv1.GatewayStatus{webGW: {Conditions: accepted("Accepted")}}
-	before := translator.GatewayAPIStatuses{Gateways: gateways, HTTPRoutes: routes}
+	before := translator.GatewayAPIStatuses{Gateways: gateways, RouteStatusMaps: translator.RouteStatusMaps{HTTPRoutes: routes}}
 	after := before
 	after.HTTPRoutes = maps.Clone(routes)
 	after.HTTPRoutes[types.NamespacedName{Namespace: "shop", Name: "r-00042"}] = gwv1.HTTPRouteStatus{RouteStatus: gwv1.RouteStatus{

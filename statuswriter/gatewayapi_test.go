@@ -78,24 +78,26 @@ func desiredStatuses(routeReason string) translator.GatewayAPIStatuses {
 			Conditions: accepted("Accepted"),
 			Listeners:  []gwv1.ListenerEntryStatus{{Name: "extra", SupportedKinds: []gwv1.RouteGroupKind{{Kind: "HTTPRoute"}}, Conditions: accepted("Accepted")}},
 		}},
-		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
-			// The translator's copy of another controller's entry may be
-			// stale: the live one must win.
-			parent(otherCn, "theirs", "Stale"),
-			parent(me, "web", routeReason),
-		}}}},
-		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
-			parent(otherCn, "theirs", "Stale"),
-			parent(me, "web", "gRPC"+routeReason),
-		}}}},
-		TLSRoutes: map[types.NamespacedName]gwv1.TLSRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
-			parent(otherCn, "theirs", "Stale"),
-			parent(me, "web", "TLS"+routeReason),
-		}}}},
-		TCPRoutes: map[types.NamespacedName]gwv1.TCPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
-			parent(otherCn, "theirs", "Stale"),
-			parent(me, "web", "TCP"+routeReason),
-		}}}},
+		RouteStatusMaps: translator.RouteStatusMaps{
+			HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+				// The translator's copy of another controller's entry may be
+				// stale: the live one must win.
+				parent(otherCn, "theirs", "Stale"),
+				parent(me, "web", routeReason),
+			}}}},
+			GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+				parent(otherCn, "theirs", "Stale"),
+				parent(me, "web", "gRPC"+routeReason),
+			}}}},
+			TLSRoutes: map[types.NamespacedName]gwv1.TLSRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+				parent(otherCn, "theirs", "Stale"),
+				parent(me, "web", "TLS"+routeReason),
+			}}}},
+			TCPRoutes: map[types.NamespacedName]gwv1.TCPRouteStatus{shopRT: {RouteStatus: gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{
+				parent(otherCn, "theirs", "Stale"),
+				parent(me, "web", "TCP"+routeReason),
+			}}}},
+		},
 	}
 }
 

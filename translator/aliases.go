@@ -16,6 +16,10 @@ import (
 // Inputs is everything the translator reads (input.Inputs).
 type Inputs = input.Inputs
 
+// RouteStatusMaps are the computed statuses of every route kind, a map
+// each (input.RouteStatusMaps; GatewayAPIStatuses holds them).
+type RouteStatusMaps = input.RouteStatusMaps
+
 // Kind, Change and Changes are what sources report (package input).
 type (
 	Kind    = input.Kind

@@ -114,17 +114,12 @@ type GatewayAPIStatuses struct {
 	GatewayClasses map[string]gwv1.GatewayClassStatus
 	// Gateways of those classes.
 	Gateways map[types.NamespacedName]gwv1.GatewayStatus
-	// HTTPRoutes with a parentRef to one of those Gateways.
-	HTTPRoutes map[types.NamespacedName]gwv1.HTTPRouteStatus
-	// GRPCRoutes with a parentRef to one of those Gateways.
-	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
-	// TLSRoutes and TCPRoutes with a parentRef to one of those Gateways.
-	TLSRoutes map[types.NamespacedName]gwv1.TLSRouteStatus
-	TCPRoutes map[types.NamespacedName]gwv1.TCPRouteStatus
 	// ListenerSets whose parentRef names one of those Gateways.
 	ListenerSets map[types.NamespacedName]gwv1.ListenerSetStatus
-	// UDPRoutes with a parentRef to one of those Gateways.
-	UDPRoutes map[types.NamespacedName]gwv1.UDPRouteStatus
+	// The routes of every kind with a parentRef to one of those Gateways
+	// (HTTPRoutes, GRPCRoutes, ...: a map per kind; RouteStatusesOf reads
+	// one kind through its description).
+	RouteStatusMaps
 }
 
 // ResourceChanges say which resources of an Output differ from those of

@@ -96,12 +96,6 @@ func (w *world) apply(c Change, u *update) bool {
 		return store(w.gateway.routes, nn, c.Object, deleted)
 	case KindGRPCRoute:
 		return w.applyGRPCRoute(c, nn, deleted, u)
-	case KindTLSRoute:
-		return applyStreamRoute(w, w.gateway.tlsRoutes, w.ix.StreamBackends, c, nn, deleted, u, input.TLSRouteBackends)
-	case KindTCPRoute:
-		return applyStreamRoute(w, w.gateway.tcpRoutes, w.ix.StreamBackends, c, nn, deleted, u, input.TCPRouteBackends)
-	case KindUDPRoute:
-		return applyStreamRoute(w, w.gateway.udpRoutes, w.ix.DatagramBackends, c, nn, deleted, u, input.UDPRouteBackends)
 	case KindListenerSet:
 		u.gateways = true
 		return store(w.gateway.sets, nn, c.Object, deleted)
@@ -111,6 +105,9 @@ func (w *world) apply(c Change, u *update) bool {
 	case KindNamespace:
 		u.gateways = true
 		return store(w.gateway.namespaces, c.Key, c.Object, deleted)
+	}
+	if rk, ok := input.RouteKindOf(c.Kind); ok && rk.Streams() {
+		return w.applyStreamRoute(rk, c, nn, deleted, u)
 	}
 	return false
 }
@@ -165,30 +162,32 @@ func (w *world) applyGRPCRoute(c Change, nn types.NamespacedName, deleted bool, 
 	return true
 }
 
-// applyStreamRoute stores a TLSRoute, TCPRoute or UDPRoute change: the
-// Gateway rules run whole (stream routes have no route table to patch),
-// and the Services whose ports it starts or stops naming (counted in
-// counts) are translated again: they gain or lose their raw or UDP cluster.
-func applyStreamRoute[R interface {
-	*gwv1.TLSRoute | *gwv1.TCPRoute | *gwv1.UDPRoute
-	metav1.Object
-}](w *world, routes map[types.NamespacedName]R, counts input.RouteBackends, c Change, nn types.NamespacedName, deleted bool, u *update, backends func(R) []input.ServicePort) bool {
-	r, ok := typed[R](c.Object, deleted)
-	if !ok {
+// applyStreamRoute stores a change to a stream route (rk.Streams: TLS,
+// TCP, UDP): the Gateway rules run whole (stream routes have no route
+// table to patch), and the Services whose ports it starts or stops naming
+// (counted in rk.Backends) are translated again: they gain or lose their
+// raw or UDP cluster.
+func (w *world) applyStreamRoute(rk input.RouteKind, c Change, nn types.NamespacedName, deleted bool, u *update) bool {
+	if !deleted && reflect.TypeOf(c.Object) != reflect.TypeOf(rk.New()) {
 		return false
+	}
+	routes, counts := w.gateway.streams[rk.Kind()], rk.Backends(w.ix)
+	if routes == nil {
+		routes = map[types.NamespacedName]metav1.Object{}
+		w.gateway.streams[rk.Kind()] = routes
 	}
 	u.gateways = true
 	var flipped []input.ServicePort
 	if old, found := routes[nn]; found {
-		flipped = append(flipped, counts.Add(backends(old), -1)...)
+		flipped = append(flipped, counts.Add(rk.BackendPorts(old), -1)...)
 	}
 	if !deleted {
-		flipped = append(flipped, counts.Add(backends(r), 1)...)
+		flipped = append(flipped, counts.Add(rk.BackendPorts(c.Object), 1)...)
 	}
 	for _, sp := range flipped {
 		u.services[sp.Service] = true
 	}
-	setOrDelete(routes, nn, r, deleted)
+	setOrDelete(routes, nn, c.Object, deleted)
 	return true
 }
 

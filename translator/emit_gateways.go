@@ -45,14 +45,10 @@ func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Conf
 		judged: res,
 		fleets: map[string]*FleetResources{},
 		statuses: GatewayAPIStatuses{
-			GatewayClasses: res.Classes,
-			Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
-			HTTPRoutes:     res.Routes,
-			GRPCRoutes:     res.GRPCRoutes,
-			TLSRoutes:      res.TLSRoutes,
-			TCPRoutes:      res.TCPRoutes,
-			ListenerSets:   map[types.NamespacedName]gwv1.ListenerSetStatus{},
-			UDPRoutes:      res.UDPRoutes,
+			GatewayClasses:  res.Classes,
+			Gateways:        map[types.NamespacedName]gwv1.GatewayStatus{},
+			ListenerSets:    map[types.NamespacedName]gwv1.ListenerSetStatus{},
+			RouteStatusMaps: res.RouteStatusMaps,
 		},
 		tables: map[types.NamespacedName][]*tableState{},
 	}

@@ -2,6 +2,7 @@ package translator
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -15,43 +16,49 @@ type gatewayObjects struct {
 	gateways   map[types.NamespacedName]*gwv1.Gateway
 	routes     map[types.NamespacedName]*gwv1.HTTPRoute
 	grpcRoutes map[types.NamespacedName]*gwv1.GRPCRoute
-	tlsRoutes  map[types.NamespacedName]*gwv1.TLSRoute
-	tcpRoutes  map[types.NamespacedName]*gwv1.TCPRoute
 	sets       map[types.NamespacedName]*gwv1.ListenerSet
-	udpRoutes  map[types.NamespacedName]*gwv1.UDPRoute
+	// streams are the stream routes (TLS, TCP, UDP) by kind, then key.
+	streams    map[Kind]map[types.NamespacedName]metav1.Object
 	grants     map[types.NamespacedName]*gwv1.ReferenceGrant
 	namespaces map[types.NamespacedName]*corev1.Namespace
 }
 
 func newGatewayObjects(in Inputs) gatewayObjects {
-	return gatewayObjects{
+	g := gatewayObjects{
 		classes:    input.ByKey(in.GatewayClasses, func(o *gwv1.GatewayClass) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 		gateways:   input.ByKey(in.Gateways, func(o *gwv1.Gateway) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		routes:     input.ByKey(in.HTTPRoutes, func(o *gwv1.HTTPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		grpcRoutes: input.ByKey(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
-		tlsRoutes:  input.ByKey(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
-		tcpRoutes:  input.ByKey(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		sets:       input.ByKey(in.ListenerSets, func(o *gwv1.ListenerSet) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
-		udpRoutes:  input.ByKey(in.UDPRoutes, func(o *gwv1.UDPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		streams:    map[Kind]map[types.NamespacedName]metav1.Object{},
 		grants:     input.ByKey(in.ReferenceGrants, func(o *gwv1.ReferenceGrant) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 		namespaces: input.ByKey(in.Namespaces, func(o *corev1.Namespace) types.NamespacedName { return types.NamespacedName{Name: o.Name} }),
 	}
+	for _, rk := range input.RouteKinds {
+		if rk.Streams() {
+			g.streams[rk.Kind()] = input.ByKey(rk.Objects(&in), input.NameOfObject)
+		}
+	}
+	return g
 }
 
 // inputs are the Gateway API objects as the Gateway rules read them.
 func (g gatewayObjects) inputs() Inputs {
-	return Inputs{
+	in := Inputs{
 		GatewayClasses:  input.ValuesOf(g.classes),
 		Gateways:        input.ValuesOf(g.gateways),
 		HTTPRoutes:      input.ValuesOf(g.routes),
 		GRPCRoutes:      input.ValuesOf(g.grpcRoutes),
-		TLSRoutes:       input.ValuesOf(g.tlsRoutes),
-		TCPRoutes:       input.ValuesOf(g.tcpRoutes),
 		ListenerSets:    input.ValuesOf(g.sets),
-		UDPRoutes:       input.ValuesOf(g.udpRoutes),
 		ReferenceGrants: input.ValuesOf(g.grants),
 		Namespaces:      input.ValuesOf(g.namespaces),
 	}
+	for _, rk := range input.RouteKinds {
+		for _, o := range input.ValuesOf(g.streams[rk.Kind()]) {
+			rk.Add(&in, o)
+		}
+	}
+	return in
 }
 
 // namesCA reports whether a Gateway's spec.tls.frontend names the

@@ -64,10 +64,10 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 		}
 	}
 	gw.fleets = fleets.M
+	routes := gw.statuses.RouteStatusMaps
+	routes.HTTPRoutes, routes.GRPCRoutes = routeStatuses, grpcStatuses
 	gw.statuses = GatewayAPIStatuses{GatewayClasses: gw.statuses.GatewayClasses,
-		Gateways: gatewayStatuses.M, HTTPRoutes: routeStatuses, GRPCRoutes: grpcStatuses,
-		TLSRoutes: gw.statuses.TLSRoutes, TCPRoutes: gw.statuses.TCPRoutes, ListenerSets: setStatuses.M,
-		UDPRoutes: gw.statuses.UDPRoutes}
+		Gateways: gatewayStatuses.M, ListenerSets: setStatuses.M, RouteStatusMaps: routes}
 	u.fleetsDirty = true
 	if u.changedFleets == nil {
 		u.changedFleets = map[string]bool{}

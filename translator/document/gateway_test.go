@@ -34,10 +34,12 @@ func TestRenderRoutesOfEachKindWithTheirStatus(t *testing.T) {
 			BackendRefs: []gwv1.BackendRef{{BackendObjectReference: gwv1.BackendObjectReference{Name: "postgres"}}}}}}}, {ObjectMeta: notOurs}},
 	}
 	out := translator.Output{GatewayAPI: translator.GatewayAPIStatuses{
-		HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{shop: {RouteStatus: parents("Accepted")}},
-		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{shop: {RouteStatus: parents("gRPC")}},
-		TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{shop: {RouteStatus: parents("TLS")}},
-		TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{shop: {RouteStatus: parents("TCP")}},
+		RouteStatusMaps: translator.RouteStatusMaps{
+			HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{shop: {RouteStatus: parents("Accepted")}},
+			GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{shop: {RouteStatus: parents("gRPC")}},
+			TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{shop: {RouteStatus: parents("TLS")}},
+			TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{shop: {RouteStatus: parents("TCP")}},
+		},
 	}}
 	raw, err := Render(in, out, FormatYAML)
 	if err != nil {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,9 +19,9 @@ type gatewayIndex struct {
 	gateways   []*gwv1.Gateway // sorted by namespace/name, unique
 	routes     []*gwv1.HTTPRoute
 	grpcRoutes []*gwv1.GRPCRoute
-	tlsRoutes  []*gwv1.TLSRoute
-	tcpRoutes  []*gwv1.TCPRoute
-	udpRoutes  []*gwv1.UDPRoute
+	// streams are the stream routes (TLS, TCP, UDP: input.RouteKinds
+	// that stream), by kind in that order, then by namespace/name.
+	streams    []metav1.Object
 	namespaces map[string]*corev1.Namespace
 	// grants are asked by certificates, CA and backend refs alike.
 	grants referencegrant.Grants
@@ -48,10 +49,12 @@ func newGatewayIndex(in input.Inputs, ix *input.Index) *gatewayIndex {
 	g.gateways = input.UniqueSorted(in.Gateways, func(o *gwv1.Gateway) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.routes = input.UniqueSorted(in.HTTPRoutes, func(o *gwv1.HTTPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	g.grpcRoutes = input.UniqueSorted(in.GRPCRoutes, func(o *gwv1.GRPCRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
-	g.tlsRoutes = input.UniqueSorted(in.TLSRoutes, func(o *gwv1.TLSRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
-	g.tcpRoutes = input.UniqueSorted(in.TCPRoutes, func(o *gwv1.TCPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
+	for _, rk := range input.RouteKinds {
+		if rk.Streams() {
+			g.streams = append(g.streams, input.UniqueSorted(rk.Objects(&in), input.NameOfObject)...)
+		}
+	}
 	g.indexListenerSets(in.ListenerSets)
-	g.udpRoutes = input.UniqueSorted(in.UDPRoutes, func(o *gwv1.UDPRoute) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) })
 	if len(g.gateways) > 0 {
 		for _, nn := range input.SortedKeys(ix.Services) {
 			svc := ix.Services[nn]

@@ -39,13 +39,8 @@ type Config struct {
 // and GRPCRoutes alone.
 type Result struct {
 	Classes map[string]gwv1.GatewayClassStatus
-	Routes  map[types.NamespacedName]gwv1.HTTPRouteStatus
-	// GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes are those routes'
-	// statuses, as Routes the HTTPRoutes'.
-	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
-	TLSRoutes  map[types.NamespacedName]gwv1.TLSRouteStatus
-	TCPRoutes  map[types.NamespacedName]gwv1.TCPRouteStatus
-	UDPRoutes  map[types.NamespacedName]gwv1.UDPRouteStatus
+	// The statuses of the routes of every kind, a map each.
+	input.RouteStatusMaps
 	// Gateways are the Gateways of our accepted classes, sorted by
 	// namespace/name.
 	Gateways []*Gateway
@@ -64,14 +59,10 @@ type Result struct {
 // route, and Judge attaches it to the listeners of ours it names.
 func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Result {
 	res := &Result{
-		Classes:    map[string]gwv1.GatewayClassStatus{},
-		Routes:     map[types.NamespacedName]gwv1.HTTPRouteStatus{},
-		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{},
-		TLSRoutes:  map[types.NamespacedName]gwv1.TLSRouteStatus{},
-		TCPRoutes:  map[types.NamespacedName]gwv1.TCPRouteStatus{},
-		UDPRoutes:  map[types.NamespacedName]gwv1.UDPRouteStatus{},
-		Reach:      map[input.ServicePort][]types.NamespacedName{},
-		cfg:        cfg,
+		Classes:         map[string]gwv1.GatewayClassStatus{},
+		RouteStatusMaps: input.NewRouteStatusMaps(),
+		Reach:           map[input.ServicePort][]types.NamespacedName{},
+		cfg:             cfg,
 	}
 	if len(in.GatewayClasses) == 0 {
 		return res
@@ -113,14 +104,8 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 	for _, r := range g.grpcRoutes {
 		judged = append(judged, route.JudgeGRPCRoute(r, ix, g.grants))
 	}
-	for _, r := range g.tlsRoutes {
-		judged = append(judged, route.JudgeTLSRoute(r, ix, g.grants))
-	}
-	for _, r := range g.tcpRoutes {
-		judged = append(judged, route.JudgeTCPRoute(r, ix, g.grants))
-	}
-	for _, r := range g.udpRoutes {
-		judged = append(judged, route.JudgeUDPRoute(r, ix, g.grants))
+	for _, r := range g.streams {
+		judged = append(judged, route.JudgeStream(r, ix, g.grants))
 	}
 	var entries []routeEntry
 	for _, rs := range judged {
@@ -193,16 +178,7 @@ func (gs *Gateway) RefuseBackendClientCertificate(why string) {
 
 // setStatus records a route's status under its kind.
 func (r *Result) setStatus(rs *route.Route, st gwv1.RouteStatus) {
-	switch rs.Kind {
-	case input.KindGRPCRoute:
-		r.GRPCRoutes[rs.Name] = gwv1.GRPCRouteStatus{RouteStatus: st}
-	case input.KindTLSRoute:
-		r.TLSRoutes[rs.Name] = gwv1.TLSRouteStatus{RouteStatus: st}
-	case input.KindTCPRoute:
-		r.TCPRoutes[rs.Name] = gwv1.TCPRouteStatus{RouteStatus: st}
-	case input.KindUDPRoute:
-		r.UDPRoutes[rs.Name] = gwv1.UDPRouteStatus{RouteStatus: st}
-	default:
-		r.Routes[rs.Name] = gwv1.HTTPRouteStatus{RouteStatus: st}
+	if rk, ok := input.RouteKindOf(rs.Kind); ok {
+		rk.Statuses(&r.RouteStatusMaps).Set(rs.Name, st)
 	}
 }

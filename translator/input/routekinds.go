@@ -3,6 +3,7 @@ package input
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -17,8 +18,8 @@ const (
 
 // RouteKind describes one route kind: what sources, informers, CRD
 // discovery, the status store and the status writer need of it, so that
-// adding a kind is a row of RouteKinds (and translator.RouteStatusKinds
-// for its computed statuses) plus its judging. Methods taking an object
+// adding a kind is a row of RouteKinds (with its fields of Inputs and
+// RouteStatusMaps) plus its judging. Methods taking an object
 // expect one of the kind (New's type); another yields nothing.
 type RouteKind interface {
 	ObjectKind
@@ -38,6 +39,29 @@ type RouteKind interface {
 	// Backends is the family of ix the kind's backend ports are counted
 	// in (see Index), nil when they need no cluster of their own.
 	Backends(ix *Index) RouteBackends
+	// Statuses are the kind's computed statuses among s.
+	Statuses(s *RouteStatusMaps) RouteStatuses
+	// Streams reports whether the kind forwards connections or datagrams
+	// (TLS, TCP, UDP) rather than requests: it has no route table to
+	// patch, and a change to one runs the Gateway rules whole.
+	Streams() bool
+}
+
+// RouteStatusMaps are the computed statuses of the routes of every kind,
+// a map each, typed as their objects keep them.
+type RouteStatusMaps struct {
+	HTTPRoutes map[types.NamespacedName]gwv1.HTTPRouteStatus
+	GRPCRoutes map[types.NamespacedName]gwv1.GRPCRouteStatus
+	TLSRoutes  map[types.NamespacedName]gwv1.TLSRouteStatus
+	TCPRoutes  map[types.NamespacedName]gwv1.TCPRouteStatus
+	UDPRoutes  map[types.NamespacedName]gwv1.UDPRouteStatus
+}
+
+// NewRouteStatusMaps has an empty map for every kind.
+func NewRouteStatusMaps() RouteStatusMaps {
+	return RouteStatusMaps{HTTPRoutes: map[types.NamespacedName]gwv1.HTTPRouteStatus{},
+		GRPCRoutes: map[types.NamespacedName]gwv1.GRPCRouteStatus{}, TLSRoutes: map[types.NamespacedName]gwv1.TLSRouteStatus{},
+		TCPRoutes: map[types.NamespacedName]gwv1.TCPRouteStatus{}, UDPRoutes: map[types.NamespacedName]gwv1.UDPRouteStatus{}}
 }
 
 // RouteKinds is every route kind the translator reads, one description
@@ -71,6 +95,7 @@ var (
 		},
 		// An HTTP backend is served by the port's own cluster.
 		backends: func(*Index) RouteBackends { return nil },
+		statuses: func(s *RouteStatusMaps) RouteStatuses { return statusMap[gwv1.HTTPRouteStatus]{&s.HTTPRoutes} },
 	}
 	grpcRoutes = routeKind[gwv1.GRPCRoute]{
 		objectKind: objectKind[gwv1.GRPCRoute]{KindGRPCRoute, func(in *Inputs) *[]*gwv1.GRPCRoute { return &in.GRPCRoutes }},
@@ -79,6 +104,7 @@ var (
 		status:     func(r *gwv1.GRPCRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
 		ports:      GRPCRouteBackends,
 		backends:   func(ix *Index) RouteBackends { return ix.GRPCBackends },
+		statuses:   func(s *RouteStatusMaps) RouteStatuses { return statusMap[gwv1.GRPCRouteStatus]{&s.GRPCRoutes} },
 	}
 	tlsRoutes = routeKind[gwv1.TLSRoute]{
 		objectKind: objectKind[gwv1.TLSRoute]{KindTLSRoute, func(in *Inputs) *[]*gwv1.TLSRoute { return &in.TLSRoutes }},
@@ -87,6 +113,8 @@ var (
 		status:     func(r *gwv1.TLSRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
 		ports:      TLSRouteBackends,
 		backends:   func(ix *Index) RouteBackends { return ix.StreamBackends },
+		statuses:   func(s *RouteStatusMaps) RouteStatuses { return statusMap[gwv1.TLSRouteStatus]{&s.TLSRoutes} },
+		streams:    true,
 	}
 	tcpRoutes = routeKind[gwv1.TCPRoute]{
 		objectKind: objectKind[gwv1.TCPRoute]{KindTCPRoute, func(in *Inputs) *[]*gwv1.TCPRoute { return &in.TCPRoutes }},
@@ -95,6 +123,8 @@ var (
 		status:     func(r *gwv1.TCPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
 		ports:      TCPRouteBackends,
 		backends:   func(ix *Index) RouteBackends { return ix.StreamBackends },
+		statuses:   func(s *RouteStatusMaps) RouteStatuses { return statusMap[gwv1.TCPRouteStatus]{&s.TCPRoutes} },
+		streams:    true,
 	}
 	udpRoutes = routeKind[gwv1.UDPRoute]{
 		objectKind: objectKind[gwv1.UDPRoute]{KindUDPRoute, func(in *Inputs) *[]*gwv1.UDPRoute { return &in.UDPRoutes }},
@@ -103,6 +133,8 @@ var (
 		status:     func(r *gwv1.UDPRoute) *gwv1.RouteStatus { return &r.Status.RouteStatus },
 		ports:      UDPRouteBackends,
 		backends:   func(ix *Index) RouteBackends { return ix.DatagramBackends },
+		statuses:   func(s *RouteStatusMaps) RouteStatuses { return statusMap[gwv1.UDPRouteStatus]{&s.UDPRoutes} },
+		streams:    true,
 	}
 )
 
@@ -140,6 +172,8 @@ type routeKind[X any] struct {
 	status   func(*X) *gwv1.RouteStatus
 	ports    func(*X) []ServicePort
 	backends func(*Index) RouteBackends
+	statuses func(*RouteStatusMaps) RouteStatuses
+	streams  bool
 }
 
 func (k routeKind[X]) Resource() schema.GroupVersionResource {
@@ -170,3 +204,10 @@ func (k routeKind[X]) RouteStatus(o metav1.Object) *gwv1.RouteStatus {
 }
 
 func (k routeKind[X]) Backends(ix *Index) RouteBackends { return k.backends(ix) }
+
+func (k routeKind[X]) Statuses(s *RouteStatusMaps) RouteStatuses { return k.statuses(s) }
+
+func (k routeKind[X]) Streams() bool { return k.streams }
+
+// NameOfObject is o's namespace/name key.
+func NameOfObject(o metav1.Object) types.NamespacedName { return NameOf(o.GetNamespace(), o.GetName()) }

@@ -1,6 +1,7 @@
 package route
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -46,6 +47,20 @@ func (rs *Route) judgeStream(refs []gwv1.BackendRef, ix *input.Index, grants ref
 // UDPRoutes carry datagrams: a route is its rules' backends (UDP ports of
 // Services), to which a UDP listener proxies each client session
 // (gateway/udpports.go).
+
+// JudgeStream judges a stream route of any kind (input.RouteKind.Streams);
+// nil for another object.
+func JudgeStream(o metav1.Object, ix *input.Index, grants referencegrant.Grants) *Route {
+	switch r := o.(type) {
+	case *gwv1.TLSRoute:
+		return JudgeTLSRoute(r, ix, grants)
+	case *gwv1.TCPRoute:
+		return JudgeTCPRoute(r, ix, grants)
+	case *gwv1.UDPRoute:
+		return JudgeUDPRoute(r, ix, grants)
+	}
+	return nil
+}
 
 // JudgeUDPRoute judges a UDPRoute's rules; it has no hostnames.
 func JudgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
