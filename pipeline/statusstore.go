@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
 // StatusStore is the StatusSink of directory mode, where statuses have no
@@ -62,13 +63,13 @@ func (s *StatusStore) Report(statuses map[types.NamespacedName]gwv1.PolicyStatus
 	changed := map[types.NamespacedName]bool{}
 	for key, st := range statuses {
 		before, existed := old[key]
-		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(translator.OurAncestors(before, s.controller), translator.OurAncestors(st, s.controller))) {
+		if existed && (sameSlice(before.Ancestors, st.Ancestors) || sameConditions(condition.OurAncestors(before, s.controller), condition.OurAncestors(st, s.controller))) {
 			continue
 		}
 		changed[key] = true
 	}
 	for _, key := range sortedKeys(changed) {
-		s.logPolicy(key, translator.OurAncestors(statuses[key], s.controller))
+		s.logPolicy(key, condition.OurAncestors(statuses[key], s.controller))
 	}
 	removed := map[types.NamespacedName]bool{}
 	for key := range old {

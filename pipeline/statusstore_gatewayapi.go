@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
 var _ GatewayAPISink = (*StatusStore)(nil)
@@ -76,8 +77,8 @@ func logRoutes(s *StatusStore, kind string, old, next translator.RouteStatuses) 
 	}
 	for _, nn := range next.SortedKeys() {
 		st, _ := next.Get(nn)
-		parents := translator.OurParents(st, s.controller)
-		if before, ok := old.Get(nn); !ok || !sameParents(translator.OurParents(before, s.controller), parents) {
+		parents := condition.OurParents(st, s.controller)
+		if before, ok := old.Get(nn); !ok || !sameParents(condition.OurParents(before, s.controller), parents) {
 			var conds []metav1.Condition
 			for _, p := range parents {
 				conds = append(conds, prefixed("parent "+ancestorName(p.ParentRef)+" ", p.Conditions)...)

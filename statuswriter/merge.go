@@ -4,7 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
 // needsWrite reports whether the live status's entries of controller differ
@@ -38,8 +38,8 @@ func mergeRoute(live, desired gwv1.RouteStatus, controller gwv1.GatewayControlle
 
 // entriesDiffer reports whether live's entries of controller differ from
 // desired's.
-func entriesDiffer[E translator.StatusEntry](live, desired []E, controller gwv1.GatewayController) bool {
-	a, b := translator.Ours(live, controller), translator.Ours(desired, controller)
+func entriesDiffer[E condition.StatusEntry](live, desired []E, controller gwv1.GatewayController) bool {
+	a, b := condition.Ours(live, controller), condition.Ours(desired, controller)
 	if len(a) == 0 && len(b) == 0 {
 		return false
 	}
@@ -51,12 +51,12 @@ func entriesDiffer[E translator.StatusEntry](live, desired []E, controller gwv1.
 // they are on the live object (the translator's copy of them may be
 // older); ours take the place of our first live entry, or go last when
 // there was none.
-func mergeEntries[E translator.StatusEntry](live, desired []E, controller gwv1.GatewayController) []E {
-	want := translator.Ours(desired, controller)
+func mergeEntries[E condition.StatusEntry](live, desired []E, controller gwv1.GatewayController) []E {
+	want := condition.Ours(desired, controller)
 	out := make([]E, 0, len(live)+len(want))
 	placed := false
 	for _, e := range live {
-		if translator.ControllerOf(e) != controller {
+		if condition.ControllerOf(e) != controller {
 			out = append(out, e)
 			continue
 		}

@@ -16,7 +16,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
-	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
 // liveCache is an apiCache that tells of changes as the informers do,
@@ -59,7 +59,7 @@ func policyReason(c *gwfake.Clientset, nn types.NamespacedName) string {
 	if !ok {
 		return ""
 	}
-	for _, a := range translator.OurAncestors(p.Status, me) {
+	for _, a := range condition.OurAncestors(p.Status, me) {
 		return a.Conditions[0].Reason
 	}
 	return ""

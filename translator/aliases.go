@@ -89,3 +89,27 @@ func ClusterName(service types.NamespacedName, port int32) string {
 func GatewayFleet(gw types.NamespacedName) string {
 	return plan.GatewayFleet(gw.Namespace, gw.Name)
 }
+
+// RouteKind describes one route kind (input.RouteKind); RouteKinds lists
+// every one, and RouteStatusesOf finds a kind's computed statuses.
+type RouteKind = input.RouteKind
+
+// RouteKinds is every route kind the translator reads.
+var RouteKinds = input.RouteKinds
+
+// RouteKindOf is the description of kind; false when it is no route kind.
+func RouteKindOf(kind Kind) (RouteKind, bool) { return input.RouteKindOf(kind) }
+
+// RouteStatuses are one route kind's computed statuses (input.RouteStatuses).
+type RouteStatuses = input.RouteStatuses
+
+// RouteStatusesOf are the statuses of the routes of kind among st; none
+// for a kind that is no route kind.
+func RouteStatusesOf(st GatewayAPIStatuses, kind Kind) RouteStatuses {
+	rk, ok := input.RouteKindOf(kind)
+	if !ok {
+		var none RouteStatusMaps
+		return input.RouteKinds[0].Statuses(&none)
+	}
+	return rk.Statuses(&st.RouteStatusMaps)
+}

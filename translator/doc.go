@@ -34,10 +34,9 @@
 //   - memory.go: the steps a Translator reuses across calls.
 //   - emit_gateways.go, ports.go, emit_policy.go: emitting a run of the
 //     Gateway rules, a Service port's cluster, a policy's TLS.
-//   - dataplane.go, routekinds.go, api.go, aliases.go: the public types
-//     and names (routekinds.go: each route kind's description and
-//     computed statuses, and the route parents and policy ancestors of
-//     ours).
+//   - dataplane.go, api.go, aliases.go: the public types and names
+//     (aliases.go also finds a route kind's computed statuses through its
+//     description: RouteStatusesOf).
 //
 // # Words
 //

@@ -16,7 +16,7 @@ var engineFiles = []string{
 	"update.go", "update_output.go", "routepatch.go", "rejudge.go", "changes.go",
 	"whole.go", "translator.go", "state.go", "gateway_objects.go", "memory.go",
 	"emit_gateways.go", "ports.go", "emit_policy.go",
-	"dataplane.go", "routekinds.go", "api.go", "aliases.go", "doc.go",
+	"dataplane.go", "api.go", "aliases.go", "doc.go",
 }
 
 // TestFilesReadDownward fails when a file of the engine names a type,

@@ -181,7 +181,7 @@ type serviceEntry struct {
 // the governor of every current verdict, by policy.
 func (m *memory) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
 	slices := ix.SlicesByService[nn]
-	variants := variantPorts(svc, nn, ix)
+	variants := ix.VariantPorts(svc, nn)
 	if e, ok := m.services.Get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.variants, variants) {
 		return e.ports
 	}
@@ -197,28 +197,6 @@ func (m *memory) servicePorts(svc *corev1.Service, nn types.NamespacedName, gove
 		m.services.Put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), variants: variants, ports: ports})
 	}
 	return ports
-}
-
-// variantPorts are the ports of svc that GRPCRoutes name, then -1, then
-// those TLSRoutes or TCPRoutes name, then -1, then those UDPRoutes name, in
-// spec order: what decides its clusters beside the ports' own. nil for
-// none (the common case costs no allocation).
-func variantPorts(svc *corev1.Service, nn types.NamespacedName, ix *input.Index) []int32 {
-	if len(ix.GRPCBackends) == 0 && len(ix.StreamBackends) == 0 && len(ix.DatagramBackends) == 0 {
-		return nil
-	}
-	var out []int32
-	for i, routes := range []input.RouteBackends{ix.GRPCBackends, ix.StreamBackends, ix.DatagramBackends} {
-		if i > 0 {
-			out = append(out, -1)
-		}
-		for _, p := range svc.Spec.Ports {
-			if routes[input.ServicePort{Service: nn, Port: p.Port}] > 0 {
-				out = append(out, p.Port)
-			}
-		}
-	}
-	return out
 }
 
 // governorOf is v's governor, from emitted or else the verdict memo

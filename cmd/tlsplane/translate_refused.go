@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/condition"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
 
@@ -44,7 +45,7 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 		}
 	}
 	for _, nn := range sorted(out.Statuses) {
-		for _, a := range translator.OurAncestors(out.Statuses[nn], controller) {
+		for _, a := range condition.OurAncestors(out.Statuses[nn], controller) {
 			add(fmt.Sprintf("BackendTLSPolicy %s (ancestor %s %s)", nn, kindOf(a.AncestorRef), a.AncestorRef.Name), a.Conditions)
 		}
 	}
@@ -68,7 +69,7 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 		routes := translator.RouteStatusesOf(st, rk.Kind())
 		for _, nn := range routes.SortedKeys() {
 			route, _ := routes.Get(nn)
-			for _, p := range translator.OurParents(route, controller) {
+			for _, p := range condition.OurParents(route, controller) {
 				add(fmt.Sprintf("%s %s (parent %s %s)", rk.Kind(), nn, kindOf(p.ParentRef), p.ParentRef.Name), p.Conditions)
 			}
 		}

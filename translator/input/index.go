@@ -90,3 +90,25 @@ func ProtocolOrTCP(p corev1.Protocol) corev1.Protocol {
 	}
 	return p
 }
+
+// VariantPorts are the ports of svc that GRPCRoutes name, then -1, then
+// those TLSRoutes or TCPRoutes name, then -1, then those UDPRoutes name, in
+// spec order: what decides its clusters beside the ports' own. nil for
+// none (the common case costs no allocation).
+func (ix *Index) VariantPorts(svc *corev1.Service, nn types.NamespacedName) []int32 {
+	if len(ix.GRPCBackends) == 0 && len(ix.StreamBackends) == 0 && len(ix.DatagramBackends) == 0 {
+		return nil
+	}
+	var out []int32
+	for i, routes := range []RouteBackends{ix.GRPCBackends, ix.StreamBackends, ix.DatagramBackends} {
+		if i > 0 {
+			out = append(out, -1)
+		}
+		for _, p := range svc.Spec.Ports {
+			if routes[ServicePort{Service: nn, Port: p.Port}] > 0 {
+				out = append(out, p.Port)
+			}
+		}
+	}
+	return out
+}
