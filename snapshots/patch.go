@@ -340,15 +340,9 @@ func (pt *patchable) commit(d *digests, gen uint64, v patchView) (*servedSnapsho
 		}
 		touched[resource.EndpointType] = append(touched[resource.EndpointType], name)
 	}
-	cds := pt.sums[resource.ClusterType].version()
 	snap := &servedSnapshot{
-		versions: map[string]string{
-			resource.ClusterType:  cds,
-			resource.EndpointType: hashOf(pt.sums[resource.EndpointType].version(), cds),
-			resource.SecretType:   pt.sums[resource.SecretType].version(),
-			resource.ListenerType: noneVersion,
-			resource.RouteType:    noneVersion,
-		},
+		versions: typeVersions(pt.sums[resource.ClusterType].version(),
+			pt.sums[resource.EndpointType].version(), pt.sums[resource.SecretType].version()),
 		byType: pt.snap.byType, VersionMap: pt.snap.VersionMap,
 	}
 	pt.snap, pt.gen = snap, gen

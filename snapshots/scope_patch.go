@@ -132,15 +132,9 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 			set(resource.SecretType, name, nil, "")
 		}
 	}
-	cds := s.sums[resource.ClusterType].version()
 	s.snap = &servedSnapshot{
-		versions: map[string]string{
-			resource.ClusterType:  cds,
-			resource.EndpointType: hashOf(s.sums[resource.EndpointType].version(), cds),
-			resource.SecretType:   s.sums[resource.SecretType].version(),
-			resource.ListenerType: noneVersion,
-			resource.RouteType:    noneVersion,
-		},
+		versions: typeVersions(s.sums[resource.ClusterType].version(),
+			s.sums[resource.EndpointType].version(), s.sums[resource.SecretType].version()),
 		byType: s.snap.byType, VersionMap: s.snap.VersionMap,
 	}
 	s.changed = changed

@@ -59,6 +59,19 @@ func typeVersion(enc []*digest) string { return sumOf(enc).version() }
 // noneVersion is the version of a type with no resources.
 var noneVersion = typeVersion(nil)
 
+// typeVersions are the per-type (SotW) versions of a fleet whose clusters,
+// load assignments and secrets have the content versions given: the load
+// assignments' also covers the clusters (see above).
+func typeVersions(clusters, endpoints, secrets string) map[string]string {
+	return map[string]string{
+		resource.ClusterType:  clusters,
+		resource.EndpointType: hashOf(endpoints, clusters),
+		resource.SecretType:   secrets,
+		resource.ListenerType: noneVersion,
+		resource.RouteType:    noneVersion,
+	}
+}
+
 // versions are the per-type (SotW) and per-resource (delta) versions of a
 // fleet's resources.
 type versions struct {
@@ -79,15 +92,8 @@ func versionsOf(d *digests, res fleetResources) (versions, error) {
 	if err != nil {
 		return versions{}, err
 	}
-	cds := typeVersion(clusters)
 	v := versions{
-		byType: map[string]string{
-			resource.ClusterType:  cds,
-			resource.EndpointType: hashOf(typeVersion(endpoints), cds),
-			resource.SecretType:   typeVersion(secrets),
-			resource.ListenerType: noneVersion,
-			resource.RouteType:    noneVersion,
-		},
+		byType: typeVersions(typeVersion(clusters), typeVersion(endpoints), typeVersion(secrets)),
 		byResource: map[string]map[string]string{
 			resource.ClusterType:  wireVersions(clusters),
 			resource.EndpointType: withReaders(endpoints, readers(res.clusters, clusters)),

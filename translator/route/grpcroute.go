@@ -18,41 +18,41 @@ import (
 // `grpc` route match: content-type application/grpc). Its backends are the
 // Service ports' HTTP/2 clusters (plan.GRPCClusterName).
 
-// JudgeGRPCRoute translates every rule and match of a GRPCRoute.
+// JudgeGRPCRoute translates every rule and match of a GRPCRoute: its
+// filters, backends and method matches (judgeRule).
 func JudgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, grants referencegrant.Grants) *Route {
 	rs := newRoute(input.KindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	var problems []string
-	for i, rule := range r.Spec.Rules {
-		base := plan.Route{}
-		var unsupported bool
-		unsupported, problems = rs.ruleFilters(i, grpcFilters(rule.Filters), &base, ix, grants, problems)
-		refs := make([]backendRef, 0, len(rule.BackendRefs))
-		for _, ref := range rule.BackendRefs {
-			refs = append(refs, backendRef{BackendRef: ref.BackendRef, filters: grpcFilters(ref.Filters)})
-		}
-		backends, ruleProblems := rs.ruleBackends(i, refs, ix, grants)
-		problems = append(problems, ruleProblems...)
-		sendTo(&base, backends, unsupported)
-		matches := rule.Matches
-		if len(matches) == 0 {
-			matches = []gwv1.GRPCRouteMatch{{}}
-		}
-		for j, m := range matches {
-			p := base
-			p.Name = plan.GRPCRouteMatchName(rs.Name.Namespace, rs.Name.Name, i, j)
-			mp, service, method, err := grpcMatchOf(m)
-			if err != nil {
-				rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))
-				continue
-			}
-			p.Match = mp
-			rs.Plans = append(rs.Plans, Ranked{Plan: p, Rank: rs.grpcRankOf(service, method, len(mp.Headers), i, j)})
-		}
+	for i, gr := range r.Spec.Rules {
+		problems = judgeRule(rs, i, rule[gwv1.GRPCRouteMatch]{
+			filters:  grpcFilters(gr.Filters),
+			backends: grpcBackendRefs(gr.BackendRefs),
+			matches:  gr.Matches,
+			name:     plan.GRPCRouteMatchName,
+			match:    rs.grpcMatch,
+		}, ix, grants, problems)
 	}
-	if len(problems) > 0 {
-		rs.ResolvedMsg = strings.Join(problems, "; ")
-	}
+	rs.resolved(problems)
 	return rs
+}
+
+// grpcMatch sets match j of rule i on p, ranked by service, method and
+// headers.
+func (rs *Route) grpcMatch(p *plan.Route, i, j int, m gwv1.GRPCRouteMatch) (Rank, error) {
+	mp, service, method, err := grpcMatchOf(m)
+	if err != nil {
+		return Rank{}, err
+	}
+	p.Match = mp
+	return rs.grpcRankOf(service, method, len(mp.Headers), i, j), nil
+}
+
+func grpcBackendRefs(refs []gwv1.GRPCBackendRef) []backendRef {
+	out := make([]backendRef, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, backendRef{BackendRef: ref.BackendRef, filters: grpcFilters(ref.Filters)})
+	}
+	return out
 }
 
 // grpcFilters are GRPCRoute filters as the HTTPRoute filters of the same

@@ -13,55 +13,60 @@ import (
 	"github.com/tlsplane/tlsplane/translator/referencegrant"
 )
 
-// JudgeHTTPRoute translates every rule and match of an HTTPRoute.
+// JudgeHTTPRoute translates every rule and match of an HTTPRoute: its
+// filters, retries and timeouts, backends and matches (judgeRule).
 func JudgeHTTPRoute(r *gwv1.HTTPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
 	rs := newRoute(input.KindHTTPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
 	var problems []string
-	for i, rule := range r.Spec.Rules {
-		base := plan.Route{}
-		var unsupported bool
-		unsupported, problems = rs.ruleFilters(i, rule.Filters, &base, ix, grants, problems)
-		if rule.Retry != nil {
-			if retry, timeout, err := ruleRetry(rule.Retry, rule.Timeouts); err != nil {
-				unsupported = true
-				rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].retry: %v", i, err))
-			} else {
-				base.Retry, base.Timeout = retry, timeout
-			}
-		} else if timeout, err := ruleTimeout(rule.Timeouts); err != nil {
-			unsupported = true
-			rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].timeouts: %v", i, err))
-		} else {
-			base.Timeout = timeout
-		}
-		backends, ruleProblems := rs.ruleBackends(i, httpBackendRefs(rule.BackendRefs), ix, grants)
-		problems = append(problems, ruleProblems...)
-		sendTo(&base, backends, unsupported)
-		matches := rule.Matches
-		if len(matches) == 0 {
-			matches = []gwv1.HTTPRouteMatch{{}}
-		}
-		for j, m := range matches {
-			p := base
-			p.Name = plan.HTTPRouteMatchName(rs.Name.Namespace, rs.Name.Name, i, j)
-			mp, err := matchOf(m)
-			if err != nil {
-				rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].matches[%d]: %v", i, j, err))
-				continue
-			}
-			p.Match = mp
-			if p.Rewrite != nil && p.Rewrite.Prefix != nil && mp.PathKind != plan.PathPrefix {
-				// The CRD refuses this; a route that slipped past it answers 500.
-				rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].matches[%d]: ReplacePrefixMatch needs a PathPrefix match", i, j))
-				p.Direct500, p.Backends = true, nil
-			}
-			rs.Plans = append(rs.Plans, Ranked{Plan: p, Rank: rs.rankOf(mp, i, j)})
-		}
+	for i, hr := range r.Spec.Rules {
+		problems = judgeRule(rs, i, rule[gwv1.HTTPRouteMatch]{
+			filters:  hr.Filters,
+			timing:   func(p *plan.Route) bool { return rs.ruleTiming(i, hr.Retry, hr.Timeouts, p) },
+			backends: httpBackendRefs(hr.BackendRefs),
+			matches:  hr.Matches,
+			name:     plan.HTTPRouteMatchName,
+			match:    rs.httpMatch,
+		}, ix, grants, problems)
 	}
-	if len(problems) > 0 {
-		rs.ResolvedMsg = strings.Join(problems, "; ")
-	}
+	rs.resolved(problems)
 	return rs
+}
+
+// ruleTiming sets rule i's retries and timeouts on p; it reports whether
+// they are not supported (the rule then answers 500).
+func (rs *Route) ruleTiming(i int, retry *gwv1.HTTPRouteRetry, timeouts *gwv1.HTTPRouteTimeouts, p *plan.Route) bool {
+	if retry != nil {
+		r, timeout, err := ruleRetry(retry, timeouts)
+		if err != nil {
+			rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].retry: %v", i, err))
+			return true
+		}
+		p.Retry, p.Timeout = r, timeout
+		return false
+	}
+	timeout, err := ruleTimeout(timeouts)
+	if err != nil {
+		rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].timeouts: %v", i, err))
+		return true
+	}
+	p.Timeout = timeout
+	return false
+}
+
+// httpMatch sets match j of rule i on p, ranked by path, method, headers
+// and query parameters.
+func (rs *Route) httpMatch(p *plan.Route, i, j int, m gwv1.HTTPRouteMatch) (Rank, error) {
+	mp, err := matchOf(m)
+	if err != nil {
+		return Rank{}, err
+	}
+	p.Match = mp
+	if p.Rewrite != nil && p.Rewrite.Prefix != nil && mp.PathKind != plan.PathPrefix {
+		// The CRD refuses this; a route that slipped past it answers 500.
+		rs.Unsupported = append(rs.Unsupported, fmt.Sprintf("rules[%d].matches[%d]: ReplacePrefixMatch needs a PathPrefix match", i, j))
+		p.Direct500, p.Backends = true, nil
+	}
+	return rs.rankOf(mp, i, j), nil
 }
 
 // ruleFilters applies a rule's filters to p; it reports whether one is

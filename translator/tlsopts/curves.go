@@ -1,10 +1,5 @@
 package tlsopts
 
-import (
-	"fmt"
-	"strings"
-)
-
 // ecdhCurves are the key-exchange groups tlsplane.io/ecdhCurves takes: the
 // five the issue names, each accepted by Envoy 1.40 (see ciphers.go for how
 // the tables were established). tls13Only groups are never negotiated in
@@ -60,15 +55,8 @@ func checkECDHCurve(name string) error {
 			return nil
 		}
 	}
-	if canonical, ok := curveAliases[name]; ok {
-		return fmt.Errorf("%s is spelled %q here", quoteValue(name), canonical)
-	}
-	for _, c := range ecdhCurves {
-		if strings.EqualFold(name, c.name) {
-			return fmt.Errorf("%s is not a curve tlsplane offers: did you mean %q?", quoteValue(name), c.name)
-		}
-	}
-	return fmt.Errorf("%s is not a curve tlsplane offers: use X25519MLKEM768, X25519, P-256, P-384 or P-521", quoteValue(name))
+	return unknownName(name, curveAliases, ecdhCurves, func(c ecdhCurve) string { return c.name },
+		"is not a curve tlsplane offers", ": use X25519MLKEM768, X25519, P-256, P-384 or P-521")
 }
 
 // curvesNeedTLS13 reports whether every curve named is TLS 1.3 only.

@@ -1,10 +1,5 @@
 package tlsopts
 
-import (
-	"fmt"
-	"strings"
-)
-
 // signatureAlgorithm is one name tlsplane.io/signatureAlgorithms takes: the
 // IANA-style names Envoy 1.40 accepts (see ciphers.go for how the tables were
 // established), with the TLS versions in which BoringSSL uses the algorithm
@@ -85,15 +80,8 @@ func lookupSignatureAlgorithm(name string) (signatureAlgorithm, bool) {
 }
 
 func unknownSignatureAlgorithm(name string) error {
-	if canonical, ok := sigalgAliases[name]; ok {
-		return fmt.Errorf("%s is spelled %q here", quoteValue(name), canonical)
-	}
-	for _, a := range signatureAlgorithms {
-		if strings.EqualFold(name, a.name) {
-			return fmt.Errorf("%s is not a signature algorithm Envoy 1.40 accepts: did you mean %q?", quoteValue(name), a.name)
-		}
-	}
-	return fmt.Errorf("%s is not a signature algorithm Envoy 1.40 accepts (names such as ecdsa_secp256r1_sha256, rsa_pss_rsae_sha256, ed25519)", quoteValue(name))
+	return unknownName(name, sigalgAliases, signatureAlgorithms, func(a signatureAlgorithm) string { return a.name },
+		"is not a signature algorithm Envoy 1.40 accepts", " (names such as ecdsa_secp256r1_sha256, rsa_pss_rsae_sha256, ed25519)")
 }
 
 // signatureAlgorithmsUsable reports whether any algorithm named can sign a
