@@ -102,14 +102,3 @@ func RouteKindOf(kind Kind) (RouteKind, bool) { return input.RouteKindOf(kind) }
 
 // RouteStatuses are one route kind's computed statuses (input.RouteStatuses).
 type RouteStatuses = input.RouteStatuses
-
-// RouteStatusesOf are the statuses of the routes of kind among st; none
-// for a kind that is no route kind.
-func RouteStatusesOf(st GatewayAPIStatuses, kind Kind) RouteStatuses {
-	rk, ok := input.RouteKindOf(kind)
-	if !ok {
-		var none RouteStatusMaps
-		return input.RouteKinds[0].Statuses(&none)
-	}
-	return rk.Statuses(&st.RouteStatusMaps)
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // Options are the control plane's settings that change translation.
@@ -120,6 +121,17 @@ type GatewayAPIStatuses struct {
 	// (HTTPRoutes, GRPCRoutes, ...: a map per kind; RouteStatusesOf reads
 	// one kind through its description).
 	RouteStatusMaps
+}
+
+// RouteStatusesOf are the statuses of the routes of kind among st; none
+// for a kind that is no route kind.
+func RouteStatusesOf(st GatewayAPIStatuses, kind Kind) RouteStatuses {
+	rk, ok := input.RouteKindOf(kind)
+	if !ok {
+		var none RouteStatusMaps
+		return input.RouteKinds[0].Statuses(&none)
+	}
+	return rk.Statuses(&st.RouteStatusMaps)
 }
 
 // ResourceChanges say which resources of an Output differ from those of

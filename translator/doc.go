@@ -35,8 +35,8 @@
 //   - emit_gateways.go, ports.go, emit_policy.go: emitting a run of the
 //     Gateway rules, a Service port's cluster, a policy's TLS.
 //   - dataplane.go, api.go, aliases.go: the public types and names
-//     (aliases.go also finds a route kind's computed statuses through its
-//     description: RouteStatusesOf).
+//     (api.go's RouteStatusesOf finds a route kind's computed statuses
+//     through its description).
 //
 // # Words
 //
