@@ -98,6 +98,15 @@ func (p *portOutput) unservedPort() backendtls.UnservedPort {
 	return backendtls.UnservedPort{Governor: p.policy.verdict, Number: p.number, Why: p.unserved}
 }
 
+// producers is each cluster's port output, by cluster name.
+func producers(produced []*portOutput) map[string]*portOutput {
+	m := make(map[string]*portOutput, len(produced))
+	for _, p := range produced {
+		m[p.cluster.Name] = p
+	}
+	return m
+}
+
 // portLookup finds a cluster's port output in producers.
 func portLookup(producers map[string]*portOutput) fleet.Lookup {
 	return func(name string) (fleet.Port, bool) {

@@ -82,10 +82,8 @@ type wholeTranslation struct {
 	winners  map[backendtls.Target]*backendtls.Verdict
 	gateways gatewayOutput
 	unserved map[types.NamespacedName][]backendtls.UnservedPort
-	// producers is the port output of each cluster.
-	producers map[string]*portOutput
-	out       Output
-	now       time.Time
+	out      Output
+	now      time.Time
 }
 
 // buildWorld makes the world of a whole translation, from its parts and
@@ -107,7 +105,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		winners:     winners,
 		ports:       make(map[types.NamespacedName][]portOutput, len(ix.Services)),
 		unserved:    map[types.NamespacedName][]backendtls.UnservedPort{},
-		producers:   wt.producers,
+		producers:   make(map[string]*portOutput, len(ix.Services)),
 		secrets:     make(map[string]*secretUse, len(wt.out.Secrets)),
 		warnings:    map[string]int{},
 		gateways:    gateways,
@@ -138,6 +136,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		if e, ok := m.services.Peek(nn); ok {
 			w.ports[nn] = e.ports
 			w.count(nn, e.ports, 1)
+			w.produce(e.ports, true)
 		}
 	}
 	for svc, ports := range wt.unserved {

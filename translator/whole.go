@@ -82,7 +82,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
 	if fleet.AnyPresents(gateways.judged) {
-		gateways.fleets, gateways.ownClusters, _ = fleet.MakeOwnClusters(gateways.judged, gateways.fleets, nil, t.fleetEmitter(), portLookup(b.producers), nil, everyFleet)
+		gateways.fleets, gateways.ownClusters, _ = fleet.MakeOwnClusters(gateways.judged, gateways.fleets, nil, t.fleetEmitter(), portLookup(producers(b.produced)), nil, everyFleet)
 		if warnings := fleet.Warnings(gateways.ownClusters); len(warnings) > 0 {
 			out.Warnings = append(out.Warnings, warnings...)
 			sort.Strings(out.Warnings)
@@ -114,7 +114,7 @@ func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls
 	out.Generation = t.generation
 	t.world = nil
 	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
-		gateways: gateways, unserved: b.unserved, producers: b.producers, out: *out, now: now}
+		gateways: gateways, unserved: b.unserved, out: *out, now: now}
 }
 
 // outputBuilder collects resources as ports are translated, then sorts them.
@@ -126,8 +126,10 @@ type outputBuilder struct {
 	origins map[string][]types.NamespacedName
 	// namespaces is each cluster's Service namespace.
 	namespaces map[string]string
-	// producers is each cluster's port output.
-	producers map[string]*portOutput
+	// produced are the port outputs with a cluster, in order: the fleets'
+	// own clusters look a few up by name (producers), so the map is made
+	// only when some Gateway presents a client certificate.
+	produced []*portOutput
 	// caNotAfter is each CA secret's earliest certificate expiry.
 	caNotAfter map[string]time.Time
 	warnings   []string
@@ -143,7 +145,7 @@ func newOutputBuilder(services int) *outputBuilder {
 		endpoints:  make([]*endpointv3.ClusterLoadAssignment, 0, services),
 		secrets:    make(map[string]*tlsv3.Secret, services),
 		namespaces: make(map[string]string, services),
-		producers:  make(map[string]*portOutput, services),
+		produced:   make([]*portOutput, 0, services),
 		origins:    make(map[string][]types.NamespacedName, 2*services),
 		caNotAfter: map[string]time.Time{},
 	}
@@ -172,7 +174,7 @@ func (b *outputBuilder) add(p *portOutput, svc types.NamespacedName) {
 	}
 	b.clusters = append(b.clusters, p.cluster)
 	b.namespaces[p.cluster.Name] = p.namespace
-	b.producers[p.cluster.Name] = p
+	b.produced = append(b.produced, p)
 	if p.endpoint != nil {
 		b.endpoints = append(b.endpoints, p.endpoint)
 	}
