@@ -171,11 +171,7 @@ func (w *world) applyStreamRoute(rk input.RouteKind, c Change, nn types.Namespac
 	if !deleted && reflect.TypeOf(c.Object) != reflect.TypeOf(rk.New()) {
 		return false
 	}
-	routes, counts := w.gateway.streams[rk.Kind()], rk.Backends(w.ix)
-	if routes == nil {
-		routes = map[types.NamespacedName]metav1.Object{}
-		w.gateway.streams[rk.Kind()] = routes
-	}
+	routes, counts := w.gateway.streams[rk.Kind()], rk.Backends(w.ix) // newGatewayObjects made a map per stream kind
 	u.gateways = true
 	var flipped []input.ServicePort
 	if old, found := routes[nn]; found {

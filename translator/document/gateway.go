@@ -123,7 +123,7 @@ func renderSorted[T object](doc map[string][]any, key, apiVersion, kind string, 
 	}
 	byName := make(map[types.NamespacedName]T, len(objects))
 	for _, o := range objects {
-		byName[input.NameOf(o.GetNamespace(), o.GetName())] = o
+		byName[input.NameOfObject(o)] = o
 	}
 	doc[key] = []any{}
 	for _, nn := range names {

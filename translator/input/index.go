@@ -42,7 +42,7 @@ func NewIndex(in Inputs) *Index {
 		if counts == nil {
 			continue
 		}
-		for _, r := range ByKey(rk.Objects(&in), func(o metav1.Object) types.NamespacedName { return NameOf(o.GetNamespace(), o.GetName()) }) {
+		for _, r := range ByKey(rk.Objects(&in), NameOfObject) {
 			counts.Add(rk.BackendPorts(r), 1)
 		}
 	}
@@ -74,6 +74,9 @@ func NameOf(namespace, name string) types.NamespacedName {
 	}
 	return types.NamespacedName{Namespace: namespace, Name: name}
 }
+
+// NameOfObject is o's namespace/name key (NameOf).
+func NameOfObject(o metav1.Object) types.NamespacedName { return NameOf(o.GetNamespace(), o.GetName()) }
 
 // ServicePort is one port (by number) of a Service: what a route reaches
 // and a cluster serves.

@@ -208,6 +208,3 @@ func (k routeKind[X]) Backends(ix *Index) RouteBackends { return k.backends(ix) 
 func (k routeKind[X]) Statuses(s *RouteStatusMaps) RouteStatuses { return k.statuses(s) }
 
 func (k routeKind[X]) Streams() bool { return k.streams }
-
-// NameOfObject is o's namespace/name key.
-func NameOfObject(o metav1.Object) types.NamespacedName { return NameOf(o.GetNamespace(), o.GetName()) }
