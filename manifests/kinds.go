@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -15,7 +16,7 @@ import (
 // skippedMessage is the end of the warning for a kind tlsplane does not
 // read; it lists every entry of kinds.
 var skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, " + routeKindNames() + ", ListenerSet and ReferenceGrant (" +
-	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
+	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), XBackend and XBackendTrafficPolicy (gateway.networking.x-k8s.io/v1alpha1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
 
 // routeKindNames lists every route kind (translator.RouteKinds).
 func routeKindNames() string {
@@ -61,6 +62,12 @@ var kinds = withRouteKinds(map[kindKey]kindReader{
 	{gwv1beta1.GroupVersion.String(), "ReferenceGrant"}: namespaced(func(in *translator.Inputs, o *gwv1.ReferenceGrant) {
 		o.APIVersion = gwv1.GroupVersion.String()
 		in.ReferenceGrants = append(in.ReferenceGrants, o)
+	}),
+	{gwxv1a1.GroupVersion.String(), "XBackend"}: namespaced(func(in *translator.Inputs, o *gwxv1a1.XBackend) {
+		in.XBackends = append(in.XBackends, o)
+	}),
+	{gwxv1a1.GroupVersion.String(), "XBackendTrafficPolicy"}: namespaced(func(in *translator.Inputs, o *gwxv1a1.XBackendTrafficPolicy) {
+		in.XBackendTrafficPolicies = append(in.XBackendTrafficPolicies, o)
 	}),
 	{"v1", "Service"}: namespaced(func(in *translator.Inputs, o *corev1.Service) {
 		in.Services = append(in.Services, o)

@@ -44,6 +44,9 @@ const (
 	KindUDPRoute         = input.KindUDPRoute
 	KindReferenceGrant   = input.KindReferenceGrant
 	KindNamespace        = input.KindNamespace
+
+	KindXBackend              = input.KindXBackend
+	KindXBackendTrafficPolicy = input.KindXBackendTrafficPolicy
 )
 
 // MaxConditionMessage is the API server's limit on a condition message.

@@ -8,6 +8,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
@@ -121,6 +122,10 @@ type GatewayAPIStatuses struct {
 	// (HTTPRoutes, GRPCRoutes, ...: a map per kind; RouteStatusesOf reads
 	// one kind through its description).
 	RouteStatusMaps
+	// XBackends a route of those reaches (status.parents: one entry per
+	// Gateway), and XBackendTrafficPolicies targeting a backend of theirs.
+	XBackends               map[types.NamespacedName]gwxv1a1.BackendStatus
+	XBackendTrafficPolicies map[types.NamespacedName]gwv1.PolicyStatus
 }
 
 // RouteStatusesOf are the statuses of the routes of kind among st; none

@@ -21,6 +21,9 @@ const (
 	KindListenerSet      Kind = "ListenerSet"
 	KindReferenceGrant   Kind = "ReferenceGrant"
 	KindNamespace        Kind = "Namespace"
+	// The experimental X-kinds (gateway.networking.x-k8s.io).
+	KindXBackend              Kind = "XBackend"
+	KindXBackendTrafficPolicy Kind = "XBackendTrafficPolicy"
 )
 
 // Change is one input object a source added, updated or deleted.

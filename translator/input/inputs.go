@@ -5,6 +5,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
 
 // Inputs is everything the translator reads: a plain, immutable set of
@@ -31,6 +32,12 @@ type Inputs struct {
 	UDPRoutes       []*gwv1.UDPRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
+
+	// External backends (GEP-4894, experimental channel): XBackends are
+	// backendRefs of routes in their namespace; XBackendTrafficPolicies
+	// shape the traffic to the Services and XBackends they target.
+	XBackends               []*gwxv1a1.XBackend
+	XBackendTrafficPolicies []*gwxv1a1.XBackendTrafficPolicy
 }
 
 // Add appends obj to the list of its kind; false when it is of no input

@@ -5,6 +5,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
 
 // ObjectKind describes one kind of Inputs: its name and its list there,
@@ -35,6 +36,8 @@ var ObjectKinds = []ObjectKind{
 	udpRoutes,
 	objectKind[gwv1.ReferenceGrant]{KindReferenceGrant, func(in *Inputs) *[]*gwv1.ReferenceGrant { return &in.ReferenceGrants }},
 	objectKind[corev1.Namespace]{KindNamespace, func(in *Inputs) *[]*corev1.Namespace { return &in.Namespaces }},
+	objectKind[gwxv1a1.XBackend]{KindXBackend, func(in *Inputs) *[]*gwxv1a1.XBackend { return &in.XBackends }},
+	objectKind[gwxv1a1.XBackendTrafficPolicy]{KindXBackendTrafficPolicy, func(in *Inputs) *[]*gwxv1a1.XBackendTrafficPolicy { return &in.XBackendTrafficPolicies }},
 }
 
 // objectKind is the ObjectKind of the objects of type *X, kept in the list
