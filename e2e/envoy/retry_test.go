@@ -28,6 +28,11 @@ const (
 	hostTimeout0 = "timeout-no-retry.example"
 	hostRefused  = "refused.retry.example"
 	hostRefused0 = "refused-no-retry.example"
+	hostOnce     = "once.retry.example"
+	// burst is the concurrent requests of the load case: half stall, and
+	// their retries stay within the cluster's default circuit breaker of 3
+	// concurrent retries (more overflow it and are answered 504 untried).
+	burst = 6
 )
 
 // TestHTTPRouteRetry: HTTPRouteRetryBackendTimeout (a try that outlives
@@ -56,6 +61,7 @@ func TestHTTPRouteRetry(t *testing.T) {
 		twoEndpointService("refused", refusedPort), twoEndpointSlice("refused", refusedPort),
 		route("timeout", hostTimeout, "stall", stallPort, object{"attempts": 2}, backendRequest),
 		route("timeout-no-retry", hostTimeout0, "stall", stallPort, nil, backendRequest),
+		route("once", hostOnce, "stall", stallPort, object{"attempts": 1}, backendRequest),
 		// The stanza alone: the spec asks for retries on connection errors
 		// whenever one is configured.
 		route("refused", hostRefused, "refused", refusedPort, object{}, nil),
@@ -79,7 +85,7 @@ func TestHTTPRouteRetry(t *testing.T) {
 		}
 	}
 	// Configured once the healthy backend answers on every route.
-	for host, be := range map[string]*backend{hostTimeout: healthyStall, hostTimeout0: healthyStall, hostRefused: healthyRefused, hostRefused0: healthyRefused} {
+	for host, be := range map[string]*backend{hostTimeout: healthyStall, hostTimeout0: healthyStall, hostRefused: healthyRefused, hostRefused0: healthyRefused, hostOnce: healthyStall} {
 		g.await(t, "the route of "+host, get(host), from(be))
 	}
 
@@ -105,6 +111,33 @@ func TestHTTPRouteRetry(t *testing.T) {
 		t.Logf("without retry: %s in %s", tally, time.Since(start).Round(time.Millisecond))
 		if tally.status[504] == 0 || tally.ok[healthyStall.name] == 0 {
 			t.Errorf("without a retry stanza the stalled endpoint's requests must be answered 504 and the others 200: %s", tally)
+		}
+	})
+
+	// Under concurrent requests round robin alone may send a retry back to
+	// the endpoint that just stalled (another request took the healthy
+	// pick in between): the retry must go to another endpoint.
+	t.Run("retry-avoids-the-endpoint-that-failed", func(t *testing.T) {
+		cluster := clusterIn(retryNS, "stall", stallPort)
+		before := clusterStats(t, envoy, cluster)
+		results := make(chan tally, burst)
+		for range burst {
+			go func() { results <- sendEach(t, get(hostOnce), 1) }()
+		}
+		all := tally{ok: map[string]int{}, status: map[int]int{}}
+		for range burst {
+			r := <-results
+			for k, v := range r.ok {
+				all.ok[k] += v
+			}
+			for k, v := range r.status {
+				all.status[k] += v
+			}
+			all.errs = append(all.errs, r.errs...)
+		}
+		t.Logf("%d concurrent requests, one retry each: %s; Envoy: %s", burst, all, statDelta(before, clusterStats(t, envoy, cluster)))
+		if all.other() > 0 || all.ok[healthyStall.name] != burst {
+			t.Errorf("with one retry every request must be answered by %s: %s", healthyStall.name, all)
 		}
 	})
 
@@ -262,7 +295,7 @@ func clusterStats(t *testing.T, envoy *harness.Envoy, cluster string) map[string
 // statDelta names the retry and failure counters that moved.
 func statDelta(before, after map[string]int64) string {
 	var s string
-	for _, k := range []string{"upstream_rq_retry", "upstream_rq_retry_success", "upstream_rq_per_try_timeout", "upstream_rq_timeout", "upstream_cx_connect_fail", "upstream_rq_504", "upstream_rq_503"} {
+	for _, k := range []string{"upstream_rq_retry", "upstream_rq_retry_success", "upstream_rq_retry_overflow", "upstream_rq_per_try_timeout", "upstream_rq_timeout", "upstream_cx_connect_fail", "upstream_rq_504", "upstream_rq_503"} {
 		if d := after[k] - before[k]; d != 0 {
 			s += fmt.Sprintf(" %s+%d", k, d)
 		}
