@@ -1,10 +1,12 @@
 package envoy
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,7 @@ const (
 	hostRefused  = "refused.retry.example"
 	hostRefused0 = "refused-no-retry.example"
 	hostOnce     = "once.retry.example"
+	hostFlaky    = "flaky.retry.example"
 	// burst is the concurrent requests of the load case: half stall, and
 	// their retries stay within the cluster's default circuit breaker of 3
 	// concurrent retries (more overflow it and are answered 504 untried).
@@ -38,7 +41,9 @@ const (
 // TestHTTPRouteRetry: HTTPRouteRetryBackendTimeout (a try that outlives
 // timeouts.backendRequest is retried on another endpoint; without the
 // retry stanza it is answered 504) and HTTPRouteRetryConnectionError (a
-// refused connection is retried; without the stanza it is answered 503).
+// refused connection is retried; without the stanza it is answered 503);
+// under concurrent requests a retry still avoids the endpoint that failed,
+// and a Service of one endpoint still retries it (a reset connection).
 func TestHTTPRouteRetry(t *testing.T) {
 	e := newEnvIn(t, "GRPC", "retry")
 	e.serveArgs = []string{"--listener-address", "127.0.0.1", "--gateway-api-channel", "experimental"}
@@ -46,6 +51,8 @@ func TestHTTPRouteRetry(t *testing.T) {
 	healthyStall := startBackend(t, e, "retry-after-stall", backendOpts{plain: true, port: stallPort})
 	healthyRefused := startBackend(t, e, "retry-after-refused", backendOpts{plain: true, port: refusedPort})
 	stall := startStallingBackend(t, net.JoinHostPort("127.0.0.2", strconv.Itoa(stallPort)))
+	flakyPort := harness.FreePort(t)
+	flaky := startFlakyBackend(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(flakyPort)))
 	// Nothing listens on 127.0.0.2:refusedPort: every connection there is refused.
 
 	listenerPort := harness.FreePort(t)
@@ -57,8 +64,9 @@ func TestHTTPRouteRetry(t *testing.T) {
 	writeManifests(t, e.manifestDir, "retry",
 		gatewayClass(gwClass, controller),
 		addressed(gateway(retryNS, "edge", gwClass, gwListener{name: "http", protocol: "HTTP", port: listenerPort})),
-		twoEndpointService("stall", stallPort), twoEndpointSlice("stall", stallPort),
-		twoEndpointService("refused", refusedPort), twoEndpointSlice("refused", refusedPort),
+		retryService("stall", stallPort), endpointSlice("stall", stallPort, "127.0.0.1", "127.0.0.2"),
+		retryService("refused", refusedPort), endpointSlice("refused", refusedPort, "127.0.0.1", "127.0.0.2"),
+		retryService("flaky", flakyPort), endpointSlice("flaky", flakyPort, "127.0.0.1"),
 		route("timeout", hostTimeout, "stall", stallPort, object{"attempts": 2}, backendRequest),
 		route("timeout-no-retry", hostTimeout0, "stall", stallPort, nil, backendRequest),
 		route("once", hostOnce, "stall", stallPort, object{"attempts": 1}, backendRequest),
@@ -66,6 +74,7 @@ func TestHTTPRouteRetry(t *testing.T) {
 		// whenever one is configured.
 		route("refused", hostRefused, "refused", refusedPort, object{}, nil),
 		route("refused-no-retry", hostRefused0, "refused", refusedPort, nil, nil),
+		route("flaky", hostFlaky, "flaky", flakyPort, object{"attempts": 1}, nil),
 	)
 	e.startTLSPlane(t)
 	envoy := harness.StartEnvoy(t, harness.EnvoyOptions{
@@ -88,6 +97,7 @@ func TestHTTPRouteRetry(t *testing.T) {
 	for host, be := range map[string]*backend{hostTimeout: healthyStall, hostTimeout0: healthyStall, hostRefused: healthyRefused, hostRefused0: healthyRefused, hostOnce: healthyStall} {
 		g.await(t, "the route of "+host, get(host), from(be))
 	}
+	g.await(t, "the route of "+hostFlaky, get(hostFlaky), from(&backend{name: flakyName}))
 
 	t.Run("backend-timeout", func(t *testing.T) {
 		cluster := clusterIn(retryNS, "stall", stallPort)
@@ -163,11 +173,26 @@ func TestHTTPRouteRetry(t *testing.T) {
 			t.Errorf("without a retry stanza the refused endpoint's requests must be answered 503 and the others 200: %s", tally)
 		}
 	})
+
+	// A Service of one endpoint: a retry, finding no endpoint the request
+	// has not tried, goes back to the same one (the conformance suite's
+	// HTTPRouteRetry relies on it: its backend has one replica).
+	t.Run("single-endpoint-retried", func(t *testing.T) {
+		accepted := flaky.accepted.Load()
+		tally := sendEach(t, get(hostFlaky), retryTries)
+		t.Logf("with one retry: %s; the flaky endpoint accepted %d connections", tally, flaky.accepted.Load()-accepted)
+		if tally.other() > 0 || tally.ok[flakyName] != retryTries {
+			t.Errorf("every request must be answered by %s after one retry: %s", flakyName, tally)
+		}
+		if n := flaky.accepted.Load() - accepted; n < 2*retryTries-1 {
+			t.Errorf("the flaky endpoint accepted %d connections for %d requests: their first tries were not reset and retried", n, retryTries)
+		}
+	})
 }
 
-// twoEndpointService is a ClusterIP Service of namespace retry whose port
-// is the backends' port.
-func twoEndpointService(name string, port int) object {
+// retryService is a ClusterIP Service of namespace retry whose port is the
+// backends' port.
+func retryService(name string, port int) object {
 	return object{
 		"apiVersion": "v1", "kind": "Service",
 		"metadata": object{"namespace": retryNS, "name": name},
@@ -175,20 +200,68 @@ func twoEndpointService(name string, port int) object {
 	}
 }
 
-// twoEndpointSlice puts the Service's port on 127.0.0.1 (the healthy
-// backend) and 127.0.0.2 (the faulty endpoint), both ready.
-func twoEndpointSlice(svc string, port int) object {
-	ready := object{"ready": true}
+// endpointSlice puts the Service's port on each address, every endpoint
+// ready.
+func endpointSlice(svc string, port int, addresses ...string) object {
+	var endpoints []object
+	for _, a := range addresses {
+		endpoints = append(endpoints, object{"addresses": []string{a}, "conditions": object{"ready": true}})
+	}
 	return object{
 		"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
 		"metadata":    object{"namespace": retryNS, "name": svc + "-e2e", "labels": object{"kubernetes.io/service-name": svc}},
 		"addressType": "IPv4",
-		"endpoints": []object{
-			{"addresses": []string{"127.0.0.1"}, "conditions": ready},
-			{"addresses": []string{"127.0.0.2"}, "conditions": ready},
-		},
-		"ports": []object{{"name": "http", "port": port, "protocol": "TCP"}},
+		"endpoints":   endpoints,
+		"ports":       []object{{"name": "http", "port": port, "protocol": "TCP"}},
 	}
+}
+
+// flakyName is the name the flaky backend's answers echo.
+const flakyName = "retry-flaky"
+
+// flakyBackend resets every other connection it accepts (the first, the
+// third, …) and answers the others with one 200 echo, closing them after.
+type flakyBackend struct {
+	accepted atomic.Int64
+}
+
+func startFlakyBackend(t *testing.T, addr string) *flakyBackend {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("flaky backend on %s: %v", addr, err)
+	}
+	f := &flakyBackend{}
+	body := `{"name":"` + flakyName + `"}`
+	answer := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	var conns sync.WaitGroup
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := f.accepted.Add(1)
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				if n%2 == 1 {
+					_ = c.(*net.TCPConn).SetLinger(0) // Close sends RST
+					return
+				}
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+					_, _ = io.WriteString(c, answer)
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		conns.Wait()
+	})
+	return f
 }
 
 // stallingBackend accepts connections and reads requests but never
