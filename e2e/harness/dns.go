@@ -40,7 +40,7 @@ const (
 
 // StartDNS starts CoreDNS on a free loopback port serving records, and
 // waits until it answers over UDP and TCP. Its Corefile, hosts file and
-// log go to logDir.
+// log go to logDir (Corefile, coredns.hosts, coredns.log): one per logDir.
 func StartDNS(t testing.TB, logDir string, records DNSRecords) *DNS {
 	t.Helper()
 	bin := CoreDNSBin(t)
