@@ -88,6 +88,8 @@ type routeRule struct {
 	matches  []pathMatch
 	filters  []object
 	backends []backendRef
+	// retry and timeouts are the rule's stanzas as written; nil: none.
+	retry, timeouts object
 }
 
 // httpRoute attaches to one listener (sectionName) of one Gateway.
@@ -112,6 +114,12 @@ func (r httpRoute) object() object {
 		}
 		if len(rule.filters) > 0 {
 			o["filters"] = rule.filters
+		}
+		if rule.retry != nil {
+			o["retry"] = rule.retry
+		}
+		if rule.timeouts != nil {
+			o["timeouts"] = rule.timeouts
 		}
 		var refs []object
 		for _, b := range rule.backends {

@@ -20,9 +20,13 @@ const (
 
 // ExperimentalFeatures are the features, beyond SupportedFeatures, that
 // tlsplane claims on the experimental channel: each rests on a field the
-// standard channel's CRDs prune. Sorted.
+// standard channel's CRDs prune (an HTTPRoute rule's retry). Sorted. The
+// conformance suite has tests for HTTPRouteRetry only; the other two are
+// proven by e2e/envoy's TestHTTPRouteRetry.
 var ExperimentalFeatures = []gwv1.FeatureName{
 	"HTTPRouteRetry",
+	"HTTPRouteRetryBackendTimeout",
+	"HTTPRouteRetryConnectionError",
 }
 
 // ParseChannel reads the value of --gateway-api-channel; empty is standard.
