@@ -15,7 +15,7 @@ import (
 var engineFiles = []string{
 	"update.go", "update_output.go", "routepatch.go", "rejudge.go", "changes.go",
 	"whole.go", "translator.go", "state.go", "gateway_objects.go", "memory.go",
-	"emit_gateways.go", "ports.go", "emit_policy.go",
+	"emit_gateways.go", "ports.go", "emit_policy.go", "traffic.go",
 	"dataplane.go", "api.go", "aliases.go", "doc.go",
 }
 

@@ -47,6 +47,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	t.begin(opts)
 	defer t.done()
 	ix := input.NewIndex(in)
+	t.traffic = judgeTraffic(in, ix)
 	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*backendtls.Verdict, 0, len(policies))
 	// A remembering Translator finds each governor in its verdict memo;
@@ -89,6 +90,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		}
 	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
+	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged.Reach, ix, t.policyConfig.ControllerName, stamp)
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
 	}
@@ -113,6 +115,12 @@ func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls
 	t.generation++
 	out.Generation = t.generation
 	t.world = nil
+	if len(in.XBackendTrafficPolicies) > 0 {
+		// Update does not yet follow what these policies reach: every
+		// change is translated whole while one exists.
+		t.whole = nil
+		return
+	}
 	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
 		gateways: gateways, unserved: b.unserved, out: *out, now: now}
 }
