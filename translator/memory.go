@@ -305,8 +305,6 @@ func samePointers[T any](a, b []*T) bool {
 
 func equalPorts(a, b []int32) bool { return slices.Equal(a, b) }
 
-func sameBudget(a, b *plan.RetryBudget) bool { return a == b || a != nil && b != nil && *a == *b }
-
 // presentable: Envoy would accept presenting the certificate.
 func presentable(c *plan.ClientCertificate) error {
 	_, err := envoy.ClientCertificateSecret(c)

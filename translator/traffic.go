@@ -1,6 +1,7 @@
 package translator
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
@@ -98,3 +100,57 @@ func (tr *traffic) statuses(reach map[input.ServicePort][]types.NamespacedName, 
 	}
 	return out
 }
+
+// trafficObjects are the XBackendTrafficPolicies by key (the last of a key
+// wins, as Judge keeps them) and the XBackends they may target.
+type trafficObjects struct {
+	policies  map[types.NamespacedName]*gwxv1a1.XBackendTrafficPolicy
+	xbackends []*gwxv1a1.XBackend
+}
+
+func newTrafficObjects(in Inputs) trafficObjects {
+	return trafficObjects{
+		policies:  input.ByKey(in.XBackendTrafficPolicies, func(o *gwxv1a1.XBackendTrafficPolicy) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
+		xbackends: in.XBackends,
+	}
+}
+
+// set stores a policy, or deletes it when p is nil.
+func (o trafficObjects) set(nn types.NamespacedName, p *gwxv1a1.XBackendTrafficPolicy) {
+	if p == nil {
+		delete(o.policies, nn)
+		return
+	}
+	o.policies[nn] = p
+}
+
+// inputs are the objects as judgeTraffic reads them.
+func (o trafficObjects) inputs() Inputs {
+	return Inputs{XBackendTrafficPolicies: input.ValuesOf(o.policies), XBackends: o.xbackends}
+}
+
+// budgetsChanged lists the Services whose retry budget differs between
+// two judgements.
+func budgetsChanged(before, after traffic) []types.NamespacedName {
+	var out []types.NamespacedName
+	seen := map[trafficpolicy.Target]bool{}
+	for _, res := range []*trafficpolicy.Result{before.judged, after.judged} {
+		for _, t := range res.Governed() {
+			if seen[t] || !t.IsService() {
+				continue
+			}
+			seen[t] = true
+			if !sameBudget(before.retryBudgetOf(t), after.retryBudgetOf(t)) {
+				out = append(out, t.NamespacedName())
+			}
+		}
+	}
+	return out
+}
+
+// sameSessions: the two maps name the same clusters with equal sessions.
+func sameSessions(a, b map[string]*plan.Session) bool {
+	return maps.EqualFunc(a, b, func(x, y *plan.Session) bool { return *x == *y })
+}
+
+func sameBudget(a, b *plan.RetryBudget) bool { return a == b || a != nil && b != nil && *a == *b }

@@ -115,12 +115,6 @@ func (t *Translator) remember(in Inputs, ix *input.Index, verdicts []*backendtls
 	t.generation++
 	out.Generation = t.generation
 	t.world = nil
-	if len(in.XBackendTrafficPolicies) > 0 {
-		// Update does not yet follow what these policies reach: every
-		// change is translated whole while one exists.
-		t.whole = nil
-		return
-	}
 	t.whole = &wholeTranslation{in: in, ix: ix, verdicts: verdicts, byPolicy: byPolicy, winners: winners,
 		gateways: gateways, unserved: b.unserved, out: *out, now: now}
 }
