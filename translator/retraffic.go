@@ -12,6 +12,9 @@ import (
 func (t *Translator) rejudgeTraffic(u *update) {
 	w := t.world
 	before := t.traffic
+	if before.judged == nil && len(w.traffic.policies) == 0 {
+		return // none before, none now
+	}
 	t.traffic = judgeTraffic(w.traffic.inputs(), w.ix)
 	for _, svc := range budgetsChanged(before, t.traffic) {
 		u.services[svc] = true

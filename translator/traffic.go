@@ -27,6 +27,9 @@ type traffic struct {
 // judgeTraffic judges the XBackendTrafficPolicies, for this call's Service
 // ports and route tables.
 func judgeTraffic(in Inputs, ix *input.Index) traffic {
+	if len(in.XBackendTrafficPolicies) == 0 {
+		return traffic{} // the common case costs nothing
+	}
 	res := trafficpolicy.Judge(in.XBackendTrafficPolicies, ix.Services, in.XBackends)
 	var sessions map[string]*plan.Session
 	for _, t := range res.Governed() {
