@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/input"
@@ -96,6 +97,11 @@ func (w *world) apply(c Change, u *update) bool {
 		return store(w.gateway.routes, nn, c.Object, deleted)
 	case KindGRPCRoute:
 		return w.applyGRPCRoute(c, nn, deleted, u)
+	case KindXBackendTrafficPolicy:
+		// What it reaches is found by judging them all again (retraffic.go).
+		p, ok := typed[*gwxv1a1.XBackendTrafficPolicy](c.Object, deleted)
+		w.traffic.set(nn, p)
+		return ok
 	case KindListenerSet:
 		u.gateways = true
 		return store(w.gateway.sets, nn, c.Object, deleted)

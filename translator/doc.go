@@ -34,6 +34,9 @@
 //   - memory.go: the steps a Translator reuses across calls.
 //   - emit_gateways.go, ports.go, emit_policy.go: emitting a run of the
 //     Gateway rules, a Service port's cluster, a policy's TLS.
+//   - traffic.go: the XBackendTrafficPolicies judged (package
+//     trafficpolicy): the retry budgets of Service ports, the sessions of
+//     route tables, the policies' statuses.
 //   - dataplane.go, api.go, aliases.go: the public types and names
 //     (api.go's RouteStatusesOf finds a route kind's computed statuses
 //     through its description).

@@ -54,7 +54,7 @@ func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Conf
 	}
 	for _, gs := range res.Gateways {
 		refuseUnservableCertificate(gs, e.clientCertificateRules)
-		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress)
+		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress, e.traffic.sessions)
 		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
 		out.tables[gs.Name()] = tables
@@ -71,8 +71,9 @@ func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Conf
 // emitFleet builds a Gateway's listeners, route configurations and
 // certificates. A listener Envoy would reject is left out, with its
 // routes, so the rest is still served; refused says why, per socket, for
-// the Gateway's status, and a warning names it.
-func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableState, map[gateway.Socket]string, []string) {
+// the Gateway's status, and a warning names it. sessions are the
+// clusters' session persistence, by name, every route table reads.
+func emitFleet(gs *gateway.Gateway, address string, sessions map[string]*plan.Session) (*FleetResources, []*tableState, map[gateway.Socket]string, []string) {
 	fleet := &FleetResources{}
 	var (
 		tables   []*tableState
@@ -85,6 +86,7 @@ func emitFleet(gs *gateway.Gateway, address string) (*FleetResources, []*tableSt
 		l, err := envoy.Listener(p.Plan)
 		routes := make([]*routev3.RouteConfiguration, 0, len(p.Tables))
 		for _, tb := range p.Tables {
+			tb.Plan.Sessions = sessions
 			rc := envoy.RouteConfig(tb.Plan)
 			if err == nil {
 				err = rc.ValidateAll()

@@ -24,6 +24,9 @@ type emitter struct {
 	// (envoy.ClientCertificateSecret). A test sets others.
 	clientCertificateRules func(*plan.ClientCertificate) error
 	httpOptions            *envoy.HTTPOptionsMemo
+	// traffic is the call's XBackendTrafficPolicies judged: the retry
+	// budgets of Service ports, the sessions of route tables.
+	traffic traffic
 }
 
 // fleetEmitter is what the Gateway fleets' own clusters are emitted with.

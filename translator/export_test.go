@@ -2,8 +2,11 @@ package translator
 
 import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/trafficpolicy"
 	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
 
@@ -32,4 +35,13 @@ func NewWithClientCertificateRules(rules func(*plan.ClientCertificate) error) *T
 	t := New()
 	t.clientCertificateRules = rules
 	return t
+}
+
+// TrafficPlans is what the engine makes of in's XBackendTrafficPolicies:
+// the routes' sessions by cluster name, and each Service's retry budget.
+func TrafficPlans(in Inputs) (map[string]*plan.Session, func(types.NamespacedName) *plan.RetryBudget) {
+	tr := judgeTraffic(in, input.NewIndex(in))
+	return tr.sessions, func(nn types.NamespacedName) *plan.RetryBudget {
+		return tr.retryBudgetOf(trafficpolicy.ServiceTarget(nn))
+	}
 }

@@ -441,6 +441,8 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.UDPRoutes = fuzzShuffle(r, in.UDPRoutes)
 	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
+	out.XBackends = fuzzShuffle(r, in.XBackends)
+	out.XBackendTrafficPolicies = fuzzShuffle(r, in.XBackendTrafficPolicies)
 	return out
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/snapshots"
@@ -139,6 +140,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	}
 	for _, o := range in.Namespaces {
 		fn(translator.KindNamespace, o)
+	}
+	for _, o := range in.XBackendTrafficPolicies {
+		fn(translator.KindXBackendTrafficPolicy, o)
 	}
 }
 
@@ -304,6 +308,8 @@ func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.O
 		return c
 	case *gwv1.HTTPRoute:
 		return editedRoute(r, o, pool, step)
+	case *gwxv1a1.XBackendTrafficPolicy:
+		return editedTrafficPolicy(r, o, step)
 	case *gwv1.ListenerSet:
 		// Precedence among sets, or a listener's hostname (conflicts).
 		c := o.DeepCopy()
@@ -466,6 +472,27 @@ func editedRoute(r *rand.Rand, o *gwv1.HTTPRoute, pool []poolObject, step int) *
 		}
 	default:
 		c.CreationTimestamp = metav1.NewTime(time.Date(2020, 1, 1, 0, 0, r.IntN(3), 0, time.UTC))
+	}
+	return c
+}
+
+// editedTrafficPolicy changes what an XBackendTrafficPolicy asks (budget,
+// session kind), what it targets, or its age (who wins a conflict).
+func editedTrafficPolicy(r *rand.Rand, o *gwxv1a1.XBackendTrafficPolicy, step int) *gwxv1a1.XBackendTrafficPolicy {
+	c := o.DeepCopy()
+	switch r.IntN(4) {
+	case 0:
+		percent := []int{5, 50, 150}[r.IntN(3)] // 150: Invalid
+		c.Spec.RetryConstraint = &gwxv1a1.RetryConstraint{Budget: &gwxv1a1.BudgetDetails{Percent: &percent}}
+	case 1:
+		kind := []gwv1.SessionPersistenceType{gwv1.CookieBasedSessionPersistence, gwv1.HeaderBasedSessionPersistence}[r.IntN(2)]
+		name := "s" + strconv.Itoa(step%3)
+		c.Spec.SessionPersistence = &gwv1.SessionPersistence{Type: &kind, SessionName: &name}
+	case 2:
+		name := []gwv1.ObjectName{"api", "web", "gone"}[r.IntN(3)]
+		c.Spec.TargetRefs = []gwv1.LocalPolicyTargetReference{{Kind: "Service", Name: name}}
+	default:
+		c.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1+r.IntN(3), 0, 0, 0, 0, time.UTC))
 	}
 	return c
 }

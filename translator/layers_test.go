@@ -35,6 +35,9 @@ func TestLayers(t *testing.T) {
 		// Judging never reaches the emitter, nor the engine.
 		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/upstream"}},
 		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream"}},
+		// XBackendTrafficPolicies: plans and statuses, reusing the
+		// BackendTLSPolicy ancestors; no Gateway or route rules.
+		{"trafficpolicy", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/upstream", tree + "/fleet"}},
 		// Route judging knows no Gateway or listener: gateway asks it.
 		{"route", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream"}},
 		// A Gateway's TLS references, resolved for gateway: no listener,

@@ -20,6 +20,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/memo"
 	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
+	"github.com/tlsplane/tlsplane/translator/trafficpolicy"
 	"github.com/tlsplane/tlsplane/translator/upstream"
 )
 
@@ -170,6 +171,7 @@ type serviceEntry struct {
 	slices    []*discoveryv1.EndpointSlice
 	governors []*backendtls.Verdict // per port, in spec order
 	variants  []int32               // its ports GRPCRoutes (then stream routes) name
+	budget    *plan.RetryBudget     // its XBackendTrafficPolicy's
 	ports     []portOutput
 }
 
@@ -182,7 +184,9 @@ type serviceEntry struct {
 func (m *memory) servicePorts(svc *corev1.Service, nn types.NamespacedName, governors []*backendtls.Verdict, ix *input.Index, emitted map[types.NamespacedName]*governor) []portOutput {
 	slices := ix.SlicesByService[nn]
 	variants := ix.VariantPorts(svc, nn)
-	if e, ok := m.services.Get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.variants, variants) {
+	budget := m.traffic.retryBudgetOf(trafficpolicy.ServiceTarget(nn))
+	if e, ok := m.services.Get(nn); ok && input.SameObject(e.svc, svc) && sameSlices(e.slices, slices) && samePointers(e.governors, governors) && equalPorts(e.variants, variants) &&
+		sameBudget(e.budget, budget) {
 		return e.ports
 	}
 	var ports []portOutput
@@ -191,10 +195,10 @@ func (m *memory) servicePorts(svc *corev1.Service, nn types.NamespacedName, gove
 		if cp.Governor != nil {
 			g = m.governorOf(cp.Governor, emitted)
 		}
-		ports = append(ports, m.translatePort(svc, nn, cp, g, slices))
+		ports = append(ports, m.translatePort(svc, nn, cp, g, slices, budget))
 	}
 	if !m.forget {
-		m.services.Put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), variants: variants, ports: ports})
+		m.services.Put(nn, &serviceEntry{svc: svc, slices: slices, governors: append([]*backendtls.Verdict(nil), governors...), variants: variants, budget: budget, ports: ports})
 	}
 	return ports
 }

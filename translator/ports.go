@@ -40,8 +40,9 @@ type portOutput struct {
 // translatePort emits one Service port's cluster (and its endpoints):
 // plaintext without a policy, the policy's TLS when it is accepted, and a
 // TLS that fails every handshake when it is not. Without a cluster, only
-// the warnings are set. g is the port's governor, nil without one.
-func (e *emitter) translatePort(svc *corev1.Service, nn types.NamespacedName, cp upstream.Port, g *governor, slices []*discoveryv1.EndpointSlice) portOutput {
+// the warnings are set. g is the port's governor, nil without one; budget
+// the Service's XBackendTrafficPolicy's retry budget, nil without one.
+func (e *emitter) translatePort(svc *corev1.Service, nn types.NamespacedName, cp upstream.Port, g *governor, slices []*discoveryv1.EndpointSlice, budget *plan.RetryBudget) portOutput {
 	var warnings []string
 	if cp.Warning != "" {
 		warnings = append(warnings, cp.Warning)
@@ -49,6 +50,9 @@ func (e *emitter) translatePort(svc *corev1.Service, nn types.NamespacedName, cp
 	spec, kind, why := cp.Cluster(svc, nn)
 	if why != "" {
 		return unservedPort(warnings, cp, g, why)
+	}
+	if cp.Variant == upstream.Own || cp.Variant == upstream.GRPC {
+		spec.RetryBudget = budget // routes retry HTTP requests only
 	}
 	var tls envoy.ClusterTLS // plaintext
 	var secrets []*tlsv3.Secret

@@ -84,6 +84,7 @@ func judgeStage(in translator.Inputs, opts translator.Options) planDocument {
 		doc.Policies = append(doc.Policies, pp)
 	}
 	_, winners := backendtls.Attach(verdicts, ix)
+	sessions, budgetOf := translator.TrafficPlans(in)
 	for _, nn := range input.SortedKeys(ix.Services) {
 		svc := ix.Services[nn]
 		var governors []*backendtls.Verdict
@@ -92,6 +93,9 @@ func judgeStage(in translator.Inputs, opts translator.Options) planDocument {
 		}
 		for _, p := range upstream.Ports(svc, nn, governors, ix.GRPCBackends, ix.StreamBackends, ix.DatagramBackends) {
 			c, tls, unserved := p.Cluster(svc, nn)
+			if p.Variant == upstream.Own || p.Variant == upstream.GRPC {
+				c.RetryBudget = budgetOf(nn)
+			}
 			cp := clusterPlan{Cluster: c, TLS: tlsNames[tls], Unserved: unserved}
 			if p.Governor != nil {
 				cp.Policy = p.Governor.Name.String()
@@ -106,6 +110,9 @@ func judgeStage(in translator.Inputs, opts translator.Options) planDocument {
 	for _, gs := range res.Gateways {
 		gp := gatewayPlan{Name: gs.Name().String(), Listeners: []*plan.Listener{}}
 		for _, p := range gs.Ports(translator.DefaultListenerAddress) {
+			for _, tb := range p.Tables {
+				tb.Plan.Sessions = sessions
+			}
 			gp.Listeners = append(gp.Listeners, p.Plan)
 		}
 		doc.Gateways = append(doc.Gateways, gp)

@@ -23,6 +23,7 @@ type world struct {
 	slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
 	ix       *input.Index
 	gateway  gatewayObjects
+	traffic  trafficObjects
 
 	// What refers to what: the Services each policy's targetRefs name
 	// (found or not), the policies naming each Service, and those
@@ -96,6 +97,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		slices:      make(map[types.NamespacedName]*discoveryv1.EndpointSlice, len(in.EndpointSlices)),
 		ix:          ix,
 		gateway:     newGatewayObjects(in),
+		traffic:     newTrafficObjects(in),
 		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
 		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
 		byRef:       map[backendtls.Ref]map[types.NamespacedName]bool{},

@@ -37,6 +37,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	}
 	w.refreshSlices(u)
 	t.rejudge(u)
+	t.rejudgeTraffic(u)
 	t.reattach(u)
 	t.retranslate(u)
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
@@ -46,7 +47,9 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
 	t.generation++
-	return w.output(u, t.generation, t.fleetEmitter()), true
+	out = w.output(u, t.generation, t.fleetEmitter())
+	t.restatusTraffic(&out, stamp)
+	return out, true
 }
 
 // Prepare builds now what the first Update after a whole translation

@@ -47,6 +47,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	t.begin(opts)
 	defer t.done()
 	ix := input.NewIndex(in)
+	t.traffic = judgeTraffic(in, ix)
 	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*backendtls.Verdict, 0, len(policies))
 	// A remembering Translator finds each governor in its verdict memo;
@@ -89,6 +90,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		}
 	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
+	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged.Reach, ix, t.policyConfig.ControllerName, stamp)
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
 	}

@@ -50,6 +50,11 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 		}
 	}
 	st := out.GatewayAPI
+	for _, nn := range sorted(st.XBackendTrafficPolicies) {
+		for _, a := range condition.OurAncestors(st.XBackendTrafficPolicies[nn], controller) {
+			add(fmt.Sprintf("XBackendTrafficPolicy %s (ancestor %s %s)", nn, kindOf(a.AncestorRef), a.AncestorRef.Name), a.Conditions)
+		}
+	}
 	for _, name := range input.SortedNames(st.GatewayClasses) {
 		add("GatewayClass "+name, st.GatewayClasses[name].Conditions)
 	}

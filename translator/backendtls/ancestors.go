@@ -63,7 +63,7 @@ func GatewayAncestorStatuses(v *Verdict, as []*Attachment, gateways [][]types.Na
 		if len(gateways[i]) > 0 {
 			refs = refs[:0]
 			for _, gw := range gateways[i] {
-				refs = append(refs, gatewayAncestorRef(gw))
+				refs = append(refs, GatewayAncestorRef(gw))
 			}
 		}
 		for _, ref := range refs {
@@ -86,7 +86,8 @@ func GatewayAncestorStatuses(v *Verdict, as []*Attachment, gateways [][]types.Na
 	return out
 }
 
-func gatewayAncestorRef(gw types.NamespacedName) gwv1.ParentReference {
+// GatewayAncestorRef is Gateway gw as a policy status ancestor.
+func GatewayAncestorRef(gw types.NamespacedName) gwv1.ParentReference {
 	group, kind, ns := gwv1.Group(gwv1.GroupName), gwv1.Kind("Gateway"), gwv1.Namespace(gw.Namespace)
 	return gwv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gwv1.ObjectName(gw.Name)}
 }

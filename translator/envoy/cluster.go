@@ -90,6 +90,9 @@ func Cluster(spec plan.Cluster, tls ClusterTLS, parts *Parts) (*clusterv3.Cluste
 		}
 	}
 	c.TransportSocket = tls.socket
+	if spec.RetryBudget != nil {
+		c.CircuitBreakers = retryBudget(spec.RetryBudget)
+	}
 	c.TypedExtensionProtocolOptions = tls.protocolOptions
 	if err := c.ValidateAll(); err != nil {
 		return nil, err

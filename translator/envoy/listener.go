@@ -99,6 +99,11 @@ func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error)
 	if err != nil {
 		return nil, err
 	}
+	session, err := statefulSessionFilter()
+	if err != nil {
+		return nil, err
+	}
+	filters = append(filters, session)
 	hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix(statName),
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{

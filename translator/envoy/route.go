@@ -9,6 +9,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -97,6 +98,21 @@ func envoyRoute(t *plan.RouteTable, r *plan.Route) *routev3.Route {
 			out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
 		} else {
 			out.TypedPerFilterConfig = configs
+		}
+	}
+	if _, forwarded := out.Action.(*routev3.Route_Route); forwarded {
+		if s := sessionOf(t, r.Backends); s != nil {
+			config, err := sessionPerRoute(s)
+			if err != nil {
+				// Never skipped: without its session the rule answers 500.
+				out.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}
+				out.TypedPerFilterConfig = nil
+			} else {
+				if out.TypedPerFilterConfig == nil {
+					out.TypedPerFilterConfig = map[string]*anypb.Any{}
+				}
+				out.TypedPerFilterConfig[statefulSessionFilterName] = config
+			}
 		}
 	}
 	out.RequestHeadersToAdd, out.RequestHeadersToRemove = headerOptions(r.RequestHeaders), r.RequestHeaders.Remove

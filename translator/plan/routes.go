@@ -93,6 +93,10 @@ type RouteTable struct {
 	// listener's chain (by SNI) is answered 421 Misdirected Request, unless
 	// a virtual host of this table is the more specific match.
 	Misdirected []string `json:"misdirected,omitempty"`
+	// Sessions are the session persistence of the clusters whose backends
+	// an XBackendTrafficPolicy targets, by cluster name (read-only, shared
+	// by every table): a route sending to one keeps its sessions.
+	Sessions map[string]*Session `json:"sessions,omitempty"`
 }
 
 // VirtualHost is the routes of one hostname, in precedence order.

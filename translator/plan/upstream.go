@@ -13,6 +13,9 @@ type Cluster struct {
 	// EDSName is the load assignment an EDS cluster reads when it is not
 	// its own name: a GRPCRoute's cluster reads its Service port's.
 	EDSName string `json:"edsName,omitempty"`
+	// RetryBudget is the XBackendTrafficPolicy's on the backend; nil
+	// leaves Envoy's circuit breakers as they are.
+	RetryBudget *RetryBudget `json:"retryBudget,omitempty"`
 }
 
 // SANKind is the kind of a subject alternative name to match.
