@@ -344,3 +344,63 @@ func TestXBackendStatusWrittenBack(t *testing.T) {
 		return nil
 	})
 }
+
+// TestXBackendTrafficPolicyStatusWrittenBack: an XBackendTrafficPolicy on
+// a Service an HTTPRoute of an accepted Gateway reaches gets our ancestor
+// entry for that Gateway, Accepted, beside another controller's entry,
+// which stays; `tlsplane status xbackendtrafficpolicy` shows it.
+func TestXBackendTrafficPolicyStatusWrittenBack(t *testing.T) {
+	c := adminClients(t)
+	ctx := context.Background()
+	ns := newNamespace(t, c)
+	cp := startTLSPlane(t, "tlsplane", serviceAccountKubeconfig(t), append(leaseFlags("xbackendtrafficpolicy-status"), "--namespaces", ns)...)
+
+	class := "tlsplane-" + ns[strings.LastIndex(ns, "-")+1:]
+	if _, err := c.gateway.GatewayV1().GatewayClasses().Create(ctx, &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: class},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: controller},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create GatewayClass %s: %v", class, err)
+	}
+	t.Cleanup(func() { _ = c.gateway.GatewayV1().GatewayClasses().Delete(ctx, class, metav1.DeleteOptions{}) })
+	if _, err := c.gateway.GatewayV1().Gateways(ns).Create(ctx, httpGateway(ns, "web", class, "192.0.2.21", 8080), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create Gateway: %v", err)
+	}
+	createService(t, c, ns, "shop")
+	if _, err := c.gateway.GatewayV1().HTTPRoutes(ns).Create(ctx, routeTo(ns, "shop", "web", "shop.example.com", ns, "shop", 443), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create HTTPRoute: %v", err)
+	}
+	budget := retryBudgetFor(ns, "budget", "shop")
+	budget.Spec.TargetRefs[0].Group, budget.Spec.TargetRefs[0].Kind = "", "Service"
+	created, err := c.gateway.ExperimentalV1alpha1().XBackendTrafficPolicies(ns).Create(ctx, budget, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create XBackendTrafficPolicy: %v", err)
+	}
+	const other = gwv1.GatewayController("example.com/other")
+	created.Status.Ancestors = []gwv1.PolicyAncestorStatus{{ControllerName: other, AncestorRef: gwv1.ParentReference{Name: "theirs"},
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: metav1.Now()}}}}
+	if _, err := c.gateway.ExperimentalV1alpha1().XBackendTrafficPolicies(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("another controller's status on the policy: %v", err)
+	}
+
+	eventually(t, statusWait, "XBackendTrafficPolicy "+ns+"/budget: the other controller's ancestor, then ours for Gateway web, Accepted", func() error {
+		p, err := c.gateway.ExperimentalV1alpha1().XBackendTrafficPolicies(ns).Get(ctx, "budget", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, a := range p.Status.Ancestors {
+			got = append(got, string(a.ControllerName)+"/"+string(a.AncestorRef.Name))
+		}
+		if strings.Join(got, ",") != string(other)+"/theirs,"+string(controller)+"/web" {
+			return fmt.Errorf("ancestors %v", got)
+		}
+		return expectConditions(p.Status.Ancestors[1].Conditions, map[string]cond{"Accepted": acceptedTrue}, p.Generation)
+	})
+	out := runStatusCommand(t, cp, "xbackendtrafficpolicy", ns+"/budget")
+	for _, want := range []string{"XBackendTrafficPolicy " + ns + "/budget", "Gateway " + ns + "/web", "Accepted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tlsplane status xbackendtrafficpolicy %s/budget lacks %q:\n%s", ns, want, out)
+		}
+	}
+}
