@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/discovery"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -18,7 +19,8 @@ import (
 //
 // BackendTLSPolicy is required, as it always was: without its CRD the
 // informer retries (and warns) until it is installed. The kinds below came
-// later; a cluster that has only BackendTLSPolicy's CRD must keep being
+// later (and the experimental XBackend and XBackendTrafficPolicy, of
+// gateway.networking.x-k8s.io, are in few clusters); a cluster that has only BackendTLSPolicy's CRD must keep being
 // served, so a kind whose CRD is missing is logged once, at start-up,
 // naming the CRD, and read as an empty list. A CRD installed afterwards is
 // read after a restart.
@@ -30,6 +32,9 @@ type served struct {
 	// "v1beta1" (the CRD's storage version, and the only one of older
 	// releases), else "" when neither is.
 	referenceGrants string
+	// xBackends, xBackendTrafficPolicies: the experimental external
+	// backends (GEP-4894, gateway.networking.x-k8s.io).
+	xBackends, xBackendTrafficPolicies bool
 }
 
 // CRD names, as logs and errors name them; a route kind's is in its
@@ -39,6 +44,9 @@ const (
 	crdGateways        = "gateways.gateway.networking.k8s.io"
 	crdListenerSets    = "listenersets.gateway.networking.k8s.io"
 	crdReferenceGrants = "referencegrants.gateway.networking.k8s.io"
+
+	crdXBackends               = "xbackends.gateway.networking.x-k8s.io"
+	crdXBackendTrafficPolicies = "xbackendtrafficpolicies.gateway.networking.x-k8s.io"
 )
 
 // discover asks the API server which Gateway API resources it serves. A
@@ -55,6 +63,11 @@ func discover(d discovery.DiscoveryInterface) (served, error) {
 			s.routes[rk.Kind()] = true
 		}
 	}
+	x, err := resourcesOf(d, gwxv1a1.GroupVersion.String())
+	if err != nil {
+		return served{}, err
+	}
+	s.xBackends, s.xBackendTrafficPolicies = x["xbackends"], x["xbackendtrafficpolicies"]
 	if v1["referencegrants"] {
 		s.referenceGrants = "v1"
 		return s, nil
@@ -127,6 +140,12 @@ func (s served) missing() []string {
 	}
 	if s.referenceGrants == "" {
 		out = append(out, crdReferenceGrants)
+	}
+	if !s.xBackends {
+		out = append(out, crdXBackends)
+	}
+	if !s.xBackendTrafficPolicies {
+		out = append(out, crdXBackendTrafficPolicies)
 	}
 	return out
 }

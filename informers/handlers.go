@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/tlsplane/tlsplane/translator"
 )
 
 // Kinds, as the metrics and logs name them; a route kind is named by its
@@ -25,6 +27,9 @@ const (
 	kindListenerSet    = "ListenerSet"
 	kindReferenceGrant = "ReferenceGrant"
 	kindNamespace      = "Namespace"
+
+	kindXBackend              = string(translator.KindXBackend)
+	kindXBackendTrafficPolicy = string(translator.KindXBackendTrafficPolicy)
 )
 
 // handlerFor returns the event handler of one kind's informer.
@@ -59,8 +64,9 @@ func (s *Source) event(kind string, old, obj any) {
 			return
 		}
 	}
-	if kind == kindPolicy || kind == kindGateway || kind == kindListenerSet {
-		// Any policy, Gateway or ListenerSet event may add or drop references.
+	if kind == kindPolicy || kind == kindGateway || kind == kindListenerSet || kind == kindXBackend {
+		// Any policy, Gateway, ListenerSet or XBackend event may add or
+		// drop references.
 		if m, ok := obj.(metav1.Object); ok {
 			s.refs.hold(kind, m, s.recordRef)
 		} else if m, ok := old.(metav1.Object); ok {

@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/backendtls"
@@ -11,8 +12,8 @@ import (
 )
 
 // refs counts the references to ConfigMaps and Secrets that
-// BackendTLSPolicies read (CA certificate refs, client certificates) and
-// Gateways name (their listeners' certificate refs, their backend client
+// BackendTLSPolicies and XBackends read (CA certificate refs, client
+// certificates, CRLs) and Gateways name (their listeners' certificate refs, their backend client
 // certificate, their spec.tls.frontend client CAs): only changes to these can change a translation. (Every
 // Service is translated, into a plain cluster when no policy targets it,
 // so Services and EndpointSlices are always relevant.) Kept per object, so
@@ -24,7 +25,7 @@ type refs struct {
 	held                map[heldKey][]ref
 }
 
-// heldKey is a policy, a Gateway or a ListenerSet.
+// heldKey is a policy, a Gateway, a ListenerSet or an XBackend.
 type heldKey struct {
 	kind string
 	nn   types.NamespacedName
@@ -36,7 +37,7 @@ type ref struct {
 	nn   types.NamespacedName
 }
 
-func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway, sets []*gwv1.ListenerSet) refs {
+func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway, sets []*gwv1.ListenerSet, xBackends []*gwxv1a1.XBackend) refs {
 	r := refs{
 		configMaps: map[types.NamespacedName]int{},
 		secrets:    map[types.NamespacedName]int{},
@@ -50,6 +51,9 @@ func refsOf(policies []*gwv1.BackendTLSPolicy, gateways []*gwv1.Gateway, sets []
 	}
 	for _, s := range sets {
 		r.hold(kindListenerSet, s, nil)
+	}
+	for _, x := range xBackends {
+		r.hold(kindXBackend, x, nil)
 	}
 	return r
 }
@@ -128,6 +132,8 @@ func refsOfObject(obj any) []ref {
 		for _, x := range input.FrontendCARefs(o) {
 			out = append(out, ref{x.Kind, x.Name})
 		}
+	case *gwxv1a1.XBackend:
+		out = xBackendRefs(o)
 	case *gwv1.ListenerSet:
 		for _, l := range o.Spec.Listeners {
 			for _, nn := range listenerSecrets(o.Namespace, l.TLS) {

@@ -23,7 +23,7 @@ func TestRefsOf(t *testing.T) {
 		},
 			Options: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"tlsplane.io/clientCertificateRef": "envoy-client"}},
 	}
-	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil, nil)
+	r := refsOf([]*gwv1.BackendTLSPolicy{p}, nil, nil, nil)
 	nn := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
 	if r.configMaps[nn("ca")] != 1 || r.secrets[nn("ca-secret")] != 1 || r.secrets[nn("envoy-client")] != 1 {
 		t.Errorf("refs = %+v, want ConfigMap shop/ca, Secrets shop/ca-secret and shop/envoy-client (the client certificate)", r)
@@ -48,7 +48,7 @@ func TestRefsOfGatewayCertificates(t *testing.T) {
 			}},
 		}},
 	}
-	r := refsOf(nil, []*gwv1.Gateway{gw}, nil)
+	r := refsOf(nil, []*gwv1.Gateway{gw}, nil, nil)
 	for _, want := range []types.NamespacedName{{Namespace: "edge", Name: "local"}, {Namespace: "certs", Name: "shared"}} {
 		if r.secrets[want] != 1 {
 			t.Errorf("refs.secrets = %v, want %s", r.secrets, want)
@@ -73,7 +73,7 @@ func TestRefsOfGatewayBackendClientCertificate(t *testing.T) {
 		gateway(gwv1.SecretObjectReference{Name: "envoy-client"}),
 		gateway(gwv1.SecretObjectReference{Name: "shared-client", Namespace: &other}),
 		gateway(gwv1.SecretObjectReference{Kind: ptr(gwv1.Kind("ConfigMap")), Name: "not-a-secret"}),
-	}, nil)
+	}, nil, nil)
 	want := map[types.NamespacedName]bool{{Namespace: "edge", Name: "envoy-client"}: true, {Namespace: "certs", Name: "shared-client"}: true}
 	if len(r.secrets) != len(want) {
 		t.Errorf("refs.secrets = %v, want %v", r.secrets, want)
@@ -97,7 +97,7 @@ func TestRefsOfListenerSets(t *testing.T) {
 			{Name: "c"},
 		}},
 	}
-	r := refsOf(nil, nil, []*gwv1.ListenerSet{set})
+	r := refsOf(nil, nil, []*gwv1.ListenerSet{set}, nil)
 	want := map[types.NamespacedName]int{{Namespace: "team", Name: "own"}: 1, {Namespace: "certs", Name: "shared"}: 1}
 	if !maps.Equal(r.secrets, want) {
 		t.Errorf("refs.secrets = %v, want %v", r.secrets, want)
@@ -121,7 +121,7 @@ func TestRefsCountFlips(t *testing.T) {
 		return p
 	}
 	shop := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
-	r := refsOf([]*gwv1.BackendTLSPolicy{pol("a", "shared", "old"), pol("b", "shared")}, nil, nil)
+	r := refsOf([]*gwv1.BackendTLSPolicy{pol("a", "shared", "old"), pol("b", "shared")}, nil, nil, nil)
 	var flips []string
 	flipped := func(_ translator.Kind, nn types.NamespacedName) { flips = append(flips, nn.Name) }
 	r.hold(kindPolicy, pol("a", "shared", "new"), flipped)
@@ -158,7 +158,7 @@ func TestRefsOfGatewayFrontendCAs(t *testing.T) {
 			}}}}},
 		}}},
 	}
-	r := refsOf(nil, []*gwv1.Gateway{gw}, nil)
+	r := refsOf(nil, []*gwv1.Gateway{gw}, nil, nil)
 	if r.configMaps[types.NamespacedName{Namespace: "edge", Name: "clients"}] != 1 ||
 		r.configMaps[types.NamespacedName{Namespace: "cas", Name: "partners"}] != 1 ||
 		r.secrets[types.NamespacedName{Namespace: "edge", Name: "partners-secret"}] != 1 {

@@ -110,7 +110,7 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 	}
 	s.mu.Lock()
 	s.view.Store(v)
-	s.refs = refsOf(v.policies(), v.gateways(), v.listenerSets())
+	s.refs = refsOf(v.policies(), v.gateways(), v.listenerSets(), v.xBackends())
 	s.changed = changed
 	s.mu.Unlock()
 	close(s.synced)
@@ -134,8 +134,8 @@ func (s *Source) Inputs() translator.Inputs {
 	if v == nil {
 		return translator.Inputs{}
 	}
-	policies, gateways, sets := v.policies(), v.gateways(), v.listenerSets()
-	r := refsOf(policies, gateways, sets)
+	policies, gateways, sets, xBackends := v.policies(), v.gateways(), v.listenerSets(), v.xBackends()
+	r := refsOf(policies, gateways, sets, xBackends)
 	in := translator.Inputs{
 		Policies:        policies,
 		Services:        v.services(),
@@ -147,6 +147,9 @@ func (s *Source) Inputs() translator.Inputs {
 		ListenerSets:    sets,
 		ReferenceGrants: v.referenceGrants(),
 		Namespaces:      v.namespaceList(),
+
+		XBackends:               xBackends,
+		XBackendTrafficPolicies: v.xBackendTrafficPolicies(),
 	}
 	for _, rk := range translator.RouteKinds {
 		for _, o := range v.routes(rk.Kind()) {

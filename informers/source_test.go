@@ -260,7 +260,10 @@ func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 			served{routes: map[translator.Kind]bool{translator.KindGRPCRoute: true, translator.KindTCPRoute: true}}, []string{crdGatewayClasses, crdGateways, crdListenerSets, "httproutes.gateway.networking.k8s.io", "tlsroutes.gateway.networking.k8s.io", "udproutes.gateway.networking.k8s.io", crdReferenceGrants}},
 	} {
 		kube := kubefake.NewClientset()
-		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1})
+		// The X-kinds served, so that only c's are missing
+		// (TestDiscoverXBackendKinds tries them).
+		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1, xGroupVersion: xResources})
+		c.want.xBackends, c.want.xBackendTrafficPolicies = true, true
 		got, err := discover(kube.Discovery())
 		if err != nil {
 			t.Fatalf("%v: %v", c.v1, err)

@@ -21,6 +21,7 @@ import (
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 	gwlistersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1beta1"
+	gwxlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -61,6 +62,9 @@ type scope struct {
 	grantsV1beta1 gwlistersv1beta1.ReferenceGrantLister
 	// routes are the listers of the route kinds served, by kind.
 	routes map[translator.Kind]cache.GenericLister
+
+	xBackends               gwxlisters.XBackendLister
+	xBackendTrafficPolicies gwxlisters.XBackendTrafficPolicyLister
 }
 
 // watched is one informer and the kind its events are counted as.
@@ -158,6 +162,9 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 		}
 		sc.grantsV1 = watchServed(&informers, kinds.referenceGrants == "v1", kindReferenceGrant, gf.Gateway().V1().ReferenceGrants())
 		sc.grantsV1beta1 = watchServed(&informers, kinds.referenceGrants == "v1beta1", kindReferenceGrant, gf.Gateway().V1beta1().ReferenceGrants())
+		x := gf.Experimental().V1alpha1()
+		sc.xBackends = watchServed(&informers, kinds.xBackends, kindXBackend, x.XBackends())
+		sc.xBackendTrafficPolicies = watchServed(&informers, kinds.xBackendTrafficPolicies, kindXBackendTrafficPolicy, x.XBackendTrafficPolicies())
 		if err := v.handle(informers, ns, s); err != nil {
 			return nil, err
 		}

@@ -20,7 +20,8 @@ import (
 // StatusStore is the StatusSink of directory mode, where statuses have no
 // object to be written to: it keeps the latest statuses in memory for
 // /debug/status and logs every change, one line per policy, GatewayClass,
-// Gateway, ListenerSet or route (of every route kind).
+// Gateway, ListenerSet, route (of every route kind), XBackend or
+// XBackendTrafficPolicy.
 type StatusStore struct {
 	log        *slog.Logger
 	controller gwv1.GatewayController

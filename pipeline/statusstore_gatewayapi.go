@@ -19,8 +19,8 @@ import (
 var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
-// logs each GatewayClass, Gateway, ListenerSet and route (of every route
-// kind) whose conditions changed.
+// logs each GatewayClass, Gateway, ListenerSet, route (of every route
+// kind), XBackend and XBackendTrafficPolicy whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -38,6 +38,7 @@ func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	for _, rk := range translator.RouteKinds {
 		logRoutes(s, string(rk.Kind()), translator.RouteStatusesOf(old, rk.Kind()), translator.RouteStatusesOf(statuses, rk.Kind()))
 	}
+	logXKinds(s, old, statuses)
 }
 
 // logListenerHolders logs each Gateway (or ListenerSet, as
@@ -140,7 +141,8 @@ func sameParents(a, b []gwv1.RouteParentStatus) bool {
 
 // debugGatewayAPI is the Gateway API part of /debug/status, each list
 // sorted by name: GatewayClasses, Gateways, the routes of each route kind
-// (under the kind's plural: "httpRoutes") and ListenerSets.
+// (under the kind's plural: "httpRoutes"), ListenerSets, XBackends and
+// XBackendTrafficPolicies.
 func debugGatewayAPI(st translator.GatewayAPIStatuses) jsonFields {
 	classes, gateways := []debugGatewayClass{}, []debugGateway{}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {
@@ -163,7 +165,8 @@ func debugGatewayAPI(st translator.GatewayAPIStatuses) jsonFields {
 	for _, nn := range sortedKeys(st.ListenerSets) {
 		sets = append(sets, debugRoute[gwv1.ListenerSetStatus]{nn.Namespace, nn.Name, st.ListenerSets[nn]})
 	}
-	return append(out, jsonField{"listenerSets", sets})
+	out = append(out, jsonField{"listenerSets", sets})
+	return append(out, debugXKinds(st)...)
 }
 
 // lowerCamel lowers a name's leading capitals but the one that starts

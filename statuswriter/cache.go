@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -19,4 +20,7 @@ type Cache interface {
 	// Route is the route of kind (one of translator.RouteKinds)
 	// namespace/name, of its kind's type.
 	Route(kind translator.Kind, nn types.NamespacedName) (runtime.Object, bool)
+	// The experimental kinds: nothing found when their CRD is not served.
+	XBackend(types.NamespacedName) (*gwxv1a1.XBackend, bool)
+	XBackendTrafficPolicy(types.NamespacedName) (*gwxv1a1.XBackendTrafficPolicy, bool)
 }

@@ -2,8 +2,10 @@
 // (the status subresource): BackendTLSPolicy ancestors and the parents of
 // this controller on routes of every route kind (translator.RouteKinds,
 // whose descriptions say where each keeps its status; routeclient.go holds
-// the one typed client per kind), keeping every other controller's
-// entries as they are on the live object, and the whole
+// the one typed client per kind) and on XBackends, the ancestors of
+// XBackendTrafficPolicies (xkinds.go, with the typed apisx clients),
+// keeping every other controller's entries as they are on the live
+// object, and the whole
 // status of GatewayClasses, Gateways and ListenerSets of this controller. It writes only
 // what differs from the informers' copy, retries conflicts, rate-limits per
 // object, and, with leader election, writes only while it holds the Lease.

@@ -11,11 +11,12 @@ import (
 	"github.com/tlsplane/tlsplane/translator"
 )
 
-// ReportGatewayAPI records the desired GatewayClass, Gateway, ListenerSet
-// and route (every route kind) statuses and queues those that changed
-// since the last report and differ from the cached live objects. A route
-// that carried parents of ours and is no longer in the statuses (its
-// parentRefs left our Gateways) is queued to have them removed.
+// ReportGatewayAPI records the desired GatewayClass, Gateway, ListenerSet,
+// route (every route kind), XBackend and XBackendTrafficPolicy statuses
+// and queues those that changed since the last report and differ from
+// the cached live objects. A route that carried parents of ours and is no longer in the statuses (its
+// parentRefs left our Gateways), or an XBackend no route of ours reaches
+// any more, is queued to have them removed.
 func (w *Writer) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -35,14 +36,15 @@ func (w *Writer) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 		kind := Kind(rk.Kind())
 		diffRoutes(translator.RouteStatusesOf(prev, rk.Kind()), translator.RouteStatusesOf(statuses, rk.Kind()), func(nn types.NamespacedName) {
 			o := Object{kind, nn}
-			delete(w.clearedRoutes, o)
+			delete(w.cleared, o)
 			queue(o)
 		}, func(nn types.NamespacedName) {
 			o := Object{kind, nn}
-			w.clearedRoutes[o] = true
+			w.cleared[o] = true
 			queue(o)
 		})
 	}
+	w.reportX(prev, statuses, queue)
 	if w.queue != nil {
 		w.recheckReported(true)
 	}
@@ -66,7 +68,8 @@ func (w *Writer) gatewayAPIObjects() []Object {
 			out = append(out, Object{Kind(rk.Kind()), nn})
 		}
 	}
-	for o := range w.clearedRoutes {
+	out = append(out, w.xObjects()...)
+	for o := range w.cleared {
 		out = append(out, o)
 	}
 	return out
@@ -109,6 +112,9 @@ func (w *Writer) cachedDiffers(o Object) bool {
 		live, ok := w.opts.Cache.ListenerSet(o.NamespacedName)
 		return !ok || !equality.Semantic.DeepEqual(live.Status, desired)
 	}
+	if differs, ok := w.xCachedDiffers(o); ok {
+		return differs
+	}
 	if rk, ok := translator.RouteKindOf(translator.Kind(o.Kind)); ok {
 		desired, ok := w.desiredRoute(o)
 		if !ok {
@@ -126,7 +132,7 @@ func (w *Writer) desiredRoute(o Object) (gwv1.RouteStatus, bool) {
 	if st, ok := translator.RouteStatusesOf(w.gatewayAPI, translator.Kind(o.Kind)).Get(o.NamespacedName); ok {
 		return st, true
 	}
-	return gwv1.RouteStatus{}, w.clearedRoutes[o]
+	return gwv1.RouteStatus{}, w.cleared[o]
 }
 
 func (w *Writer) writeGatewayClass(ctx context.Context, o Object) error {
@@ -237,7 +243,7 @@ func writeRoute(ctx context.Context, w *Writer, o Object, rk translator.RouteKin
 	if err == nil {
 		w.mu.Lock()
 		if _, desiredAgain := translator.RouteStatusesOf(w.gatewayAPI, rk.Kind()).Get(o.NamespacedName); !desiredAgain {
-			delete(w.clearedRoutes, o) // cleared (or gone): nothing left of ours
+			delete(w.cleared, o) // cleared (or gone): nothing left of ours
 		}
 		w.mu.Unlock()
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -44,6 +45,15 @@ func (a apiCache) Route(kind translator.Kind, nn types.NamespacedName) (runtime.
 	}
 	r, err := routeClientOf(a.c.GatewayV1(), rk, nn.Namespace).get(context.Background(), nn.Name)
 	return r, err == nil
+}
+
+func (a apiCache) XBackend(nn types.NamespacedName) (*gwxv1a1.XBackend, bool) {
+	o, err := a.c.ExperimentalV1alpha1().XBackends(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
+}
+func (a apiCache) XBackendTrafficPolicy(nn types.NamespacedName) (*gwxv1a1.XBackendTrafficPolicy, bool) {
+	o, err := a.c.ExperimentalV1alpha1().XBackendTrafficPolicies(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
+	return o, err == nil
 }
 
 var (

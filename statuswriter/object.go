@@ -11,6 +11,9 @@ const (
 	KindGatewayClass     Kind = "GatewayClass"
 	KindGateway          Kind = "Gateway"
 	KindListenerSet      Kind = "ListenerSet"
+
+	KindXBackend              Kind = "XBackend"
+	KindXBackendTrafficPolicy Kind = "XBackendTrafficPolicy"
 )
 
 // Object is one queued status write: a kind and its namespace/name

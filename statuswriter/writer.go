@@ -77,11 +77,12 @@ type Writer struct {
 	// desired is the last reported policy statuses, the pipeline's map
 	// itself (read-only): the next report is compared with it.
 	desired map[types.NamespacedName]gwv1.PolicyStatus
-	// gatewayAPI is the latest Gateway API statuses; clearedRoutes are
+	// gatewayAPI is the latest Gateway API statuses; cleared are
 	// routes we wrote parents on that no longer name a Gateway of ours,
-	// whose entries of ours are to be removed.
-	gatewayAPI    translator.GatewayAPIStatuses
-	clearedRoutes map[Object]bool
+	// and XBackends no route of our Gateways reaches any more, whose
+	// entries of ours are to be removed.
+	gatewayAPI translator.GatewayAPIStatuses
+	cleared    map[Object]bool
 	// recheck are objects to compare with the cache after the next
 	// report: created or edited (the translation they cause may change no
 	// status), or whose write was refused.
@@ -112,11 +113,11 @@ func New(opts Options) (*Writer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Writer{
-		opts:          opts,
-		log:           log.With("component", "statuswriter"),
-		metrics:       newMetrics(opts.Registerer),
-		clearedRoutes: map[Object]bool{},
-		recheck:       map[Object]bool{},
+		opts:    opts,
+		log:     log.With("component", "statuswriter"),
+		metrics: newMetrics(opts.Registerer),
+		cleared: map[Object]bool{},
+		recheck: map[Object]bool{},
 	}
 	if live, ok := opts.Cache.(LiveChanges); ok {
 		live.NotifyStatusChanges(w.liveChanged)
@@ -242,6 +243,10 @@ func (w *Writer) write(ctx context.Context, o Object) error {
 		return w.writeGateway(ctx, o)
 	case KindListenerSet:
 		return w.writeListenerSet(ctx, o)
+	case KindXBackend:
+		return w.writeXBackend(ctx, o)
+	case KindXBackendTrafficPolicy:
+		return w.writeXBackendTrafficPolicy(ctx, o)
 	}
 	if rk, ok := translator.RouteKindOf(translator.Kind(o.Kind)); ok {
 		return writeRoute(ctx, w, o, rk)

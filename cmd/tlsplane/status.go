@@ -13,6 +13,8 @@ import (
 const statusHelp = `Usage:
   tlsplane status [--admin ADDR] [-o table|json]
   tlsplane status policy NAMESPACE/NAME [--admin ADDR] [-o table|json]
+  tlsplane status xbackend NAMESPACE/NAME [--admin ADDR] [-o table|json]
+  tlsplane status xbackendtrafficpolicy NAMESPACE/NAME [--admin ADDR] [-o table|json]
 
 Asks a running tlsplane serve, through its admin server, what it serves.
 The first form prints every connected Envoy (node, fleet, SotW or delta
@@ -20,7 +22,9 @@ ADS, peer, connected for how long) and per type whether it holds the
 version last sent (SYNCED), has not answered it yet (STALE, for how long)
 or rejected it (NACKED, with Envoy's message below the row). The second
 prints a BackendTLSPolicy's conditions per ancestor, the clusters it
-governs, their handshake windows and the rejections traced to it.
+governs, their handshake windows and the rejections traced to it. The
+last two print an XBackend's conditions per parent Gateway, or an
+XBackendTrafficPolicy's per ancestor.
 The admin server answers these from loopback only; for a cluster:
   ` + portForwardHint + `
 `
@@ -55,7 +59,8 @@ func newStatusFlags() (*statusConfig, *flag.FlagSet) {
 }
 
 // runStatus prints the connections view, or with "policy NS/NAME" the
-// policy view.
+// policy view, or with "xbackend NS/NAME" or "xbackendtrafficpolicy
+// NS/NAME" that object's conditions.
 func runStatus(args []string, stdout io.Writer) error {
 	cfg, fs := newStatusFlags()
 	positional, err := parseFlags(fs, args)
@@ -78,7 +83,13 @@ func runStatus(args []string, stdout io.Writer) error {
 	case positional[0] == "policy":
 		return errors.New("policy: want one NAMESPACE/NAME (tlsplane status --help)")
 	}
-	return fmt.Errorf("unknown argument %q: want nothing or policy NAMESPACE/NAME (tlsplane status --help)", positional[0])
+	if k, ok := xKindOf(positional[0]); ok {
+		if len(positional) != 2 {
+			return fmt.Errorf("%s: want one NAMESPACE/NAME (tlsplane status --help)", k.arg)
+		}
+		return printXObject(stdout, admin, k, positional[1], cfg.format)
+	}
+	return fmt.Errorf("unknown argument %q: want nothing, or policy, xbackend or xbackendtrafficpolicy and NAMESPACE/NAME (tlsplane status --help)", positional[0])
 }
 
 // adminBase is addr as a URL without a trailing slash: host:port gets

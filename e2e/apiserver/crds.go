@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,11 @@ func GatewayAPICRDDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return crdDirOf(channel)
+}
+
+// crdDirOf is config/crd/<channel> of the sigs.k8s.io/gateway-api module.
+func crdDirOf(channel string) (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
 	cmd.Dir = filepath.Join(filepath.Dir(file), "..")
@@ -108,6 +114,36 @@ func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
 		}
 	}
 	return waitEstablished(ctx, cfg, crds, 60*time.Second)
+}
+
+// XBackendCRDs are the experimental external backends' CRDs (GEP-4894,
+// gateway.networking.x-k8s.io), by file of config/crd/experimental.
+var XBackendCRDs = map[string]string{
+	"xbackends.gateway.networking.x-k8s.io":               "gateway.networking.x-k8s.io_xbackends.yaml",
+	"xbackendtrafficpolicies.gateway.networking.x-k8s.io": "gateway.networking.x-k8s.io_xbackendtrafficpolicies.yaml",
+}
+
+// InstallXBackendCRDs applies XBackendCRDs from the module's experimental
+// channel, whatever GATEWAY_API_CHANNEL says (the standard channel has
+// none), and waits until they are Established. tlsplane reads them when
+// served; a test that wants them absent deletes them.
+func InstallXBackendCRDs(ctx context.Context, cfg *rest.Config) error {
+	dir, err := crdDirOf("experimental")
+	if err != nil {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(XBackendCRDs))
+	for _, name := range names {
+		file := XBackendCRDs[name]
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			return fmt.Errorf("CustomResourceDefinition %s: %w", name, err)
+		}
+		if _, err := Apply(ctx, cfg, data, false); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return waitEstablished(ctx, cfg, names, 60*time.Second)
 }
 
 func waitEstablished(ctx context.Context, cfg *rest.Config, names []string, timeout time.Duration) error {

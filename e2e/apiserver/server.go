@@ -46,8 +46,9 @@ func BinDir() string {
 }
 
 // Start runs etcd and kube-apiserver on loopback, waits until the API server
-// is ready, installs the Gateway API standard CRDs and waits until they are
-// established. On error everything started is stopped again.
+// is ready, installs the Gateway API CRDs (of GATEWAY_API_CHANNEL) and the
+// experimental XBackend and XBackendTrafficPolicy CRDs and waits until they
+// are established. On error everything started is stopped again.
 func Start(ctx context.Context) (_ *Server, err error) {
 	began := time.Now()
 	bin := BinDir()
@@ -133,6 +134,9 @@ func Start(ctx context.Context) (_ *Server, err error) {
 		return nil, err
 	}
 	if err := InstallGatewayAPICRDs(ctx, s.Config); err != nil {
+		return nil, err
+	}
+	if err := InstallXBackendCRDs(ctx, s.Config); err != nil {
 		return nil, err
 	}
 	s.Ready = time.Since(began)

@@ -63,5 +63,19 @@ func TestDeployManifestsApply(t *testing.T) {
 		{"get", "", "secrets", "", "shop", false},
 		{"get", "gateway.networking.k8s.io", "backendtlspolicies", "", "shop", true},
 		{"patch", "gateway.networking.k8s.io", "backendtlspolicies", "status", "shop", false},
+		// The experimental external backends: read, and their status
+		// written; never their spec, never a patch, nothing else of the
+		// group.
+		{"watch", "gateway.networking.x-k8s.io", "xbackends", "", "", true},
+		{"watch", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "", "", true},
+		{"get", "gateway.networking.x-k8s.io", "xbackends", "", "shop", true},
+		{"get", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "", "shop", true},
+		{"update", "gateway.networking.x-k8s.io", "xbackends", "status", "shop", true},
+		{"update", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "status", "shop", true},
+		{"update", "gateway.networking.x-k8s.io", "xbackends", "", "shop", false},
+		{"update", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "", "shop", false},
+		{"patch", "gateway.networking.x-k8s.io", "xbackends", "status", "shop", false},
+		{"patch", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "status", "shop", false},
+		{"list", "gateway.networking.x-k8s.io", "xmeshes", "", "", false},
 	})
 }

@@ -87,10 +87,16 @@ var namespacedReads = []struct {
 	{"gateway.networking.k8s.io", "backendtlspolicies", true}, {"gateway.networking.k8s.io", "gateways", true},
 	{"gateway.networking.k8s.io", "httproutes", true}, {"gateway.networking.k8s.io", "grpcroutes", true},
 	{"gateway.networking.k8s.io", "tlsroutes", true}, {"gateway.networking.k8s.io", "tcproutes", true},
+	{"gateway.networking.x-k8s.io", "xbackends", true}, {"gateway.networking.x-k8s.io", "xbackendtrafficpolicies", true},
 }
 
 // statusWrites are the namespaced kinds whose status tlsplane writes.
-var statusWrites = []string{"backendtlspolicies", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes"}
+var statusWrites = []struct{ group, resource string }{
+	{"gateway.networking.k8s.io", "backendtlspolicies"}, {"gateway.networking.k8s.io", "gateways"},
+	{"gateway.networking.k8s.io", "httproutes"}, {"gateway.networking.k8s.io", "grpcroutes"},
+	{"gateway.networking.k8s.io", "tlsroutes"}, {"gateway.networking.k8s.io", "tcproutes"},
+	{"gateway.networking.x-k8s.io", "xbackends"}, {"gateway.networking.x-k8s.io", "xbackendtrafficpolicies"},
+}
 
 // TestRBACNamespacesLeastPrivilege renders charts/tlsplane with namespaces
 // [a, b], applies it to the real API server, and shows that its
@@ -143,13 +149,13 @@ func TestRBACNamespacesLeastPrivilege(t *testing.T) {
 	}
 	for _, r := range statusWrites {
 		want = append(want,
-			access{"update", "gateway.networking.k8s.io", r, "status", a, true},
-			access{"update", "gateway.networking.k8s.io", r, "status", b, true},
-			access{"update", "gateway.networking.k8s.io", r, "status", other, false},
-			access{"update", "gateway.networking.k8s.io", r, "status", "", false},
+			access{"update", r.group, r.resource, "status", a, true},
+			access{"update", r.group, r.resource, "status", b, true},
+			access{"update", r.group, r.resource, "status", other, false},
+			access{"update", r.group, r.resource, "status", "", false},
 			// Read-modify-write: never patch, never the spec.
-			access{"patch", "gateway.networking.k8s.io", r, "status", a, false},
-			access{"update", "gateway.networking.k8s.io", r, "", a, false})
+			access{"patch", r.group, r.resource, "status", a, false},
+			access{"update", r.group, r.resource, "", a, false})
 	}
 	want = append(want,
 		// Cluster-scoped kinds, whatever namespaces says.

@@ -51,6 +51,14 @@ the translator reports on and gets the live object after a conflict
 - apiGroups: [gateway.networking.k8s.io]
   resources: [backendtlspolicies/status, gateways/status, listenersets/status, httproutes/status, grpcroutes/status, tlsroutes/status, tcproutes/status, udproutes/status]
   verbs: [update]
+# The experimental external backends (GEP-4894); read only when their
+# CRDs are installed.
+- apiGroups: [gateway.networking.x-k8s.io]
+  resources: [xbackends, xbackendtrafficpolicies]
+  verbs: [get, list, watch]
+- apiGroups: [gateway.networking.x-k8s.io]
+  resources: [xbackends/status, xbackendtrafficpolicies/status]
+  verbs: [update]
 {{- end }}
 
 {{/*
