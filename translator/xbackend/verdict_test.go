@@ -110,7 +110,7 @@ func TestJudge(t *testing.T) {
 		// reject, resolved: the reasons ("" accepted, resolved); message
 		// a part of the Accepted (or ResolvedRefs) message.
 		reject, resolved, message string
-		annotations            map[string]string
+		annotations               map[string]string
 	}{
 		{name: "tls absent is plaintext", message: "XBackend shop/pay: sent to api.pay.example:443 in plaintext (spec.tls absent)"},
 		{name: "mode None is plaintext", mutate: withTLS(gwxv1a1.BackendTLSModeNone, nil), message: "in plaintext (spec.tls.mode None)"},
