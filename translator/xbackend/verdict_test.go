@@ -16,23 +16,6 @@ import (
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
-// testCA is the golden files' CA (testdata/translator): a test CA, trusted
-// by nothing.
-const testCA = `-----BEGIN CERTIFICATE-----
-MIIB/zCCAaWgAwIBAgIUCRnNzbcuJAquiBIhlT2dEe+or/cwCgYIKoZIzj0EAwIw
-TTEWMBQGA1UECgwNdGxzcGxhbmUgZGVtbzEzMDEGA1UEAwwqdGxzcGxhbmUgcXVp
-Y2tzdGFydCBkZW1vIENBIChETyBOT1QgVFJVU1QpMB4XDTI2MTEyMjA3MzYzN1oX
-DTM2MTExOTA3MzYzN1owTTEWMBQGA1UECgwNdGxzcGxhbmUgZGVtbzEzMDEGA1UE
-AwwqdGxzcGxhbmUgcXVpY2tzdGFydCBkZW1vIENBIChETyBOT1QgVFJVU1QpMFkw
-EwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEf3cOemhwPY1MRhzAAB4RMz0iQNfNQYD/
-CLXS//R8LT02AjyQRTqWcE6ISyMy09bc+wFtEn+MnjDrfp2diHHSgaNjMGEwHQYD
-VR0OBBYEFGDqQCCOC6jISydmyJs0Uf34DbzkMB8GA1UdIwQYMBaAFGDqQCCOC6jI
-SydmyJs0Uf34DbzkMA8GA1UdEwEB/wQFMAMBAf8wDgYDVR0PAQH/BAQDAgEGMAoG
-CCqGSM49BAMCA0gAMEUCIQDvtRemJwc8DlAzUgj5QXQolgz63e/nJVB8ujWlYQ0G
-igIgJ//SdKe75VSYaVEuEpQL/UBd3mzlALD2iRAlPVff7Nw=
------END CERTIFICATE-----
-`
-
 var cfg = xbackend.Config{SystemCABundlePath: "/etc/ssl/certs/ca-certificates.crt"}
 
 func backend(mutate func(*gwxv1a1.XBackend)) *gwxv1a1.XBackend {
@@ -95,7 +78,7 @@ func index(t *testing.T) *input.Index {
 	opaque := translatortest.TLSSecret(t, "shop", "opaque", "client.shop.example")
 	opaque.Type = corev1.SecretTypeOpaque
 	return input.NewIndex(input.Inputs{
-		ConfigMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "ca"}, Data: map[string]string{"ca.crt": testCA}}},
+		ConfigMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "ca"}, Data: map[string]string{"ca.crt": translatortest.CA}}},
 		Secrets:    []*corev1.Secret{translatortest.TLSSecret(t, "shop", "client", "client.shop.example"), badKey, opaque},
 	})
 }
