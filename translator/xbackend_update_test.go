@@ -1,6 +1,7 @@
 package translator_test
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -9,76 +10,56 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/translatortest"
 )
-
-const xbackendWorld = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: tlsplane}
-spec: {controllerName: tlsplane.io/controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: edge, namespace: shop}
-spec:
-  gatewayClassName: tlsplane
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: pay, namespace: shop}
-spec:
-  parentRefs: [{name: edge}]
-  rules: [{backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: pay}]}]
----
-apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: pay, namespace: shop}
-spec:
-  type: ExternalHostname
-  externalHostname: {hostname: api.pay.example}
-  port: {port: 443}
-  tls:
-    mode: ClientAndServer
-    clientCertificateRef: {name: client}
-    validation:
-      caCertificateRefs: [{kind: ConfigMap, name: ca}]`
 
 // TestXBackendRotationRebuildsNoCluster: a CA bundle or client
 // certificate rotated changes its SDS secret alone, never a cluster
 // (D5); Update equals Translate, and the XBackend, not a policy, is the
 // origin of its resources.
 func TestXBackendRotationRebuildsNoCluster(t *testing.T) {
-	in := gatewayInputs(t, xbackendWorld)
-	cm := &corev1.ConfigMap{Data: map[string]string{"ca.crt": translatortest.CA}}
-	cm.Namespace, cm.Name = "shop", "ca"
-	in.ConfigMaps = []*corev1.ConfigMap{cm}
-	in.Secrets = []*corev1.Secret{translatortest.TLSSecret(t, "shop", "client", "gateway.shop.example")}
+	// The golden case of every mode: shop/mtls presents Secret
+	// shop/envoy-client and trusts ConfigMap shop/payments-ca.
+	in, err := manifests.Read([]string{filepath.Join(goldenDir, "xbackend-modes.in.yaml")}, nil)
+	if err != nil || len(in.ConfigMaps) != 1 || len(in.Secrets) != 1 {
+		t.Fatalf("xbackend-modes: %v", err)
+	}
+	cm := in.ConfigMaps[0]
 	opts := translator.Options{}
 	tr := translator.New()
 	last := tr.Translate(in, nil, fuzzNow, opts)
-	if !slices.ContainsFunc(last.Clusters, func(c *clusterv3.Cluster) bool { return c.GetName() == "XBackend/shop/pay/443" }) {
+	if !slices.ContainsFunc(last.Clusters, func(c *clusterv3.Cluster) bool { return c.GetName() == "XBackend/shop/mtls/443" }) {
 		t.Fatalf("no XBackend cluster: %v", last.Clusters)
 	}
-	pay := types.NamespacedName{Namespace: "shop", Name: "pay"}
-	for _, name := range []string{"XBackend/shop/pay/443", "CA/shop/configmap/ca", "Client/shop/client"} {
-		if got := last.XBackendOrigins[name]; !slices.Equal(got, []types.NamespacedName{pay}) || last.Origins[name] != nil {
+	mtls := types.NamespacedName{Namespace: "shop", Name: "mtls"}
+	for _, name := range []string{"XBackend/shop/mtls/443", "Client/shop/envoy-client"} {
+		if got := last.XBackendOrigins[name]; !slices.Equal(got, []types.NamespacedName{mtls}) || last.Origins[name] != nil {
 			t.Errorf("origins of %s: XBackends %v, policies %v; want the XBackend alone", name, got, last.Origins[name])
 		}
 	}
 
+	// A fleet is served the variants its routes reach (D2), not the rest.
+	reached := last.Fleets["shop/edge"].Reached
+	for name, want := range map[string]bool{"XBackend/shop/mtls/443": true, "XBackend/shop/bare/443/grpc": true, "XBackend/shop/bare/443": false,
+		"XBackend/shop/db/5433/tcp": true, "XBackend/shop/db/5433": false, "XBackend/shop/stream/5432/grpc": false} {
+		if slices.Contains(reached, name) != want {
+			t.Errorf("fleet shop/edge reaches %s: %v, want %v (reached %v)", name, !want, want, reached)
+		}
+	}
+
 	rotatedCA := configMap(cm, "2", translatortest.CA2)
-	rotatedCert := translatortest.TLSSecret(t, "shop", "client", "gateway.shop.example")
+	rotatedCert := translatortest.TLSSecret(t, "shop", "envoy-client", "gateway.shop.example")
 	for _, step := range []struct {
 		change translator.Change
 		secret string
 		apply  func(*translator.Inputs)
 	}{
-		{translator.Change{Kind: translator.KindConfigMap, Key: types.NamespacedName{Namespace: "shop", Name: "ca"}, Object: rotatedCA},
-			"CA/shop/configmap/ca", func(in *translator.Inputs) { in.ConfigMaps = []*corev1.ConfigMap{rotatedCA} }},
-		{translator.Change{Kind: translator.KindSecret, Key: types.NamespacedName{Namespace: "shop", Name: "client"}, Object: rotatedCert},
-			"Client/shop/client", func(in *translator.Inputs) { in.Secrets = []*corev1.Secret{rotatedCert} }},
+		{translator.Change{Kind: translator.KindConfigMap, Key: types.NamespacedName{Namespace: "shop", Name: "payments-ca"}, Object: rotatedCA},
+			"CA/shop/configmap/payments-ca", func(in *translator.Inputs) { in.ConfigMaps = []*corev1.ConfigMap{rotatedCA} }},
+		{translator.Change{Kind: translator.KindSecret, Key: types.NamespacedName{Namespace: "shop", Name: "envoy-client"}, Object: rotatedCert},
+			"Client/shop/envoy-client", func(in *translator.Inputs) { in.Secrets = []*corev1.Secret{rotatedCert} }},
 	} {
 		step.apply(&in)
 		got, ok := tr.Update([]translator.Change{step.change}, nil, fuzzNow, opts)

@@ -104,13 +104,8 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	}
 	if ref := tlsOpts.CRLRef; err == nil && ref != nil && v.Trust.Bundle != nil {
 		var problem string
-		if v.CRL, problem = resolveCRL(nn.Namespace, *ref, v.Trust.Bundle, ix); problem != "" {
+		if v.Trust.Bundle, v.CRL, problem = WithCRL(nn.Namespace, *ref, v.Trust.Bundle, ix); problem != "" {
 			v.rejectOption(ReasonInvalidCRLRef, problem)
-		} else {
-			// A copy: the bundle's name and content now include the list.
-			b := *v.Trust.Bundle
-			b.SecretName, b.CRL = crlSecretName(b.SecretName, nn.Namespace, *ref), v.CRL.PEM
-			v.Trust.Bundle = &b
 		}
 	}
 	if p.Spec.Validation.Hostname == "" {

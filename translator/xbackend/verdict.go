@@ -177,9 +177,6 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 	if err == nil && len(opts.ALPNProtocols) > 0 {
 		v.Reject(ReasonInvalid, "metadata.annotations: option "+tlsopts.Prefix+"alpnProtocols: an XBackend's ALPN follows spec.protocol")
 	}
-	if err == nil && opts.CRLRef != nil {
-		v.Reject(ReasonInvalid, fmt.Sprintf("metadata.annotations: option %s: not supported on XBackends yet", tlsopts.CRLKey))
-	}
 	validation := spec.Validation
 	// Validation left out (or naming no trust): the system bundle, and
 	// the external hostname as SNI and SAN. Our choice: never no check.
@@ -192,6 +189,14 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 	}
 	if !opts.InsecureSkipVerify {
 		v.judgeTrust(validation, ix, cfg, m)
+	}
+	if ref := opts.CRLRef; err == nil && ref != nil && v.CA != nil {
+		var problem string
+		if v.CA, _, problem = backendtls.WithCRL(v.Name.Namespace, *ref, v.CA, ix); problem != "" {
+			msg := "metadata.annotations: " + problem
+			v.unresolved(backendtls.ReasonInvalidCRLRef, msg)
+			v.Reject(ReasonInvalid, msg)
+		}
 	}
 	sans, sanErr := backendtls.SANs(validation)
 	if sanErr != nil {
