@@ -110,8 +110,12 @@ func (o *xbackendOutput) origin(resource string, x types.NamespacedName) {
 }
 
 // statuses are the XBackends' statuses: those a Gateway's accepted
-// routes name, and those still carrying an entry of ours (to clear it).
+// routes name, and those still carrying an entry of ours (to clear it);
+// nil without XBackends.
 func (o *xbackendOutput) statuses(judged *gateway.Result, controller gwv1.GatewayController, stamp metav1.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
+	if len(o.verdicts) == 0 {
+		return nil
+	}
 	reach := judged.XBackendReach()
 	out := map[types.NamespacedName]gwxv1a1.BackendStatus{}
 	for nn, v := range o.verdicts {

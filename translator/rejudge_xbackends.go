@@ -24,8 +24,12 @@ func (m *memory) xbackendConfig() xbackend.Config {
 // translateXBackends judges and emits every XBackend of ix, then records
 // each verdict in ix, where routes read it.
 func (t *Translator) translateXBackends(ix *input.Index) *xbackendOutput {
-	out := &xbackendOutput{verdicts: map[types.NamespacedName]*xbackend.Verdict{}, clusters: map[string]*clusterv3.Cluster{},
-		secrets: map[string]*tlsv3.Secret{}, origins: map[string][]types.NamespacedName{}, namespaces: map[string]string{}, caNotAfter: map[string]time.Time{}}
+	out := &xbackendOutput{}
+	if len(ix.XBackends) == 0 {
+		return out // the common case costs no map
+	}
+	out.verdicts, out.clusters, out.secrets = map[types.NamespacedName]*xbackend.Verdict{}, map[string]*clusterv3.Cluster{}, map[string]*tlsv3.Secret{}
+	out.origins, out.namespaces, out.caNotAfter = map[string][]types.NamespacedName{}, map[string]string{}, map[string]time.Time{}
 	for _, nn := range input.SortedKeys(ix.XBackends) {
 		x := ix.XBackends[nn]
 		v := xbackend.Judge(x.Object, ix, t.xbackendConfig(), t.memos.judging)
