@@ -57,6 +57,10 @@
 //     parts. A whole translation leaves its parts (wholeTranslation); the
 //     first Update builds the world from them.
 //   - update: what one Update found its changes to reach.
+//   - XBackend output: every XBackend judged (xbackend.Verdict) and
+//     emitted, its clusters and secrets beside the Service ports'; the
+//     verdicts are recorded in the index (input.XBackend), where routes
+//     read them.
 //   - reach: the Service ports a Gateway's routes send traffic to.
 //   - own clusters: a Gateway fleet's versions of the clusters it reaches,
 //     presenting its Gateway's backend client certificate (package fleet).
