@@ -144,6 +144,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.XBackendTrafficPolicies {
 		fn(translator.KindXBackendTrafficPolicy, o)
 	}
+	for _, o := range in.XBackends {
+		fn(translator.KindXBackend, o)
+	}
 }
 
 // runUpdates starts a Translator from a random half of the pool, then
@@ -310,6 +313,8 @@ func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.O
 		return editedRoute(r, o, pool, step)
 	case *gwxv1a1.XBackendTrafficPolicy:
 		return editedTrafficPolicy(r, o, step)
+	case *gwxv1a1.XBackend:
+		return editedXBackend(r, o, step)
 	case *gwv1.ListenerSet:
 		// Precedence among sets, or a listener's hostname (conflicts).
 		c := o.DeepCopy()
@@ -493,6 +498,35 @@ func editedTrafficPolicy(r *rand.Rand, o *gwxv1a1.XBackendTrafficPolicy, step in
 		c.Spec.TargetRefs = []gwv1.LocalPolicyTargetReference{{Kind: "Service", Name: name}}
 	default:
 		c.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1+r.IntN(3), 0, 0, 0, 0, time.UTC))
+	}
+	return c
+}
+
+// editedXBackend is a copy of o with its port, protocol, TLS mode, CA
+// references or hostname changed: what routes, clusters and secrets read.
+func editedXBackend(r *rand.Rand, o *gwxv1a1.XBackend, step int) *gwxv1a1.XBackend {
+	c := o.DeepCopy()
+	switch r.IntN(5) {
+	case 0:
+		c.Spec.Port.Port = gwxv1a1.PortNumber([]int{443, 8443, 5432}[r.IntN(3)])
+	case 1:
+		p := []gwxv1a1.BackendProtocol{gwxv1a1.BackendProtocolHTTP, gwxv1a1.BackendProtocolHTTP2, gwxv1a1.BackendProtocolTCP, gwxv1a1.BackendProtocolH2C}[r.IntN(4)]
+		c.Spec.Protocol = &p
+	case 2:
+		if c.Spec.TLS == nil {
+			c.Spec.TLS = &gwxv1a1.BackendTLS{Mode: gwxv1a1.BackendTLSModeServerOnly}
+		} else {
+			c.Spec.TLS = nil
+		}
+	case 3:
+		if c.Spec.TLS != nil {
+			name := []string{"payments-ca", "partner-ca", "absent-ca"}[r.IntN(3)]
+			c.Spec.TLS.Validation.CACertificateRefs = []gwv1.LocalObjectReference{{Kind: "ConfigMap", Name: gwv1.ObjectName(name)}}
+		}
+	default:
+		if c.Spec.ExternalHostname != nil {
+			c.Spec.ExternalHostname.Hostname = gwv1.PreciseHostname("edited-" + strconv.Itoa(step) + ".partner.example")
+		}
 	}
 	return c
 }

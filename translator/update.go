@@ -36,6 +36,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 		}
 	}
 	w.refreshSlices(u)
+	t.rejudgeXBackends(u)
 	t.rejudge(u)
 	t.rejudgeTraffic(u)
 	t.reattach(u)
@@ -46,6 +47,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	}
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
+	u.xbackendStatuses = t.xbackendStatuses(u, stamp)
 	t.generation++
 	out = w.output(u, t.generation, t.fleetEmitter())
 	t.restatusTraffic(&out, stamp)

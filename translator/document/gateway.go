@@ -74,6 +74,12 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 	for _, rk := range translator.RouteKinds {
 		errs = append(errs, renderRoutes(doc, rk, in, translator.RouteStatusesOf(st, rk.Kind())))
 	}
+	errs = append(errs, renderSorted(doc, "xbackends", gwxv1a1.GroupVersion.String(), string(translator.KindXBackend), in.XBackends, input.SortedKeys(st.XBackends),
+		func(o *gwxv1a1.XBackend, nn types.NamespacedName) *gwxv1a1.XBackend {
+			c := o.DeepCopy()
+			c.Status = st.XBackends[nn]
+			return c
+		}))
 	errs = append(errs, renderSorted(doc, "xbackendtrafficpolicies", gwxv1a1.GroupVersion.String(), "XBackendTrafficPolicy", in.XBackendTrafficPolicies,
 		input.SortedKeys(st.XBackendTrafficPolicies), func(o *gwxv1a1.XBackendTrafficPolicy, nn types.NamespacedName) *gwxv1a1.XBackendTrafficPolicy {
 			c := o.DeepCopy()

@@ -13,6 +13,10 @@ type Cluster struct {
 	// EDSName is the load assignment an EDS cluster reads when it is not
 	// its own name: a GRPCRoute's cluster reads its Service port's.
 	EDSName string `json:"edsName,omitempty"`
+	// FollowDNSTTL makes a DNS cluster re-resolve as its answers' TTL
+	// says, within the emitter's bounds (an XBackend's); otherwise at
+	// Envoy's fixed default rate (an ExternalName Service's).
+	FollowDNSTTL bool `json:"followDNSTTL,omitempty"`
 	// RetryBudget is the XBackendTrafficPolicy's on the backend; nil
 	// leaves Envoy's circuit breakers as they are.
 	RetryBudget *RetryBudget `json:"retryBudget,omitempty"`
