@@ -74,6 +74,10 @@ type Output struct {
 	// translation produced it, so a NACK can be reported on the policy
 	// (one map: no secret bears a cluster's name, plan's naming contract).
 	Origins map[string][]types.NamespacedName
+	// XBackendOrigins maps a cluster or secret name to the XBackends whose
+	// translation produced it: apart from Origins, so an XBackend is never
+	// taken for a policy of the same name. A secret may be in both.
+	XBackendOrigins map[string][]types.NamespacedName
 
 	// CANotAfter maps each CA secret served (CA/<namespace>/configmap/…)
 	// to the earliest notAfter of its certificates; the system bundle,

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/input"
@@ -29,6 +30,11 @@ type update struct {
 	secrets     map[string]bool
 	warnings    bool
 	fleetsDirty bool
+	// xbackends: an XBackend, or an object XBackends may read, changed:
+	// every XBackend is judged again (they are few).
+	xbackends bool
+	// xbackendStatuses are the XBackends' statuses now.
+	xbackendStatuses map[types.NamespacedName]gwxv1a1.BackendStatus
 	// reachChanged: the Service ports some Gateway's routes reach changed.
 	reachChanged bool
 	// changedFleets are the fleets whose resources changed, when known
@@ -76,11 +82,22 @@ func (w *world) apply(c Change, u *update) bool {
 			u.slices[serviceOfSlice(es)] = true
 		}
 		return ok
+	case KindXBackend:
+		x, ok := typed[*gwxv1a1.XBackend](c.Object, deleted)
+		if deleted {
+			delete(w.ix.XBackends, nn)
+		} else {
+			w.ix.XBackends[nn] = input.XBackend{Object: x}
+		}
+		u.xbackends, u.gateways = true, true
+		return ok
 	case KindConfigMap:
+		u.xbackends = u.xbackends || len(w.ix.XBackends) > 0 // CA bundles
 		u.refs[backendtls.Ref{Kind: KindConfigMap, Name: nn}] = true
 		u.gateways = u.gateways || w.gateway.namesCA(KindConfigMap, nn) // client CAs
 		return store(w.ix.ConfigMaps, nn, c.Object, deleted)
 	case KindSecret:
+		u.xbackends = u.xbackends || len(w.ix.XBackends) > 0 // CA bundles, client certificates
 		ok := store(w.ix.Secrets, nn, c.Object, deleted)
 		u.refs[backendtls.Ref{Kind: KindSecret, Name: nn}] = true
 		u.gateways = u.gateways || w.gateway.any() // listener certificates

@@ -1,6 +1,6 @@
 // Package translator turns Gateway API objects (GatewayClasses, Gateways,
-// ListenerSets, HTTP, GRPC, TLS, TCP and UDP routes, ReferenceGrants) and
-// BackendTLSPolicies, with the Services, EndpointSlices, ConfigMaps,
+// ListenerSets, HTTP, GRPC, TLS, TCP and UDP routes, ReferenceGrants),
+// BackendTLSPolicies and XBackends, with the Services, EndpointSlices, ConfigMaps,
 // Secrets and Namespaces they refer to, into Envoy resources per fleet,
 // plus the status of every object it owns.
 //
@@ -9,7 +9,7 @@
 // and the protos live below it, in layers whose imports point one way
 // (TestLayers checks them): leaves (input, condition, tlsopts, capem,
 // referencegrant, memo), the plan, the judging packages (backendtls,
-// gateway, gatewaytls, route, upstream), which decide plans, the emitter (envoy), which turns plans into
+// gateway, gatewaytls, route, upstream, xbackend), which decide plans, the emitter (envoy), which turns plans into
 // validated protos, and what works on emitted output (fleet, outputpatch,
 // dataplane). The engine judges, emits, feeds what Envoy would refuse back
 // into the verdicts, and only then writes statuses.
@@ -26,14 +26,17 @@
 //     below it in reverse: take the changes (changes.go), re-judge what
 //     they reach (rejudge.go), patch the route configurations
 //     (routepatch.go), then patch the last Output (update_output.go).
-//   - update_output.go, routepatch.go, rejudge.go, changes.go: those steps.
+//   - update_output.go, routepatch.go, rejudge.go, changes.go: those steps;
+//     rejudge_xbackends.go judges and emits every XBackend, for both
+//     passes (they are few: a change reaching one redoes them all).
 //   - whole.go: Translate, the whole pass: judge every policy, translate
 //     every Service port, run the Gateway rules, write the statuses.
 //   - translator.go: the Translator: its memory and its state.
 //   - state.go, gateway_objects.go: the state Update starts from.
 //   - memory.go: the steps a Translator reuses across calls.
-//   - emit_gateways.go, ports.go, emit_policy.go: emitting a run of the
-//     Gateway rules, a Service port's cluster, a policy's TLS.
+//   - emit_gateways.go, ports.go, emit_xbackends.go, emit_policy.go:
+//     emitting a run of the Gateway rules, a Service port's cluster, an
+//     XBackend's clusters and secrets, a policy's TLS.
 //   - dataplane.go, api.go, aliases.go: the public types and names
 //     (api.go's RouteStatusesOf finds a route kind's computed statuses
 //     through its description).

@@ -441,6 +441,8 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.UDPRoutes = fuzzShuffle(r, in.UDPRoutes)
 	out.ReferenceGrants = fuzzShuffle(r, in.ReferenceGrants)
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
+	out.XBackends = fuzzShuffle(r, in.XBackends)
+	out.XBackendTrafficPolicies = fuzzShuffle(r, in.XBackendTrafficPolicies)
 	return out
 }
 
@@ -464,6 +466,8 @@ func fuzzOutputDifference(a, b translator.Output) string {
 		return "statuses"
 	case !reflect.DeepEqual(a.Origins, b.Origins):
 		return "origins"
+	case !reflect.DeepEqual(a.XBackendOrigins, b.XBackendOrigins):
+		return "XBackend origins"
 	case !slices.Equal(a.Warnings, b.Warnings):
 		return "warnings: " + strings.Join(a.Warnings, "; ") + " vs " + strings.Join(b.Warnings, "; ")
 	case !fuzzFleetsEqual(a.Fleets, b.Fleets):
@@ -483,6 +487,7 @@ func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
 		"HTTPRoutes":     reflect.DeepEqual(a.HTTPRoutes, b.HTTPRoutes),
 		"GRPCRoutes":     reflect.DeepEqual(a.GRPCRoutes, b.GRPCRoutes),
 		"TLSRoutes":      reflect.DeepEqual(a.TLSRoutes, b.TLSRoutes),
+		"XBackends":      reflect.DeepEqual(a.XBackends, b.XBackends),
 		"TCPRoutes":      reflect.DeepEqual(a.TCPRoutes, b.TCPRoutes),
 		"ListenerSets":   reflect.DeepEqual(a.ListenerSets, b.ListenerSets),
 		"UDPRoutes":      reflect.DeepEqual(a.UDPRoutes, b.UDPRoutes),

@@ -28,22 +28,25 @@ func TestLayers(t *testing.T) {
 		// The plan: plain values, only tlsopts below it (whose Options carry
 		// Envoy's TLS version enum: the one go-control-plane type it holds).
 		{"plan", append([]string{tree + "/input", tree + "/condition", tree + "/capem", tree + "/envoy",
-			tree + "/backendtls", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
+			tree + "/backendtls", tree + "/xbackend", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
 		// The emitter: no Kubernetes or Gateway API objects, no judging.
 		{"envoy", append([]string{tree + "/input", tree + "/condition", tree + "/capem",
-			tree + "/backendtls", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
+			tree + "/backendtls", tree + "/xbackend", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/referencegrant", tree + "/upstream"}, kubernetes...)},
 		// Judging never reaches the emitter, nor the engine.
 		{"backendtls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/upstream"}},
-		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream"}},
+		{"gateway", []string{tree + "/envoy", tree + "/backendtls", tree + "/upstream", tree + "/xbackend"}},
+		// XBackends judged: backendtls's CA and certificate rules, no
+		// emitter, no Gateway or route (routes read verdicts in the index).
+		{"xbackend", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/route", tree + "/upstream"}},
 		// Route judging knows no Gateway or listener: gateway asks it.
-		{"route", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream"}},
+		{"route", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream", tree + "/xbackend"}},
 		// A Gateway's TLS references, resolved for gateway: no listener,
 		// route or status.
 		{"gatewaytls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/backendtls", tree + "/upstream"}},
 		{"upstream", []string{tree + "/envoy", tree + "/gateway", tree + "/route"}},
 		// A fleet's resources after emission: judged Gateways and the
 		// emitter's output, never policies or Services.
-		{"fleet", []string{tree + "/backendtls", tree + "/upstream"}},
+		{"fleet", []string{tree + "/backendtls", tree + "/upstream", tree + "/xbackend"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

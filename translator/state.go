@@ -50,6 +50,8 @@ type world struct {
 	secrets  map[string]*secretUse
 	warnings map[string]int
 	gateways gatewayOutput
+	// xbackends are the XBackends as last judged and emitted.
+	xbackends *xbackendOutput
 
 	// noteDue is when each policy's CA expiry warning next changes;
 	// firstDue the earliest of them (zero: none).
@@ -84,6 +86,8 @@ type wholeTranslation struct {
 	unserved map[types.NamespacedName][]backendtls.UnservedPort
 	out      Output
 	now      time.Time
+	// xbackends are the XBackends as judged and emitted.
+	xbackends *xbackendOutput
 }
 
 // buildWorld makes the world of a whole translation, from its parts and
@@ -111,6 +115,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		gateways:    gateways,
 		noteDue:     map[types.NamespacedName]time.Time{},
 		out:         wt.out,
+		xbackends:   wt.xbackends,
 	}
 	for i, v := range verdicts {
 		e, ok := m.verdicts.Peek(v.Name)

@@ -36,6 +36,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 		}
 	}
 	w.refreshSlices(u)
+	t.rejudgeXBackends(u)
 	t.rejudge(u)
 	t.reattach(u)
 	t.retranslate(u)
@@ -45,6 +46,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	}
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
+	u.xbackendStatuses = t.xbackendStatuses(u, stamp)
 	t.generation++
 	return w.output(u, t.generation, t.fleetEmitter()), true
 }

@@ -37,7 +37,11 @@ func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
 		p := producers[name]
 		if p == nil {
 			origins.Delete(name)
-			namespaces.Delete(name)
+			if ns, ok := w.xbackends.namespaces[name]; ok {
+				namespaces.Set(name, ns, func(a, b string) bool { return a == b })
+			} else {
+				namespaces.Delete(name)
+			}
 			continue
 		}
 		namespaces.Set(name, p.namespace, func(a, b string) bool { return a == b })
@@ -52,7 +56,11 @@ func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
 		use := w.secrets[name]
 		if use == nil {
 			origins.Delete(name)
-			notAfter.Delete(name)
+			if at, ok := w.xbackends.caNotAfter[name]; ok && w.xbackends.secrets[name] != nil {
+				notAfter.Set(name, at, time.Time.Equal)
+			} else {
+				notAfter.Delete(name)
+			}
 			continue
 		}
 		origins.Set(name, sortedPolicyNames(use.policies), slices.Equal)
@@ -63,6 +71,9 @@ func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
 		}
 	}
 	out.Origins, out.ClusterNamespaces, out.CANotAfter = origins.M, namespaces.M, notAfter.M
+	if u.xbackends {
+		out.XBackendOrigins = w.xbackends.origins
+	}
 
 	statuses := outputpatch.Map[types.NamespacedName, gwv1.PolicyStatus]{M: prev.Statuses}
 	for nn := range u.statuses {
@@ -92,6 +103,7 @@ func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
 		}
 		changed.Fleets = input.SortedNames(names)
 	}
+	out.GatewayAPI.XBackends = u.xbackendStatuses
 	w.out = out
 	return out
 }
@@ -164,6 +176,13 @@ func (w *world) current(u *update) (map[string]*clusterv3.Cluster, map[string]*p
 		secrets[name] = nil
 		if use := w.secrets[name]; use != nil {
 			secrets[name] = use.secret
+		} else if s := w.xbackends.secrets[name]; s != nil {
+			secrets[name] = s
+		}
+	}
+	for name := range u.clusters {
+		if clusters[name] == nil && w.xbackends.clusters[name] != nil {
+			clusters[name] = w.xbackends.clusters[name]
 		}
 	}
 	return clusters, producers, endpoints, secrets

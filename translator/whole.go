@@ -47,6 +47,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	t.begin(opts)
 	defer t.done()
 	ix := input.NewIndex(in)
+	xbackends := t.translateXBackends(ix)
 	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*backendtls.Verdict, 0, len(policies))
 	// A remembering Translator finds each governor in its verdict memo;
@@ -79,6 +80,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
 	gateways := t.translateGateways(in, ix, t.gatewayConfig, stamp)
 	b.warnings = append(b.warnings, gateways.warnings...)
+	b.addXBackends(xbackends)
 	out := b.output(t.secretOrder)
 	t.secretOrder = b.secretOrder
 	if fleet.AnyPresents(gateways.judged) {
@@ -89,6 +91,8 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		}
 	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
+	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp)
+	out.XBackendOrigins = xbackends.origins
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
 	}
@@ -102,6 +106,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 	if !t.forget {
 		t.remember(in, ix, verdicts, byPolicy, winners, gateways, b, &out, now)
+		t.whole.xbackends = xbackends
 	}
 	return out
 }
@@ -199,6 +204,26 @@ func (b *outputBuilder) origin(resource string, policy types.NamespacedName) {
 		return
 	}
 	b.origins[resource] = append(b.origins[resource], policy)
+}
+
+// addXBackends puts the XBackends' clusters and secrets into a whole
+// translation's builder, after the Service ports' (a secret both name
+// has one content: the first is kept).
+func (b *outputBuilder) addXBackends(o *xbackendOutput) {
+	for _, name := range input.SortedNames(o.clusters) {
+		b.clusters = append(b.clusters, o.clusters[name])
+		b.namespaces[name] = o.namespaces[name]
+	}
+	for name, s := range o.secrets {
+		if b.secrets[name] == nil {
+			b.secrets[name] = s
+		}
+		if notAfter, ok := o.caNotAfter[name]; ok {
+			if _, set := b.caNotAfter[name]; !set {
+				b.caNotAfter[name] = notAfter
+			}
+		}
+	}
 }
 
 // output sorts everything by name; secretOrder, when it holds exactly the

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
 )
@@ -134,6 +135,10 @@ func resolveTarget(namespace string, ref gwv1.LocalPolicyTargetReferenceWithSect
 	t := Target{Service: input.NameOf(namespace, string(ref.Name))}
 	if ref.SectionName != nil {
 		t.Section = string(*ref.SectionName)
+	}
+	if ref.Group == gwxv1a1.GroupName && string(ref.Kind) == string(input.KindXBackend) {
+		// GEP-4894: an XBackend carries its own TLS.
+		return t, fmt.Sprintf("targetRef XBackend %s: a BackendTLSPolicy may not target an XBackend (GEP-4894); set the XBackend's spec.tls instead", t.Service)
 	}
 	if ref.Group != "" || ref.Kind != "Service" {
 		return t, fmt.Sprintf("targetRef group %q kind %q is not supported, only core Services", ref.Group, ref.Kind)

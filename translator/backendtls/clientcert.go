@@ -7,7 +7,6 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
-	"github.com/tlsplane/tlsplane/translator/tlsopts"
 )
 
 // ReasonInvalidClientCertificateRef is the ResolvedRefs reason of a policy
@@ -15,11 +14,12 @@ import (
 // gives a Gateway's backend client certificate.
 const ReasonInvalidClientCertificateRef = "InvalidClientCertificateRef"
 
-// resolveClientCertificate reads the kubernetes.io/tls Secret name of
-// namespace, or says what is wrong with it.
-func resolveClientCertificate(namespace, name string, ix *input.Index) (*plan.ClientCertificate, string) {
+// ResolveClientCertificate reads the kubernetes.io/tls Secret name of
+// namespace, or says what is wrong with it; field names where the name
+// was given (a policy's option, an XBackend's clientCertificateRef).
+func ResolveClientCertificate(namespace, name, field string, ix *input.Index) (*plan.ClientCertificate, string) {
 	nn := input.NameOf(namespace, name)
-	what := fmt.Sprintf("option %s: Secret %s", tlsopts.ClientCertificateKey, nn)
+	what := fmt.Sprintf("%s: Secret %s", field, nn)
 	s, ok := ix.Secrets[nn]
 	switch {
 	case !ok:

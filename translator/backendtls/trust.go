@@ -45,10 +45,25 @@ type Trust struct {
 	invalid  string       // a spec error that makes the policy Invalid
 }
 
-// resolveTrust turns spec.validation into a CA bundle, collecting why each
-// ref is unusable. The secret is named after every ref (valid or not), so a
-// ref becoming valid or invalid changes only the secret, never the cluster.
-func resolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *input.Index, systemPath string, cas *capem.Cache) Trust {
+// Invalid is the spec error that makes the validation block invalid; ""
+// for none.
+func (t Trust) Invalid() string { return t.invalid }
+
+// ProblemMessages are the invalid refs' messages, in ref order.
+func (t Trust) ProblemMessages() []string {
+	msgs := make([]string, 0, len(t.Problems))
+	for _, pr := range t.Problems {
+		msgs = append(msgs, pr.Message)
+	}
+	return msgs
+}
+
+// ResolveTrust turns spec.validation (a BackendTLSPolicy's, or an
+// XBackend's spec.tls.validation: one type) into a CA bundle, collecting
+// why each ref is unusable. The secret is named after every ref (valid or
+// not), so a ref becoming valid or invalid changes only the secret, never
+// the cluster.
+func ResolveTrust(namespace string, v gwv1.BackendTLSPolicyValidation, ix *input.Index, systemPath string, cas *capem.Cache) Trust {
 	hasWellKnown := v.WellKnownCACertificates != nil && *v.WellKnownCACertificates != ""
 	switch {
 	case hasWellKnown && len(v.CACertificateRefs) > 0:

@@ -91,7 +91,7 @@ type Memos struct {
 func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verdict {
 	nn := input.NameOf(p.Namespace, p.Name)
 	v := &Verdict{Policy: p, Name: nn}
-	v.Trust = resolveTrust(nn.Namespace, p.Spec.Validation, ix, cfg.SystemCABundlePath, m.CAs)
+	v.Trust = ResolveTrust(nn.Namespace, p.Spec.Validation, ix, cfg.SystemCABundlePath, m.CAs)
 	if v.Trust.invalid != "" {
 		v.Reject(gwv1.PolicyReasonInvalid, v.Trust.invalid)
 	}
@@ -103,7 +103,7 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 		// Never without it: a policy whose certificate is unusable fails
 		// closed rather than connect as nobody.
 		var problem string
-		if v.ClientCert, problem = resolveClientCertificate(nn.Namespace, name, ix); problem != "" {
+		if v.ClientCert, problem = ResolveClientCertificate(nn.Namespace, name, "option "+tlsopts.ClientCertificateKey, ix); problem != "" {
 			v.rejectOption(ReasonInvalidClientCertificateRef, problem)
 		}
 	}
@@ -121,16 +121,12 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	if p.Spec.Validation.Hostname == "" {
 		v.Reject(gwv1.PolicyReasonInvalid, "validation.hostname is required")
 	}
-	sans, err := policySANs(p.Spec.Validation)
+	sans, err := SANs(p.Spec.Validation)
 	if err != nil {
 		v.Reject(gwv1.PolicyReasonInvalid, err.Error())
 	}
 	if v.Trust.invalid == "" && v.Trust.Bundle == nil {
-		msgs := make([]string, 0, len(v.Trust.Problems))
-		for _, pr := range v.Trust.Problems {
-			msgs = append(msgs, pr.Message)
-		}
-		v.Reject(gwv1.BackendTLSPolicyReasonNoValidCACertificate, "no valid CA certificate: "+strings.Join(msgs, "; "))
+		v.Reject(gwv1.BackendTLSPolicyReasonNoValidCACertificate, "no valid CA certificate: "+strings.Join(v.Trust.ProblemMessages(), "; "))
 	}
 	if !v.Accepted() {
 		return v
@@ -180,12 +176,12 @@ func (v *Verdict) RejectUnservableCA(secret string, err error) {
 	v.Reject(gwv1.BackendTLSPolicyReasonNoValidCACertificate, "no valid CA certificate: "+strings.Join(msgs, "; "))
 }
 
-// policySANs are the names a backend certificate must carry: the given
+// SANs are the names a backend certificate must carry: the given
 // subjectAltNames, or else the hostname (which must not authenticate when
 // subjectAltNames are given).
 // A SAN that is empty or of an unknown type is an error, never skipped:
 // skipping it could leave no name to check.
-func policySANs(v gwv1.BackendTLSPolicyValidation) ([]plan.SANMatch, error) {
+func SANs(v gwv1.BackendTLSPolicyValidation) ([]plan.SANMatch, error) {
 	if len(v.SubjectAltNames) == 0 {
 		return []plan.SANMatch{{Kind: plan.SANDNS, Value: string(v.Hostname)}}, nil
 	}

@@ -27,8 +27,8 @@ const (
 // policies (the input policies, sorted, with their computed status). With
 // Gateway API inputs it adds fleets (each Gateway fleet's listeners, routes
 // and certificates, private keys redacted), gatewayclasses, gateways,
-// httproutes, grpcroutes, tlsroutes, tcproutes and udproutes (ours, with their
-// computed status; each key only when it has some). It is pure; keys are
+// httproutes, grpcroutes, tlsroutes, tcproutes, udproutes and xbackends (ours, with
+// their computed status; each key only when it has some). It is pure; keys are
 // sorted, so equal inputs give equal bytes.
 func Render(in translator.Inputs, out translator.Output, format string) ([]byte, error) {
 	policies := in.Policies

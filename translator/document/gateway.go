@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/input"
@@ -73,6 +74,12 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 	for _, rk := range translator.RouteKinds {
 		errs = append(errs, renderRoutes(doc, rk, in, translator.RouteStatusesOf(st, rk.Kind())))
 	}
+	errs = append(errs, renderSorted(doc, "xbackends", gwxv1a1.GroupVersion.String(), string(translator.KindXBackend), in.XBackends, input.SortedKeys(st.XBackends),
+		func(o *gwxv1a1.XBackend, nn types.NamespacedName) *gwxv1a1.XBackend {
+			c := o.DeepCopy()
+			c.Status = st.XBackends[nn]
+			return c
+		}))
 	return cmp.Or(errs...)
 }
 

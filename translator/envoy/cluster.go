@@ -49,6 +49,8 @@ type Parts struct {
 	// What every EDS cluster says alike.
 	discovery *clusterv3.Cluster_Type
 	config    *clusterv3.Cluster_EdsClusterConfig
+	// followTTL is the discovery of DNS clusters following the TTL.
+	followTTL *clusterv3.Cluster_ClusterType
 }
 
 // NewParts builds the shared parts; it panics if Envoy's own rules reject
@@ -67,6 +69,7 @@ func NewParts() *Parts {
 		H2C:        newClusterTLS(nil, packed),
 		discovery:  &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
 		config:     &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsConfigSource()},
+		followTTL:  dnsClusterType(),
 	}
 }
 
@@ -76,6 +79,9 @@ func Cluster(spec plan.Cluster, tls ClusterTLS, parts *Parts) (*clusterv3.Cluste
 	c := &clusterv3.Cluster{Name: spec.Name}
 	if spec.ExternalName != "" {
 		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_LOGICAL_DNS}
+		if spec.FollowDNSTTL {
+			c.ClusterDiscoveryType = parts.followTTL
+		}
 		c.LoadAssignment = &endpointv3.ClusterLoadAssignment{
 			ClusterName: spec.Name,
 			Endpoints: []*endpointv3.LocalityLbEndpoints{{

@@ -96,7 +96,8 @@ func Judge(in input.Inputs, ix *input.Index, cfg Config, now metav1.Time) *Resul
 	}
 	m := &memo{g: g, gateways: gateways, routes: map[route.Key]routeEntry{},
 		reach:    map[input.ServicePort]map[types.NamespacedName]int{},
-		clusters: map[types.NamespacedName]map[string]int{}}
+		clusters: map[types.NamespacedName]map[string]int{},
+		xreach:   map[types.NamespacedName]map[types.NamespacedName]int{}}
 	judged := make([]*route.Route, 0, len(g.routes)+len(g.grpcRoutes))
 	for _, r := range g.routes {
 		judged = append(judged, route.JudgeHTTPRoute(r, ix, g.grants))

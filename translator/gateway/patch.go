@@ -31,6 +31,9 @@ type memo struct {
 	// clusters counts, per Gateway, the accepted attachments through
 	// which it sends traffic to each cluster (reached.go).
 	clusters map[types.NamespacedName]map[string]int
+	// xreach counts, per XBackend, the accepted attachments through which
+	// each Gateway's routes name it (resolved or not).
+	xreach map[types.NamespacedName]map[types.NamespacedName]int
 }
 
 // routeEntry is one route as judged and attached.
@@ -45,6 +48,17 @@ func (m *memo) countReach(e routeEntry, delta int, touched map[input.ServicePort
 	for _, p := range e.parents {
 		if !p.Accepted || !p.attachedListener {
 			continue
+		}
+		for _, x := range e.rs.XBackends {
+			if m.xreach[x] == nil {
+				m.xreach[x] = map[types.NamespacedName]int{}
+			}
+			if m.xreach[x][p.gateway.nn] += delta; m.xreach[x][p.gateway.nn] <= 0 {
+				delete(m.xreach[x], p.gateway.nn)
+				if len(m.xreach[x]) == 0 {
+					delete(m.xreach, x)
+				}
+			}
 		}
 		for _, b := range e.rs.Backends {
 			if m.reach[b] == nil {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -104,4 +105,23 @@ func (r *Result) ReachedClusters(gs *Gateway) []string {
 		return nil
 	}
 	return r.memo.reachedOf(gs.nn)
+}
+
+// XBackendReach is, per XBackend some accepted route names, the Gateways
+// whose accepted routes name it, sorted: its status.parents. It reads the
+// counts as route patches leave them.
+func (r *Result) XBackendReach() map[types.NamespacedName][]types.NamespacedName {
+	if r.memo == nil || len(r.memo.xreach) == 0 {
+		return nil
+	}
+	out := make(map[types.NamespacedName][]types.NamespacedName, len(r.memo.xreach))
+	for x, gws := range r.memo.xreach {
+		list := make([]types.NamespacedName, 0, len(gws))
+		for gw := range gws {
+			list = append(list, gw)
+		}
+		slices.SortFunc(list, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+		out[x] = list
+	}
+	return out
 }

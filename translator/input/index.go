@@ -23,6 +23,8 @@ type Index struct {
 	GRPCBackends     RouteBackends
 	StreamBackends   RouteBackends
 	DatagramBackends RouteBackends
+	// XBackends are the external backends, with the engine's verdicts.
+	XBackends XBackends
 }
 
 // NewIndex indexes the namespaced objects of in.
@@ -35,6 +37,7 @@ func NewIndex(in Inputs) *Index {
 		GRPCBackends:     RouteBackends{},
 		StreamBackends:   RouteBackends{},
 		DatagramBackends: RouteBackends{},
+		XBackends:        indexXBackends(in),
 	}
 	// The last object of a key wins, as everywhere.
 	for _, rk := range RouteKinds {

@@ -92,6 +92,20 @@ func UDPClusterName(namespace, service string, port int32) string {
 	return ClusterName(namespace, service, port) + "/udp"
 }
 
+// XBackendClusterName is the cluster HTTPRoutes send an XBackend's
+// traffic to: `XBackend/<namespace>/<name>/<port>`. `XBackend` is upper
+// case, so no namespace (and no secret kind) is; GRPCRoutes' is
+// `+"/grpc"`, stream routes' RawOf it.
+func XBackendClusterName(namespace, name string, port int32) string {
+	return "XBackend/" + ClusterName(namespace, name, port)
+}
+
+// XBackendGRPCClusterName is the XBackend's cluster for GRPCRoutes
+// (HTTP/2 whatever its protocol says of HTTP).
+func XBackendGRPCClusterName(namespace, name string, port int32) string {
+	return XBackendClusterName(namespace, name, port) + "/grpc"
+}
+
 // InvalidBackendClusterName is the cluster no cluster is: a route's share
 // sent to an invalid backend goes there and is refused. No '/', which
 // every other cluster's name holds.

@@ -84,6 +84,9 @@ func namesOf(in nameInput) []named {
 		{spaceOrigins, w("grpc cluster", a, b, port), GRPCClusterName(a, b, port)},
 		{spaceOrigins, w("raw cluster", a, b, port), RawClusterName(a, b, port)},
 		{spaceOrigins, w("udp cluster", a, b, port), UDPClusterName(a, b, port)},
+		{spaceOrigins, w("xbackend cluster", a, b, port), XBackendClusterName(a, b, port)},
+		{spaceOrigins, w("xbackend grpc cluster", a, b, port), XBackendGRPCClusterName(a, b, port)},
+		{spaceOrigins, w("xbackend raw cluster", a, b, port), RawOf(XBackendClusterName(a, b, port))},
 		{spaceOrigins, w("listener certificate", a, b), CertificateSecretName(a, b)},
 		{spaceOrigins, w("client certificate", a, b), ClientCertificateSecretName(a, b)},
 		{spaceOrigins, w("gateway client certificate", a, b), GatewayClientCertificateSecretName(a, b)},
@@ -181,7 +184,7 @@ func adversarialWords() []string {
 		"", "a", "client", "certificate", "ca", "system", "gateway-client", "frontend-ca", "default",
 		"grpc", "tcp", "udp", "crl", "configmap", "secret", "ConfigMap", "Secret", "rule", "grpcrule", "match",
 		"unmatched", "~unmatched", "~misdirected", "1", "443", "65535", "0", "0.9-z", "a.b", "a-b",
-		label, subdomain, "*.example.com", "a/b", "a,b", "a:b", "a+crl", "CA/system", "Client/client", "CA", "Client", "Certificate", "GatewayClient", "FrontendCA",
+		label, subdomain, "*.example.com", "a/b", "a,b", "a:b", "a+crl", "CA/system", "Client/client", "XBackend", "XBackend/a", "CA", "Client", "Certificate", "GatewayClient", "FrontendCA",
 		"a%2Fb", "%", "a/b/c/certificate",
 	}
 }

@@ -13,6 +13,10 @@ type Cluster struct {
 	// EDSName is the load assignment an EDS cluster reads when it is not
 	// its own name: a GRPCRoute's cluster reads its Service port's.
 	EDSName string `json:"edsName,omitempty"`
+	// FollowDNSTTL makes a DNS cluster re-resolve as its answers' TTL
+	// says, within the emitter's bounds (an XBackend's); otherwise at
+	// Envoy's fixed default rate (an ExternalName Service's).
+	FollowDNSTTL bool `json:"followDNSTTL,omitempty"`
 }
 
 // SANKind is the kind of a subject alternative name to match.

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
@@ -102,8 +103,11 @@ func (rs *Route) resolveBackend(ref gwv1.BackendObjectReference, ix *input.Index
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
+	if isXBackend(group, kind) {
+		return rs.resolveXBackend(ref, ns, ix)
+	}
 	if group != "" || kind != "Service" {
-		return "", string(gwv1.RouteReasonInvalidKind), fmt.Sprintf("group %q kind %q: only core Services are backends", group, kind)
+		return "", string(gwv1.RouteReasonInvalidKind), fmt.Sprintf("group %q kind %q: only core Services and XBackends (%s) are backends", group, kind, gwxv1a1.GroupName)
 	}
 	nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
 	if !grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: string(rs.Kind), FromNamespace: rs.Name.Namespace,

@@ -42,6 +42,9 @@ type Route struct {
 	// Backends are the Service ports the route sends TCP traffic to: the
 	// reach of policies and client certificates.
 	Backends []input.ServicePort
+	// XBackends are the XBackends of its namespace it names (accepted or
+	// not): a Gateway accepting the route is a parent in their status.
+	XBackends []types.NamespacedName
 }
 
 // Ranked is a route plan with what orders it among others.

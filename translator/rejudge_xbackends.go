@@ -1,0 +1,104 @@
+package translator
+
+import (
+	"maps"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/xbackend"
+)
+
+// xbackendConfig is what judging an XBackend reads of the options.
+func (m *memory) xbackendConfig() xbackend.Config {
+	return xbackend.Config{SystemCABundlePath: m.policyConfig.SystemCABundlePath, AllowInsecureSkipVerify: m.policyConfig.AllowInsecureSkipVerify}
+}
+
+// translateXBackends judges and emits every XBackend of ix, then records
+// each verdict in ix, where routes read it.
+func (t *Translator) translateXBackends(ix *input.Index) *xbackendOutput {
+	out := &xbackendOutput{verdicts: map[types.NamespacedName]*xbackend.Verdict{}, clusters: map[string]*clusterv3.Cluster{},
+		secrets: map[string]*tlsv3.Secret{}, origins: map[string][]types.NamespacedName{}, namespaces: map[string]string{}, caNotAfter: map[string]time.Time{}}
+	for _, nn := range input.SortedKeys(ix.XBackends) {
+		x := ix.XBackends[nn]
+		v := xbackend.Judge(x.Object, ix, t.xbackendConfig(), t.memos.judging)
+		t.emitXBackend(v, out)
+		out.verdicts[nn] = v
+		ix.XBackends[nn] = input.XBackend{Object: x.Object, Refused: v.RejectReason, Why: v.RejectMessage}
+	}
+	return out
+}
+
+// rejudgeXBackends judges and emits every XBackend again when a change
+// may reach them; resources equal to the last are kept (same pointer, not
+// named as changed), and the Gateway rules run again only when a verdict
+// routes read changed (a rotated CA changes a secret, never a route).
+func (t *Translator) rejudgeXBackends(u *update) {
+	w := t.world
+	if !u.xbackends {
+		return
+	}
+	before := maps.Clone(w.ix.XBackends)
+	old := w.xbackends
+	fresh := t.translateXBackends(w.ix)
+	for name, c := range fresh.clusters {
+		if prev := old.clusters[name]; prev != nil && proto.Equal(prev, c) {
+			fresh.clusters[name] = prev
+			continue
+		}
+		u.clusters[name] = true
+	}
+	for name := range old.clusters {
+		if fresh.clusters[name] == nil {
+			u.clusters[name] = true
+		}
+	}
+	for name, s := range fresh.secrets {
+		if prev := old.secrets[name]; prev != nil && proto.Equal(prev, s) {
+			fresh.secrets[name] = prev
+			continue
+		}
+		u.secrets[name] = true
+	}
+	for name := range old.secrets {
+		if fresh.secrets[name] == nil {
+			u.secrets[name] = true
+		}
+	}
+	w.xbackends = fresh
+	if len(before) != len(w.ix.XBackends) {
+		u.gateways = true
+		return
+	}
+	for nn, x := range w.ix.XBackends {
+		if b, ok := before[nn]; !ok || b != x {
+			u.gateways = true
+			return
+		}
+	}
+}
+
+// xbackendStatuses are the XBackends' statuses after an update: redone
+// when they or the Gateway rules' results changed, else the last.
+func (t *Translator) xbackendStatuses(u *update, stamp metav1.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
+	w := t.world
+	if !u.xbackends && !u.fleetsDirty {
+		return w.out.GatewayAPI.XBackends
+	}
+	st := w.xbackends.statuses(w.gateways.judged, t.gatewayConfig.ControllerName, stamp)
+	// Kept from the last where equal: a status not rewritten keeps its
+	// stamps, and a caller comparing maps sees no change.
+	for nn, s := range st {
+		if prev, ok := w.out.GatewayAPI.XBackends[nn]; ok && sameXBackendStatus(prev, s) {
+			st[nn] = prev
+		}
+	}
+	return st
+}
