@@ -7,7 +7,7 @@ VENV     := .venv
 ENVOY_BIN ?= $(CURDIR)/$(VENV)/bin/envoy
 export ENVOY_BIN
 
-.PHONY: conformance conformance-images
+.PHONY: conformance conformance-images coredns
 .PHONY: build run test test-unit golden envoy e2e e2e-kube kube-apiserver helm bench fuzz
 
 # -buildvcs=auto: `tlsplane version` reports the commit even where GOFLAGS
@@ -59,8 +59,9 @@ envoy:
 
 # -v: every scenario's log, then the per-scenario summaries, then the
 # per-test summary. Logs, manifests and
-# certificates of the last run stay in e2e/.cache/envoy-e2e.
-e2e: build envoy testsummary
+# certificates of the last run stay in e2e/.cache/envoy-e2e. coredns: the
+# DNS server e2e/harness's StartDNS runs, for Envoy's DNS clusters.
+e2e: build envoy coredns testsummary
 	cd e2e && TLSPLANE_BIN=$(CURDIR)/$(BIN) $(SUMMARY) -title e2e/envoy -v -ci-skip-fails -- \
 		$(GO) test -json -count=1 -timeout 15m ./envoy/...
 
@@ -167,6 +168,11 @@ CONFORMANCE_DIR := $(CURDIR)/e2e/.cache/conformance
 CONFORMANCE_CHANNELS := standard experimental
 conformance-images:
 	hack/build-conformance-images.sh
+
+# CoreDNS alone (e2e/cmd/coredns), into the same place: make e2e needs it,
+# and its stamp rebuilds it whenever e2e/cmd/coredns changes.
+coredns:
+	hack/build-conformance-images.sh coredns
 
 conformance: build envoy kube-apiserver conformance-images testsummary
 	cd e2e && $(SUMMARY) -title "e2e/node and the conformance ratchet" -- $(GO) test -json -count=1 ./node/ ./conformance/ratchet/

@@ -15,9 +15,10 @@ import (
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
-// backend is one running examples/backend echo server on 127.0.0.1.
+// backend is one running examples/backend echo server on loopback.
 type backend struct {
 	name  string
+	ip    string
 	port  int
 	plain bool
 	proc  *harness.Process
@@ -39,6 +40,8 @@ type backendOpts struct {
 	// port is where to listen, as a restarted backend keeps its port;
 	// 0 picks a free one.
 	port int
+	// ip is the loopback address to listen on; 127.0.0.1 when empty.
+	ip string
 }
 
 func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
@@ -47,7 +50,11 @@ func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 	if port == 0 {
 		port = harness.FreePort(t)
 	}
-	args := []string{"--listen", "127.0.0.1:" + strconv.Itoa(port), "--name", name}
+	ip := o.ip
+	if ip == "" {
+		ip = "127.0.0.1"
+	}
+	args := []string{"--listen", net.JoinHostPort(ip, strconv.Itoa(port)), "--name", name}
 	if o.plain {
 		args = append(args, "--plain")
 	} else {
@@ -62,7 +69,7 @@ func startBackend(t *testing.T, e *env, name string, o backendOpts) *backend {
 	if o.curves != "" {
 		args = append(args, "--curves", o.curves)
 	}
-	b := &backend{name: name, port: port, plain: o.plain, client: countClient}
+	b := &backend{name: name, ip: ip, port: port, plain: o.plain, client: countClient}
 	if o.clientCA != nil {
 		caFile := filepath.Join(e.pkiDir, name+"-client-ca.crt")
 		if err := os.WriteFile(caFile, o.clientCA.PEM, 0o600); err != nil {
@@ -81,7 +88,7 @@ func (b *backend) baseURL() string {
 	if b.plain {
 		scheme = "http"
 	}
-	return scheme + "://127.0.0.1:" + strconv.Itoa(b.port)
+	return scheme + "://" + net.JoinHostPort(b.ip, strconv.Itoa(b.port))
 }
 
 // backendCounts is what the backend's /_count answers.

@@ -17,6 +17,7 @@ var (
 	tlsplaneProgram = program{name: "tlsplane", env: "TLSPLANE_BIN", how: "the make targets set it; or make build, then TLSPLANE_BIN=$PWD/bin/tlsplane"}
 	helmProgram     = program{name: "helm", env: "HELM_BIN", fallback: filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "helm"), how: "make helm"}
 	promtoolProgram = program{name: "promtool", env: "PROMTOOL_BIN", fallback: filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "promtool"), how: "make promtool"}
+	corednsProgram  = program{name: "CoreDNS", env: "COREDNS_BIN", fallback: filepath.Join(imagesDir(), "coredns"), how: "make coredns"}
 )
 
 // EnvoyBin is the Envoy under test: $ENVOY_BIN, else the repository's
@@ -99,6 +100,16 @@ func Prerequisite(t testing.TB, what string, err error) {
 		t.Fatalf("%s: %v (CI=true: not skipped)", what, err)
 	}
 	t.Skipf("%s: %v", what, err)
+}
+
+// imagesDir is where hack/build-conformance-images.sh puts the binaries of
+// the conformance suite's images: $CONFORMANCE_IMAGES_DIR, else
+// e2e/.cache/bin/images (as e2e/node reads them).
+func imagesDir() string {
+	if dir := os.Getenv("CONFORMANCE_IMAGES_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(RepoRoot(), "e2e", ".cache", "bin", "images")
 }
 
 // program is one binary a suite runs.

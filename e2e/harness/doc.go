@@ -7,7 +7,8 @@
 // admin API (envoy.go); `tlsplane serve` waited on until ready
 // (tlsplane.go); and scripted ADS clients over real gRPC, a SotW one that
 // ACKs or NACKs each response (adsclient.go) and a delta one that watches
-// load assignments (loadassignments.go).
+// load assignments (loadassignments.go); a real CoreDNS on loopback whose
+// records a test sets and changes, for Envoy's DNS clusters (dns.go).
 //
 // It knows nothing of any scenario: what a suite asserts stays in the
 // suite. e2e/README.md says which suite proves what.

@@ -45,6 +45,11 @@ type EnvoyOptions struct {
 	// flushing this often, with stats limited to the counters tlsplane reads
 	// (StatsSink); admin /stats then shows only those.
 	StatsFlush time.Duration
+	// DNSResolver, when set (host:port, as StartDNS's Addr), is the one DNS
+	// server Envoy asks, for every DNS cluster (LOGICAL_DNS, STRICT_DNS):
+	// the bootstrap's c-ares resolver, without /etc/resolv.conf's servers
+	// or search domains.
+	DNSResolver string
 }
 
 // XDSTLS is the client side of (mutual) TLS on the ADS cluster, as
@@ -94,13 +99,9 @@ func StartEnvoy(t testing.TB, o EnvoyOptions) *Envoy {
 // GatewayListeners, listeners over ADS instead), admin on loopback.
 func Bootstrap(o EnvoyOptions, adminPort, listenerPort int) (map[string]any, error) {
 	type object = map[string]any
-	xdsHost, xdsPortText, err := net.SplitHostPort(o.XDSAddress)
+	xdsHost, xdsPort, err := hostPort("xDS address", o.XDSAddress)
 	if err != nil {
-		return nil, fmt.Errorf("xDS address %q: %w", o.XDSAddress, err)
-	}
-	xdsPort, err := strconv.Atoi(xdsPortText)
-	if err != nil {
-		return nil, fmt.Errorf("xDS address %q: %w", o.XDSAddress, err)
+		return nil, err
 	}
 	apiType := o.APIType
 	if apiType == "" {
@@ -222,7 +223,35 @@ func Bootstrap(o EnvoyOptions, adminPort, listenerPort int) (map[string]any, err
 			boot[k] = v
 		}
 	}
+	if o.DNSResolver != "" {
+		host, port, err := hostPort("DNS resolver", o.DNSResolver)
+		if err != nil {
+			return nil, err
+		}
+		boot["typed_dns_resolver_config"] = object{
+			"name": "envoy.network.dns_resolver.cares",
+			"typed_config": object{
+				"@type":                     "type.googleapis.com/envoy.extensions.network.dns_resolver.cares.v3.CaresDnsResolverConfig",
+				"resolvers":                 []object{addr(host, port)},
+				"use_resolvers_as_fallback": false,
+				"dns_resolver_options":      object{"no_default_search_domain": true},
+			},
+		}
+	}
 	return boot, nil
+}
+
+// hostPort splits an address host:port, what naming it in the error.
+func hostPort(what, address string) (string, int, error) {
+	host, portText, err := net.SplitHostPort(address)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s %q: %w", what, address, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s %q: %w", what, address, err)
+	}
+	return host, port, nil
 }
 
 // StatsCounterRegex matches the per-cluster counters tlsplane reads from
