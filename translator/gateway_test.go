@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/translator"
@@ -349,6 +350,10 @@ func gatewayInputs(t *testing.T, docs string) translator.Inputs {
 			o := &corev1.Namespace{}
 			decode(o)
 			in.Namespaces = append(in.Namespaces, o)
+		case "XBackend":
+			o := &gwxv1a1.XBackend{}
+			decode(o)
+			in.XBackends = append(in.XBackends, o)
 		default:
 			t.Fatalf("kind %q", meta.Kind)
 		}

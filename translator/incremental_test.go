@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/snapshots"
@@ -139,6 +140,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	}
 	for _, o := range in.Namespaces {
 		fn(translator.KindNamespace, o)
+	}
+	for _, o := range in.XBackends {
+		fn(translator.KindXBackend, o)
 	}
 }
 
@@ -304,6 +308,8 @@ func edited(r *rand.Rand, o metav1.Object, pool []poolObject, step int) metav1.O
 		return c
 	case *gwv1.HTTPRoute:
 		return editedRoute(r, o, pool, step)
+	case *gwxv1a1.XBackend:
+		return editedXBackend(r, o, step)
 	case *gwv1.ListenerSet:
 		// Precedence among sets, or a listener's hostname (conflicts).
 		c := o.DeepCopy()
@@ -466,6 +472,35 @@ func editedRoute(r *rand.Rand, o *gwv1.HTTPRoute, pool []poolObject, step int) *
 		}
 	default:
 		c.CreationTimestamp = metav1.NewTime(time.Date(2020, 1, 1, 0, 0, r.IntN(3), 0, time.UTC))
+	}
+	return c
+}
+
+// editedXBackend is a copy of o with its port, protocol, TLS mode, CA
+// references or hostname changed: what routes, clusters and secrets read.
+func editedXBackend(r *rand.Rand, o *gwxv1a1.XBackend, step int) *gwxv1a1.XBackend {
+	c := o.DeepCopy()
+	switch r.IntN(5) {
+	case 0:
+		c.Spec.Port.Port = gwxv1a1.PortNumber([]int{443, 8443, 5432}[r.IntN(3)])
+	case 1:
+		p := []gwxv1a1.BackendProtocol{gwxv1a1.BackendProtocolHTTP, gwxv1a1.BackendProtocolHTTP2, gwxv1a1.BackendProtocolTCP, gwxv1a1.BackendProtocolH2C}[r.IntN(4)]
+		c.Spec.Protocol = &p
+	case 2:
+		if c.Spec.TLS == nil {
+			c.Spec.TLS = &gwxv1a1.BackendTLS{Mode: gwxv1a1.BackendTLSModeServerOnly}
+		} else {
+			c.Spec.TLS = nil
+		}
+	case 3:
+		if c.Spec.TLS != nil {
+			name := []string{"payments-ca", "partner-ca", "absent-ca"}[r.IntN(3)]
+			c.Spec.TLS.Validation.CACertificateRefs = []gwv1.LocalObjectReference{{Kind: "ConfigMap", Name: gwv1.ObjectName(name)}}
+		}
+	default:
+		if c.Spec.ExternalHostname != nil {
+			c.Spec.ExternalHostname.Hostname = gwv1.PreciseHostname("edited-" + strconv.Itoa(step) + ".partner.example")
+		}
 	}
 	return c
 }

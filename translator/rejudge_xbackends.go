@@ -48,30 +48,8 @@ func (t *Translator) rejudgeXBackends(u *update) {
 	before := maps.Clone(w.ix.XBackends)
 	old := w.xbackends
 	fresh := t.translateXBackends(w.ix)
-	for name, c := range fresh.clusters {
-		if prev := old.clusters[name]; prev != nil && proto.Equal(prev, c) {
-			fresh.clusters[name] = prev
-			continue
-		}
-		u.clusters[name] = true
-	}
-	for name := range old.clusters {
-		if fresh.clusters[name] == nil {
-			u.clusters[name] = true
-		}
-	}
-	for name, s := range fresh.secrets {
-		if prev := old.secrets[name]; prev != nil && proto.Equal(prev, s) {
-			fresh.secrets[name] = prev
-			continue
-		}
-		u.secrets[name] = true
-	}
-	for name := range old.secrets {
-		if fresh.secrets[name] == nil {
-			u.secrets[name] = true
-		}
-	}
+	keepEqual(fresh.clusters, old.clusters, u.clusters)
+	keepEqual(fresh.secrets, old.secrets, u.secrets)
 	w.xbackends = fresh
 	if len(before) != len(w.ix.XBackends) {
 		u.gateways = true
@@ -81,6 +59,23 @@ func (t *Translator) rejudgeXBackends(u *update) {
 		if b, ok := before[nn]; !ok || b != x {
 			u.gateways = true
 			return
+		}
+	}
+}
+
+// keepEqual keeps in fresh the old resource of each name whose new one is
+// equal, and notes in touched every name added, changed or removed.
+func keepEqual[T proto.Message](fresh, old map[string]T, touched map[string]bool) {
+	for name, r := range fresh {
+		if prev, ok := old[name]; ok && proto.Equal(prev, r) {
+			fresh[name] = prev
+			continue
+		}
+		touched[name] = true
+	}
+	for name := range old {
+		if _, ok := fresh[name]; !ok {
+			touched[name] = true
 		}
 	}
 }

@@ -31,6 +31,20 @@ type CRL struct {
 	NextUpdate time.Time
 }
 
+// WithCRL is bundle with the revocation lists ref names (option
+// tlsplane.io/crlRef of a policy or an XBackend in namespace): a copy
+// whose secret name and content include the list. When the list cannot
+// be used, problem says why and bundle comes back unchanged.
+func WithCRL(namespace string, ref tlsopts.ObjectRef, bundle *Bundle, ix *input.Index) (*Bundle, *CRL, string) {
+	crl, problem := resolveCRL(namespace, ref, bundle, ix)
+	if problem != "" {
+		return bundle, nil, problem
+	}
+	b := *bundle
+	b.SecretName, b.CRL = crlSecretName(b.SecretName, namespace, ref), crl.PEM
+	return &b, crl, ""
+}
+
 // resolveCRL reads the revocation lists ref names and checks each is
 // signed by a CA of bundle; problem says what is wrong otherwise.
 func resolveCRL(namespace string, ref tlsopts.ObjectRef, bundle *Bundle, ix *input.Index) (*CRL, string) {

@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/capem"
+	"github.com/tlsplane/tlsplane/translator/condition"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
@@ -55,13 +56,7 @@ func (v *Verdict) Accepted() bool { return v.RejectReason == "" }
 // Reject records why the policy is not accepted; Invalid outranks
 // NoValidCACertificate, and messages add up.
 func (v *Verdict) Reject(reason gwv1.PolicyConditionReason, message string) {
-	if v.RejectReason == "" || reason == gwv1.PolicyReasonInvalid {
-		v.RejectReason = reason
-	}
-	if v.RejectMessage != "" {
-		message = v.RejectMessage + "; " + message
-	}
-	v.RejectMessage = message
+	condition.AddFault(&v.RejectReason, &v.RejectMessage, reason, message, gwv1.PolicyReasonInvalid)
 }
 
 // Config is what judging a policy reads of the control plane's options.
@@ -109,13 +104,8 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	}
 	if ref := tlsOpts.CRLRef; err == nil && ref != nil && v.Trust.Bundle != nil {
 		var problem string
-		if v.CRL, problem = resolveCRL(nn.Namespace, *ref, v.Trust.Bundle, ix); problem != "" {
+		if v.Trust.Bundle, v.CRL, problem = WithCRL(nn.Namespace, *ref, v.Trust.Bundle, ix); problem != "" {
 			v.rejectOption(ReasonInvalidCRLRef, problem)
-		} else {
-			// A copy: the bundle's name and content now include the list.
-			b := *v.Trust.Bundle
-			b.SecretName, b.CRL = crlSecretName(b.SecretName, nn.Namespace, *ref), v.CRL.PEM
-			v.Trust.Bundle = &b
 		}
 	}
 	if p.Spec.Validation.Hostname == "" {

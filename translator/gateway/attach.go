@@ -179,4 +179,10 @@ func hostnamesOf(hostnames []gwv1.Hostname) []string {
 }
 
 // Verdict is the parent's verdict, for the route's status.
-func (p parentResult) Verdict() route.Parent { return p.Parent }
+func (p parentResult) Verdict() route.Parent {
+	v := p.Parent
+	for _, a := range p.attachments {
+		v.Passthrough = v.Passthrough || a.listener.passthrough
+	}
+	return v
+}

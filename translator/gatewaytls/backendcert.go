@@ -37,13 +37,7 @@ func JudgeBackendCertificate(gw *gwv1.Gateway, ix *input.Index, grants reference
 	invalid := func(reason gwv1.GatewayConditionReason, format string, args ...any) *BackendCertificate {
 		return &BackendCertificate{Reason: reason, Message: field + ": " + fmt.Sprintf(format, args...)}
 	}
-	group, kind := "", "Secret"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	group, kind := input.GroupKind(ref.Group, ref.Kind, "Secret")
 	if group != "" || kind != "Secret" {
 		return invalid(gwv1.GatewayReasonInvalidClientCertificateRef, "group %q kind %q: only core Secrets hold client certificates", group, kind)
 	}

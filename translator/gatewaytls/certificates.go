@@ -39,13 +39,7 @@ func (c Certificates) Resolve(ownerKind string, owner types.NamespacedName, refs
 		}
 	}
 	for i, ref := range refs {
-		group, kind := "", "Secret"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
+		group, kind := input.GroupKind(ref.Group, ref.Kind, "Secret")
 		ns := owner.Namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)

@@ -92,13 +92,7 @@ func (rs *Route) ruleBackends(i int, refs []backendRef, ix *input.Index, grants 
 // resolveBackend finds the cluster of a backendRef, or says why there is
 // none with the spec's reason.
 func (rs *Route) resolveBackend(ref gwv1.BackendObjectReference, ix *input.Index, grants referencegrant.Grants) (string, string, string) {
-	group, kind := "", "Service"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	group, kind := input.GroupKind(ref.Group, ref.Kind, "Service")
 	ns := rs.Name.Namespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)

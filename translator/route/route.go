@@ -45,6 +45,10 @@ type Route struct {
 	// XBackends are the XBackends of its namespace it names (accepted or
 	// not): a Gateway accepting the route is a parent in their status.
 	XBackends []types.NamespacedName
+	// passthroughRefused are a TLSRoute's clusters of XBackends speaking
+	// TLS, with why: a Passthrough listener cannot send the client's TLS
+	// inside the XBackend's (D4), a Terminate one can.
+	passthroughRefused map[string]string
 }
 
 // Ranked is a route plan with what orders it among others.

@@ -2,6 +2,8 @@ package route
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,9 @@ type Parent struct {
 	Accepted bool
 	Reason   string
 	Message  string
+	// Passthrough: the route is attached to a TLS Passthrough listener of
+	// this parent (a TLSRoute's XBackends speaking TLS are refused there).
+	Passthrough bool
 }
 
 // ParentKey identifies a parentRef with its defaults filled in.
@@ -70,6 +75,10 @@ func Status[P Verdict](rs *Route, parents []P, controller gwv1.GatewayController
 		if p.Accepted {
 			accepted.Status = metav1.ConditionTrue
 		}
+		resolved := resolved
+		if p.Passthrough && len(rs.passthroughRefused) > 0 {
+			resolved = rs.refusedOnPassthrough(resolved)
+		}
 		conds := condition.Stamp(prev[ParentKey(p.Ref, rs.Name.Namespace)], []metav1.Condition{accepted, resolved}, rs.Meta.Generation, now)
 		out.Parents = append(out.Parents, gwv1.RouteParentStatus{ParentRef: p.Ref, ControllerName: controller, Conditions: conds})
 	}
@@ -80,6 +89,22 @@ func Status[P Verdict](rs *Route, parents []P, controller gwv1.GatewayController
 		out.Parents = []gwv1.RouteParentStatus{}
 	}
 	return out
+}
+
+// refusedOnPassthrough is ResolvedRefs under a parent whose Passthrough
+// listener refuses the route's XBackends speaking TLS.
+func (rs *Route) refusedOnPassthrough(c metav1.Condition) metav1.Condition {
+	msgs := make([]string, 0, len(rs.passthroughRefused))
+	for _, cluster := range slices.Sorted(maps.Keys(rs.passthroughRefused)) {
+		msgs = append(msgs, rs.passthroughRefused[cluster])
+	}
+	msg := strings.Join(msgs, "; ")
+	if c.Status == metav1.ConditionFalse {
+		c.Message += "; " + msg
+		return c
+	}
+	c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(gwv1.RouteReasonUnsupportedProtocol), msg
+	return c
 }
 
 // maxRouteParents is the API's limit on status.parents.

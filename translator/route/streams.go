@@ -81,6 +81,9 @@ func (rs *Route) StreamBackends(raw bool) []plan.WeightedBackend {
 	}
 	out := make([]plan.WeightedBackend, 0, len(rs.Stream))
 	for _, b := range rs.Stream {
+		if _, refused := rs.passthroughRefused[b.Cluster]; raw && refused {
+			b.Cluster = "" // its share is refused
+		}
 		if b.Cluster != "" && (raw || plan.IsXBackendCluster(b.Cluster)) {
 			b.Cluster = plan.RawOf(b.Cluster)
 		}

@@ -54,6 +54,13 @@ func (rs *Route) resolveXBackend(ref gwv1.BackendObjectReference, ns string, ix 
 		return "", string(gwv1.RouteReasonUnsupportedProtocol), fmt.Sprintf("XBackend %s: spec.protocol %s: %s", nn, protocolName(protocol), problem)
 	}
 	port := int32(spec.Port.Port)
+	if rs.Kind == input.KindTLSRoute && spec.TLS != nil && spec.TLS.Mode != "" && spec.TLS.Mode != gwxv1a1.BackendTLSModeNone {
+		if rs.passthroughRefused == nil {
+			rs.passthroughRefused = map[string]string{}
+		}
+		rs.passthroughRefused[plan.XBackendClusterName(nn.Namespace, nn.Name, port)] = fmt.Sprintf(
+			"XBackend %s: spec.tls.mode %q: a Passthrough listener passes the client's TLS on and cannot wrap it in the XBackend's; attach to a Terminate listener", nn, spec.TLS.Mode)
+	}
 	if rs.Kind == input.KindGRPCRoute {
 		return plan.XBackendGRPCClusterName(nn.Namespace, nn.Name, port), "", ""
 	}

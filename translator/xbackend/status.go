@@ -32,6 +32,8 @@ func (v *Verdict) Conditions() []metav1.Condition {
 func (v *Verdict) acceptedMessage() string {
 	where := fmt.Sprintf("%s:%d", v.Hostname, v.Port)
 	switch {
+	case v.TLS == nil && v.Backend.Spec.TLS == nil:
+		return fmt.Sprintf("XBackend %s: sent to %s in plaintext (spec.tls absent)", v.Name, where)
 	case v.TLS == nil:
 		return fmt.Sprintf("XBackend %s: sent to %s in plaintext (spec.tls.mode None)", v.Name, where)
 	case v.CA == nil:

@@ -10,6 +10,7 @@ import (
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/condition"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
@@ -59,29 +60,15 @@ type Verdict struct {
 func (v *Verdict) Accepted() bool { return v.RejectReason == "" }
 
 // Reject records why it is not accepted; Invalid outranks
-// NoValidCACertificate, and messages add up. field is where the fault is.
+// NoValidCACertificate, and messages add up.
 func (v *Verdict) Reject(reason, message string) {
-	if v.RejectReason == "" || reason == ReasonInvalid {
-		v.RejectReason = reason
-	}
-	message = fmt.Sprintf("XBackend %s: %s", v.Name, message)
-	if v.RejectMessage != "" {
-		message = v.RejectMessage + "; " + message
-	}
-	v.RejectMessage = message
+	condition.AddFault(&v.RejectReason, &v.RejectMessage, reason, fmt.Sprintf("XBackend %s: %s", v.Name, message), ReasonInvalid)
 }
 
 // unresolved records a reference that does not resolve; the first
 // reason stays.
 func (v *Verdict) unresolved(reason, message string) {
-	if v.ResolvedReason == "" {
-		v.ResolvedReason = reason
-	}
-	message = fmt.Sprintf("XBackend %s: %s", v.Name, message)
-	if v.ResolvedMessage != "" {
-		message = v.ResolvedMessage + "; " + message
-	}
-	v.ResolvedMessage = message
+	condition.AddFault(&v.ResolvedReason, &v.ResolvedMessage, reason, fmt.Sprintf("XBackend %s: %s", v.Name, message), "")
 }
 
 // Config is what judging reads of the control plane's options.
@@ -190,9 +177,6 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 	if err == nil && len(opts.ALPNProtocols) > 0 {
 		v.Reject(ReasonInvalid, "metadata.annotations: option "+tlsopts.Prefix+"alpnProtocols: an XBackend's ALPN follows spec.protocol")
 	}
-	if err == nil && opts.CRLRef != nil {
-		v.Reject(ReasonInvalid, fmt.Sprintf("metadata.annotations: option %s: not supported on XBackends yet", tlsopts.CRLKey))
-	}
 	validation := spec.Validation
 	// Validation left out (or naming no trust): the system bundle, and
 	// the external hostname as SNI and SAN. Our choice: never no check.
@@ -205,6 +189,14 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 	}
 	if !opts.InsecureSkipVerify {
 		v.judgeTrust(validation, ix, cfg, m)
+	}
+	if ref := opts.CRLRef; err == nil && ref != nil && v.CA != nil {
+		var problem string
+		if v.CA, _, problem = backendtls.WithCRL(v.Name.Namespace, *ref, v.CA, ix); problem != "" {
+			msg := "metadata.annotations: " + problem
+			v.unresolved(backendtls.ReasonInvalidCRLRef, msg)
+			v.Reject(ReasonInvalid, msg)
+		}
 	}
 	sans, sanErr := backendtls.SANs(validation)
 	if sanErr != nil {
@@ -260,13 +252,7 @@ func (v *Verdict) judgeClientCertificate(ref *gwv1.SecretObjectReference, ix *in
 		v.Reject(ReasonInvalid, field+": required with spec.tls.mode \"ClientAndServer\"")
 		return
 	}
-	group, kind := "", "Secret"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	group, kind := input.GroupKind(ref.Group, ref.Kind, "Secret")
 	if group != "" || kind != "Secret" {
 		msg := fmt.Sprintf("%s: group %q kind %q is not supported, only core Secrets", field, group, kind)
 		v.unresolved(ReasonInvalidKind, msg)
