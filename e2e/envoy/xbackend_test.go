@@ -43,6 +43,7 @@ func TestXBackend(t *testing.T) {
 			{"protocol-http11-over-tls", xbHTTP11},
 			{"protocol-h2c", xbH2C},
 			{"tlsroute-terminate", xbTLSRouteTerminate},
+			{"tcproute-originates-tls", xbTCPRoute},
 			{"grpcroute-over-tls", xbGRPCRoute},
 		} {
 			t.Run(c.name, func(t *testing.T) {
@@ -95,6 +96,7 @@ const (
 	xbH2CHost      = "h2c.xb.test"
 	xbTermBackend  = "term-backend.xb.test"
 	xbGRPCHost     = "grpc.xb.test"
+	xbTCPHost      = "tcp.xb.test"
 	// Client certificates' subjects, as the mtls backends echo them.
 	xbClientCN  = "xbackend-client"
 	xbRotateCN1 = "xbackend-rotate-1"
@@ -140,13 +142,8 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	}
 	e.serveArgs = []string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle}
 
-	w.dns = harness.StartDNS(t, e.logDir, harness.DNSRecords{
-		xbPlainHost: {"127.0.0.1"}, xbSecureHost: {"127.0.0.1"}, xbSystemHost: {"127.0.0.1"},
-		xbSentinelHost: {"127.0.0.1"}, xbMTLSHost: {"127.0.0.1"}, xbMoveHost: {"127.0.0.1"},
-		xbRotateHost: {"127.0.0.1"}, xbH2Host: {"127.0.0.1"}, xbH11Host: {"127.0.0.1"},
-		xbH2CHost: {"127.0.0.1"}, xbTermBackend: {"127.0.0.1"}, xbGRPCHost: {"127.0.0.1"},
-	})
-	secureLeaf := leaf(ca, "xb-secure", xbSecureHost, xbSNIHost, xbSystemHost, xbH2Host, xbH11Host, xbTermBackend, xbGRPCHost)
+	w.dns = harness.StartDNS(t, e.logDir, xbRecords("127.0.0.1"))
+	secureLeaf := leaf(ca, "xb-secure", xbSecureHost, xbSNIHost, xbSystemHost, xbH2Host, xbH11Host, xbTermBackend, xbGRPCHost, xbTCPHost)
 	w.plain = startBackend(t, e, "xb-plain", backendOpts{plain: true})
 	w.secure = startBackend(t, e, "xb-secure", backendOpts{leaf: secureLeaf})
 	// Only fail-closed XBackends name sentinel: it must answer nothing.
@@ -164,7 +161,7 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	w.rotateClient1 = w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbRotateCN1, Client: true})
 	w.rotateClient2 = w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbRotateCN2, Client: true})
 
-	w.ports = gatewayPorts{http: harness.FreePort(t), tls: harness.FreePort(t)}
+	w.ports = gatewayPorts{http: harness.FreePort(t), tls: harness.FreePort(t), tcp: harness.FreePort(t)}
 	writeManifests(t, e.manifestDir, xbFileWorld, w.objects(t, ca, otherCA, gwCA, w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbClientCN, Client: true}))...)
 	w.writeRotation(t, w.rotCA1, w.rotateClient1)
 
@@ -179,8 +176,8 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 }
 
 // objects is the world but the rotation's file: the Gateway (an HTTP
-// listener and a terminating TLS one), one XBackend per case and a route
-// to each (HTTPRoutes by host <xbackend>.xb.example).
+// listener, a terminating TLS one and a TCP one), one XBackend per case
+// and a route to each (HTTPRoutes by host <xbackend>.xb.example).
 func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, client *harness.Leaf) []object {
 	serverOnly := func(caRef string) *xbTLS { return &xbTLS{mode: "ServerOnly", caRefs: []string{caRef}} }
 	xbs := []xbackend{
@@ -203,13 +200,15 @@ func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, cl
 		{name: "h2c", hostname: xbH2CHost, port: w.plainPort, protocol: "H2C"},
 		{name: "term", hostname: xbTermBackend, port: w.securePort, tls: serverOnly("ca")},
 		{name: "grpc", hostname: xbGRPCHost, port: w.securePort, tls: serverOnly("ca")},
+		{name: "tcp", hostname: xbTCPHost, port: w.securePort, protocol: "TCP", tls: serverOnly("ca")},
 	}
 	termCert := gwCA.Issue(t, harness.LeafSpec{CommonName: xbTermHost, DNSNames: []string{xbTermHost}})
 	objs := []object{
 		gatewayClass(gwClass, controller),
 		addressed(gateway(xbNS, xbGateway, gwClass,
 			gwListener{name: "http", protocol: "HTTP", port: w.ports.http},
-			gwListener{name: "tls-term", protocol: "TLS", port: w.ports.tls, hostname: xbTermHost, certName: "term-cert"})),
+			gwListener{name: "tls-term", protocol: "TLS", port: w.ports.tls, hostname: xbTermHost, certName: "term-cert"},
+			gwListener{name: "tcp", protocol: "TCP", port: w.ports.tcp})),
 		tlsSecret(xbNS, "term-cert", termCert),
 		caConfigMapIn(xbNS, "ca", ca.PEM),
 		caConfigMapIn(xbNS, "other-ca", otherCA.PEM),
@@ -220,6 +219,8 @@ func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, cl
 		switch x.name {
 		case "term":
 			objs = append(objs, xbRoute("TLSRoute", xbNS, x.name, xbGateway, "tls-term", []string{xbTermHost}, xbRef(x.name, x.port)))
+		case "tcp":
+			objs = append(objs, xbRoute("TCPRoute", xbNS, x.name, xbGateway, "tcp", nil, xbRef(x.name, x.port)))
 		case "grpc":
 			objs = append(objs, xbRoute("GRPCRoute", xbNS, x.name, xbGateway, "http", []string{xbRouteHost(x.name)}, xbRef(x.name, x.port)))
 		default:
@@ -234,6 +235,17 @@ func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, cl
 func (w *xbWorld) writeRotation(t *testing.T, ca *harness.Authority, client *harness.Leaf) {
 	t.Helper()
 	writeManifests(t, w.manifestDir, xbFileRotate, caConfigMapIn(xbNS, "rotate-ca", ca.PEM), tlsSecret(xbNS, "rotate-client", client))
+}
+
+// xbRecords are CoreDNS's answers: every external hostname on 127.0.0.1
+// but the moving one, on moveTo.
+func xbRecords(moveTo string) harness.DNSRecords {
+	records := harness.DNSRecords{xbMoveHost: {moveTo}}
+	for _, h := range []string{xbPlainHost, xbSecureHost, xbSystemHost, xbSentinelHost, xbMTLSHost, xbRotateHost,
+		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost} {
+		records[h] = []string{"127.0.0.1"}
+	}
+	return records
 }
 
 // xbRouteHost is the host an XBackend's HTTPRoute (or GRPCRoute) takes.
@@ -395,12 +407,7 @@ const xbDNSChangeTimeout = 15 * time.Second
 // same certificate; new connections follow within xbDNSChangeTimeout.
 func xbDNSChange(t *testing.T, w *xbWorld) {
 	w.await(t, "move", w.get("move"), tlsEcho(w.moveFirst, xbMoveHost))
-	w.dns.SetRecords(t, harness.DNSRecords{
-		xbPlainHost: {"127.0.0.1"}, xbSecureHost: {"127.0.0.1"}, xbSystemHost: {"127.0.0.1"},
-		xbSentinelHost: {"127.0.0.1"}, xbMTLSHost: {"127.0.0.1"}, xbMoveHost: {"127.0.0.2"},
-		xbRotateHost: {"127.0.0.1"}, xbH2Host: {"127.0.0.1"}, xbH11Host: {"127.0.0.1"},
-		xbH2CHost: {"127.0.0.1"}, xbTermBackend: {"127.0.0.1"}, xbGRPCHost: {"127.0.0.1"},
-	})
+	w.dns.SetRecords(t, xbRecords("127.0.0.2"))
 	w.dns.WaitAnswer(t, xbMoveHost, "127.0.0.2")
 	changed := time.Now()
 	var last response
@@ -526,6 +533,19 @@ func xbTLSRouteTerminate(t *testing.T, w *xbWorld) {
 		t.Errorf("backend negotiated ALPN %q and read %s, want no ALPN and the client's HTTP/1.1", r.Echo.ALPN, r.Echo.Proto)
 	}
 	t.Logf("%s; client saw the listener certificate %s", r, peer.Subject.CommonName)
+}
+
+// xbTCPRoute: a TCPRoute to an XBackend of protocol TCP in ServerOnly:
+// the client's plaintext stream reaches the backend inside the TLS Envoy
+// opened (SNI the external hostname, no ALPN).
+func xbTCPRoute(t *testing.T, w *xbWorld) {
+	r, _ := awaitStream(t, "tcp-originates-tls", w.ports.tcp, nil, func(r response, _ *x509.Certificate) error {
+		return tlsEcho(w.secure, xbTCPHost)(r)
+	})
+	if r.Echo.ALPN != "" || r.Echo.Proto != "HTTP/1.1" {
+		t.Errorf("backend negotiated ALPN %q and read %s, want no ALPN and the client's HTTP/1.1", r.Echo.ALPN, r.Echo.Proto)
+	}
+	t.Logf("%s", r)
 }
 
 // xbGRPCRoute: a GRPCRoute to an XBackend (protocol unset, ServerOnly) is
