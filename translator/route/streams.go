@@ -71,22 +71,34 @@ func JudgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, grants referencegrant.Gran
 
 // StreamBackends are the backends a listener proxies the route's
 // connections to: Stream, or their raw clusters when raw (a listener that
-// does not terminate TLS).
+// does not terminate TLS). An XBackend's stream always goes to its raw
+// cluster, which has its TLS without ALPN: its HTTP cluster offers h2
+// when spec.protocol is unset, and a backend choosing h2 would read the
+// client's stream (after a terminating TLS listener) as HTTP/2.
 func (rs *Route) StreamBackends(raw bool) []plan.WeightedBackend {
-	if !raw {
+	if !raw && !rs.streamsToXBackend() {
 		return rs.Stream
 	}
 	out := make([]plan.WeightedBackend, 0, len(rs.Stream))
 	for _, b := range rs.Stream {
-		if _, refused := rs.passthroughRefused[b.Cluster]; refused {
+		if _, refused := rs.passthroughRefused[b.Cluster]; raw && refused {
 			b.Cluster = "" // its share is refused
 		}
-		if b.Cluster != "" {
+		if b.Cluster != "" && (raw || plan.IsXBackendCluster(b.Cluster)) {
 			b.Cluster = plan.RawOf(b.Cluster)
 		}
 		out = append(out, b)
 	}
 	return out
+}
+
+func (rs *Route) streamsToXBackend() bool {
+	for _, b := range rs.Stream {
+		if plan.IsXBackendCluster(b.Cluster) {
+			return true
+		}
+	}
+	return false
 }
 
 // Clusters are the clusters the route sends traffic to through a
