@@ -31,7 +31,10 @@ type observation struct {
 // → policies; previous keeps lastTransitionTime while the status holds.
 func (t *Tracker) Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus, origins map[string][]types.NamespacedName,
 	previous translator.PreviousStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus {
-	byPolicy := t.observe(statuses, origins)
+	t.mu.Lock()
+	t.governs = origins
+	t.mu.Unlock()
+	byPolicy := t.observe(func(p types.NamespacedName) bool { _, ok := statuses[p]; return ok }, origins)
 	t.metrics.keepOnly(func(p types.NamespacedName) bool { _, ok := statuses[p]; return ok })
 	t.metrics.setWindow(byPolicy)
 	conds := make(map[types.NamespacedName]metav1.Condition, len(byPolicy))
@@ -43,13 +46,13 @@ func (t *Tracker) Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus, ori
 	return translator.WithAncestorCondition(statuses, conds, previous, controller, now)
 }
 
-// observe lists, per policy in statuses, the windows of the clusters it
-// governs, sorted by fleet and cluster; it keeps origins for the metrics.
-func (t *Tracker) observe(statuses map[types.NamespacedName]gwv1.PolicyStatus, origins map[string][]types.NamespacedName) map[types.NamespacedName][]observation {
+// observe lists, per object of origins that has says to look at (a
+// policy, or an XBackend), the windows of the clusters it governs, sorted
+// by fleet and cluster.
+func (t *Tracker) observe(has func(types.NamespacedName) bool, origins map[string][]types.NamespacedName) map[types.NamespacedName][]observation {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.governs = origins
 	byPolicy := map[types.NamespacedName][]observation{}
 	for key, w := range t.clusters {
 		policies := origins[key.cluster]
@@ -63,7 +66,7 @@ func (t *Tracker) observe(statuses map[types.NamespacedName]gwv1.PolicyStatus, o
 		}
 		o := observation{fleet: key.fleet, cluster: key.cluster, state: s, sum: v.sum(now, t.window)}
 		for _, p := range policies {
-			if _, ok := statuses[p]; ok {
+			if has(p) {
 				byPolicy[p] = append(byPolicy[p], o)
 			}
 		}

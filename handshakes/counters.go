@@ -34,8 +34,8 @@ type failure struct {
 // connection error, so the first counter that moved names the cause.
 var failures = []failure{
 	{counterVerifyHash, ReasonCertificateHashMismatch, "the certificate matched no pinned hash"},
-	{counterVerifySAN, ReasonSubjectAltNameMismatch, "the certificate matched no subject alternative name the policy allows"},
-	{counterVerifyError, ReasonCertificateVerifyFailed, "the certificate did not verify against the policy's CA certificates"},
+	{counterVerifySAN, ReasonSubjectAltNameMismatch, "the certificate matched no subject alternative name the policy (or XBackend) allows"},
+	{counterVerifyError, ReasonCertificateVerifyFailed, "the certificate did not verify against the trusted CA certificates"},
 	{counterConnError, ReasonHandshakeFailed, "the TLS handshake failed"},
 }
 

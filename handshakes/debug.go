@@ -14,8 +14,10 @@ type DebugWindow struct {
 	Fleet    string                 `json:"fleet"`
 	Cluster  string                 `json:"cluster"`
 	Policies []types.NamespacedName `json:"policies,omitempty"`
-	Failing  bool                   `json:"failing"`
-	Reason   string                 `json:"reason,omitempty"`
+	// XBackends are those whose cluster it is (an XBackend's own TLS).
+	XBackends []types.NamespacedName `json:"xBackends,omitempty"`
+	Failing   bool                   `json:"failing"`
+	Reason    string                 `json:"reason,omitempty"`
 	// Increases are the counters' increases within the window, by name;
 	// counters that did not move are left out, and ssl.connection_error
 	// counts only the errors no verification counter explains.
@@ -36,7 +38,7 @@ func (t *Tracker) Debug() []DebugWindow {
 		if !s.reported {
 			continue
 		}
-		d := DebugWindow{Fleet: key.fleet, Cluster: key.cluster, Policies: t.governs[key.cluster],
+		d := DebugWindow{Fleet: key.fleet, Cluster: key.cluster, Policies: t.governs[key.cluster], XBackends: t.backs[key.cluster],
 			Failing: s.failing, Reason: s.cause.reason, Increases: map[string]uint64{}, LastReport: v.lastReport.UTC()}
 		for i, v := range v.sum(now, t.window) {
 			if v > 0 {

@@ -69,8 +69,9 @@ type Tracker struct {
 	peers map[string]map[fleetCluster]windowView
 	// announced is the digest of the failing counts the last refresh saw.
 	announced uint64
-	// governs is the last translation's cluster → policies.
-	governs map[string][]types.NamespacedName
+	// governs is the last translation's cluster → policies; backs its
+	// cluster → XBackends.
+	governs, backs map[string][]types.NamespacedName
 }
 
 type fleetCluster struct{ fleet, cluster string }

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/dataplane"
 )
@@ -44,4 +45,14 @@ func WithAncestorCondition(statuses map[types.NamespacedName]gwv1.PolicyStatus, 
 		controller = DefaultControllerName
 	}
 	return dataplane.WithAncestorCondition(statuses, conds, previous, controller, now)
+}
+
+// WithXBackendCondition is WithAncestorCondition on XBackends' status.parents
+// (dataplane.WithParentCondition).
+func WithXBackendCondition(statuses map[types.NamespacedName]gwxv1a1.BackendStatus, conds map[types.NamespacedName]metav1.Condition,
+	previous map[types.NamespacedName]gwxv1a1.BackendStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
+	if controller == "" {
+		controller = DefaultControllerName
+	}
+	return dataplane.WithParentCondition(statuses, conds, previous, controller, now)
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/condition"
 )
@@ -65,4 +66,45 @@ func ancestorCondition(st gwv1.PolicyStatus, ref gwv1.ParentReference, controlle
 		}
 	}
 	return nil
+}
+
+// WithParentCondition is WithAncestorCondition for XBackends, whose
+// status.parents entries hold the same three fields as a policy's
+// ancestors under other names: one rule for both, through a copy.
+func WithParentCondition(statuses map[types.NamespacedName]gwxv1a1.BackendStatus, conds map[types.NamespacedName]metav1.Condition,
+	previous map[types.NamespacedName]gwxv1a1.BackendStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
+	if len(conds) == 0 {
+		return statuses
+	}
+	asPolicies := func(m map[types.NamespacedName]gwxv1a1.BackendStatus) map[types.NamespacedName]gwv1.PolicyStatus {
+		out := make(map[types.NamespacedName]gwv1.PolicyStatus, len(conds))
+		for key := range conds {
+			if st, ok := m[key]; ok {
+				out[key] = policyStatusOf(st)
+			}
+		}
+		return out
+	}
+	changed := WithAncestorCondition(asPolicies(statuses), conds, asPolicies(previous), controller, now)
+	out := maps.Clone(statuses)
+	for key, st := range changed {
+		out[key] = backendStatusOf(st)
+	}
+	return out
+}
+
+func policyStatusOf(st gwxv1a1.BackendStatus) gwv1.PolicyStatus {
+	out := gwv1.PolicyStatus{Ancestors: make([]gwv1.PolicyAncestorStatus, len(st.Ancestors))}
+	for i, a := range st.Ancestors {
+		out.Ancestors[i] = gwv1.PolicyAncestorStatus{AncestorRef: a.AncestorRef, ControllerName: a.ControllerName, Conditions: a.Conditions}
+	}
+	return out
+}
+
+func backendStatusOf(st gwv1.PolicyStatus) gwxv1a1.BackendStatus {
+	out := gwxv1a1.BackendStatus{Ancestors: make([]gwxv1a1.BackendAncestorStatus, len(st.Ancestors))}
+	for i, a := range st.Ancestors {
+		out.Ancestors[i] = gwxv1a1.BackendAncestorStatus{ControllerName: a.ControllerName, AncestorRef: a.AncestorRef, Conditions: a.Conditions}
+	}
+	return out
 }
