@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator"
 )
@@ -115,6 +116,14 @@ type Conditions interface {
 	// changes one; origins is the same translation's cluster → policies.
 	Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus, origins map[string][]types.NamespacedName,
 		previous translator.PreviousStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwv1.PolicyStatus
+}
+
+// XBackendConditions are Conditions that also add what the data plane
+// observed to XBackends' status.parents; origins is the translation's
+// cluster → XBackends (Output.XBackendOrigins).
+type XBackendConditions interface {
+	ApplyXBackends(statuses map[types.NamespacedName]gwxv1a1.BackendStatus, origins map[string][]types.NamespacedName,
+		previous map[types.NamespacedName]gwxv1a1.BackendStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwxv1a1.BackendStatus
 }
 
 // Changed schedules a pass even when no input changed, as when the data

@@ -57,6 +57,11 @@ func (p *Pipeline) pass() {
 		p.metrics.setCANotAfter(out.CANotAfter)
 	}
 	gatewayAPI := out.GatewayAPI
+	if xc, ok := p.opts.Conditions.(XBackendConditions); ok && len(gatewayAPI.XBackends) > 0 {
+		// An XBackend's clusters carry its own TLS: their handshakes are its.
+		gatewayAPI.XBackends = xc.ApplyXBackends(gatewayAPI.XBackends, out.XBackendOrigins, p.gatewayAPI.XBackends,
+			p.opts.Translator.ControllerName, p.opts.Now())
+	}
 	if rp, ok := p.opts.Publisher.(RefusingPublisher); ok {
 		// A refused fleet's Gateway says why, and names the other objects.
 		gatewayAPI = translator.RefuseGateways(gatewayAPI, rp.Refusals(), metav1.NewTime(p.opts.Now().UTC().Truncate(time.Second)))

@@ -308,7 +308,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		Source:     source,
 		Publisher:  pub,
 		Sink:       sink,
-		Conditions: tracker,
+		Conditions: tracker, // a pipeline.XBackendConditions too (serve_handshakes_test.go)
 		Translator: translator.Options{
 			ControllerName:          controller,
 			SystemCABundlePath:      cfg.systemCABundle,

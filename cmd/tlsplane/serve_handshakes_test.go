@@ -8,7 +8,14 @@ import (
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
 	prommodel "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tlsplane/tlsplane/handshakes"
+	"github.com/tlsplane/tlsplane/pipeline"
 )
+
+// The tracker serve hands the pipeline sets XBackends' handshake
+// condition too.
+var _ pipeline.XBackendConditions = (*handshakes.Tracker)(nil)
 
 // statsMessage is one flush of the metrics service sink: cumulative
 // counters named as Envoy names them without tags as labels.
