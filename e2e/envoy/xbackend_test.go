@@ -52,6 +52,7 @@ func TestXBackend(t *testing.T) {
 			})
 		}
 	})
+	t.Run("handshake-failure-on-xbackend-status", func(t *testing.T) { xbHandshakeStatus(t, w) })
 	t.Run("no-plaintext-to-tls-backends", func(t *testing.T) {
 		for _, be := range []*backend{w.secure, w.sentinel, w.mtls, w.moveFirst, w.moveSecond, w.rotating} {
 			if c := be.counts(t); c.Plaintext != 0 {
@@ -170,6 +171,7 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 		Bin: e.envoyBin, LogDir: e.logDir, Name: "envoy-xbackend", APIType: e.apiType,
 		NodeID: "xbackend-envoy", Fleet: xbFleet, XDSAddress: w.xdsAddress(),
 		GatewayListeners: true, WaitReady: true, DNSResolver: w.dns.Addr,
+		StatsFlush: time.Second, AllStats: true, // handshake conditions; the rotation reads cluster_manager's stats
 	})
 	t.Cleanup(func() { w.saveDiagnostics(t) })
 	return w
@@ -671,4 +673,65 @@ func (w *xbWorld) routeCondition(t *testing.T, route, typ string) condition {
 	}
 	t.Fatalf("/debug/status has no condition %s of HTTPRoute %s/%s", typ, xbNS, route)
 	return condition{}
+}
+
+// xbHandshakeStatus: the handshakes Envoy fails on an XBackend's cluster
+// (its own TLS: a CA that did not sign the backend) show on the
+// XBackend's status.parents as tlsplane.io/HandshakesSucceeding False,
+// from Envoy's metrics service, naming the cluster; never on a policy.
+func xbHandshakeStatus(t *testing.T, w *xbWorld) {
+	cluster := xbCluster("wrong-ca", w.sentinelPort)
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		// A first report is a baseline: fail again after it.
+		if _, err := w.get("wrong-ca")(); err != nil {
+			t.Fatal(err)
+		}
+		c, err := w.xbackendCondition("wrong-ca", "tlsplane.io/HandshakesSucceeding")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c != nil && c.Status == "False" && c.Reason == "CertificateVerifyFailed" && strings.Contains(c.Message, "cluster "+cluster) {
+			t.Logf("XBackend %s/wrong-ca: %s %s: %s", xbNS, c.Status, c.Reason, c.Message)
+			return
+		}
+		if c != nil {
+			last = fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("XBackend %s/wrong-ca: no tlsplane.io/HandshakesSucceeding False CertificateVerifyFailed naming cluster %s within 30s (last: %q)", xbNS, cluster, last)
+}
+
+// xbackendCondition is condition typ of XBackend xb/name's parent, from
+// tlsplane's /debug/status (xBackends); nil when absent.
+func (w *xbWorld) xbackendCondition(name, typ string) (*condition, error) {
+	body, err := harness.HTTPGet(w.tlsplaneURL("/debug/status"))
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		XBackends []struct {
+			Namespace, Name string
+			Status          xbStatus
+		} `json:"xBackends"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("/debug/status: %w", err)
+	}
+	for _, x := range doc.XBackends {
+		if x.Namespace != xbNS || x.Name != name {
+			continue
+		}
+		for _, p := range x.Status.Parents {
+			for _, c := range p.Conditions {
+				if c.Type == typ {
+					return &c, nil
+				}
+			}
+		}
+		return nil, nil
+	}
+	return nil, fmt.Errorf("/debug/status lists no XBackend %s/%s", xbNS, name)
 }

@@ -45,6 +45,9 @@ type EnvoyOptions struct {
 	// flushing this often, with stats limited to the counters tlsplane reads
 	// (StatsSink); admin /stats then shows only those.
 	StatsFlush time.Duration
+	// AllStats keeps every stat with StatsFlush (admin /stats shows them
+	// all, and all are sent), for a test that reads others too.
+	AllStats bool
 	// DNSResolver, when set (host:port, as StartDNS's Addr), is the one DNS
 	// server Envoy asks, for every DNS cluster (LOGICAL_DNS, STRICT_DNS):
 	// the bootstrap's c-ares resolver, without /etc/resolv.conf's servers
@@ -221,6 +224,9 @@ func Bootstrap(o EnvoyOptions, adminPort, listenerPort int) (map[string]any, err
 	if o.StatsFlush > 0 {
 		for k, v := range StatsSink(o.StatsFlush) {
 			boot[k] = v
+		}
+		if o.AllStats {
+			delete(boot, "stats_config")
 		}
 	}
 	if o.DNSResolver != "" {
