@@ -14,7 +14,7 @@ import (
 // promises, fails here.
 func TestTranslateExamples(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1767225600")
-	for _, dir := range []string{"quickstart", "gateway"} {
+	for _, dir := range []string{"quickstart", "gateway", "external"} {
 		var stdout, stderr bytes.Buffer
 		if err := runTranslate([]string{"../../examples/" + dir}, &stdout, &stderr); err != nil {
 			t.Fatalf("examples/%s: %v", dir, err)
