@@ -54,3 +54,49 @@ func TestCAExpiryWarning(t *testing.T) {
 		}
 	}
 }
+
+// An accepted XBackend's Accepted message warns of its CA's expiry like a
+// policy's; an Update with nothing changed follows the clock across the
+// window's start and the expiry.
+func TestXBackendCAExpiryWarning(t *testing.T) {
+	in := readCase(t, "xbackend-server-only")
+	nn := types.NamespacedName{Namespace: "shop", Name: "payments"}
+	out := translator.Translate(in, nil, goldenNow, translator.Options{})
+	notAfter := out.CANotAfter["CA/shop/configmap/payments-ca"]
+	if notAfter.IsZero() {
+		t.Fatalf("no CANotAfter for the XBackend's CA: %v", out.CANotAfter)
+	}
+	accepted := func(out translator.Output) string {
+		t.Helper()
+		st, ok := out.GatewayAPI.XBackends[nn]
+		if !ok || len(st.Ancestors) == 0 || st.Ancestors[0].Conditions[0].Type != "Accepted" || st.Ancestors[0].Conditions[0].Status != "True" {
+			t.Fatalf("XBackend %s: status %+v, want an accepted parent", nn, st)
+		}
+		return st.Ancestors[0].Conditions[0].Message
+	}
+	if msg := accepted(out); strings.Contains(msg, "warning") {
+		t.Fatalf("a century before expiry: %q", msg)
+	}
+
+	tr := translator.New()
+	tr.Translate(in, nil, notAfter.Add(-31*24*time.Hour), translator.Options{})
+	for _, step := range []struct {
+		name string
+		now  time.Time
+		want string
+	}{
+		{"30 days before", notAfter.Add(-30*24*time.Hour + time.Minute), "; warning: a CA certificate in ConfigMap shop/payments-ca expires at " + notAfter.UTC().Format(time.RFC3339) + ", within 720h0m0s"},
+		{"after expiry", notAfter.Add(time.Second), "; warning: a CA certificate in ConfigMap shop/payments-ca expired at " + notAfter.UTC().Format(time.RFC3339) + ": handshakes with certificates it issued fail"},
+	} {
+		out, ok := tr.Update(nil, nil, step.now, translator.Options{})
+		if !ok {
+			t.Fatalf("%s: Update refused", step.name)
+		}
+		if msg := accepted(out); !strings.HasSuffix(msg, step.want) {
+			t.Errorf("%s: Accepted message %q, want it to end with %q", step.name, msg, step.want)
+		}
+	}
+	if msg := accepted(translator.Translate(in, nil, notAfter.Add(time.Second), translator.Options{CAExpiryWarning: -1})); strings.Contains(msg, "warning") {
+		t.Errorf("warnings off: %q", msg)
+	}
+}

@@ -32,6 +32,9 @@ type xbackendOutput struct {
 	origins    map[string][]types.NamespacedName
 	namespaces map[string]string
 	caNotAfter map[string]time.Time
+	// noteDue is when an Accepted message's CA expiry warning next
+	// changes, as of the last statuses (zero: never).
+	noteDue time.Time
 }
 
 // emitXBackend builds an accepted verdict's secrets and clusters. What
@@ -112,7 +115,11 @@ func (o *xbackendOutput) origin(resource string, x types.NamespacedName) {
 // statuses are the XBackends' statuses: those a Gateway's accepted
 // routes name, and those still carrying an entry of ours (to clear it);
 // nil without XBackends.
-func (o *xbackendOutput) statuses(judged *gateway.Result, controller gwv1.GatewayController, stamp metav1.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
+// They note in o.noteDue the first time after now that an Accepted
+// message's CA expiry warning changes (zero: never).
+func (o *xbackendOutput) statuses(judged *gateway.Result, controller gwv1.GatewayController, stamp metav1.Time,
+	now time.Time, warning time.Duration) map[types.NamespacedName]gwxv1a1.BackendStatus {
+	o.noteDue = time.Time{}
 	if len(o.verdicts) == 0 {
 		return nil
 	}
@@ -123,7 +130,10 @@ func (o *xbackendOutput) statuses(judged *gateway.Result, controller gwv1.Gatewa
 		if len(gws) == 0 && !hasOurParent(v.Backend.Status, controller) {
 			continue
 		}
-		out[nn] = xbackend.Status(v, gws, v.Backend.Status, controller, stamp)
+		out[nn] = xbackend.Status(v, gws, v.Backend.Status, controller, stamp, v.ExpiryNote(now, warning))
+		if at := v.ExpiryChanges(now, warning); !at.IsZero() && (o.noteDue.IsZero() || at.Before(o.noteDue)) {
+			o.noteDue = at
+		}
 	}
 	return out
 }

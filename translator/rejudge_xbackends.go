@@ -86,12 +86,13 @@ func keepEqual[T proto.Message](fresh, old map[string]T, touched map[string]bool
 
 // xbackendStatuses are the XBackends' statuses after an update: redone
 // when they or the Gateway rules' results changed, else the last.
-func (t *Translator) xbackendStatuses(u *update, stamp metav1.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
+func (t *Translator) xbackendStatuses(u *update, stamp metav1.Time, now time.Time) map[types.NamespacedName]gwxv1a1.BackendStatus {
 	w := t.world
-	if !u.xbackends && !u.fleetsDirty {
+	noteDue := !w.xbackends.noteDue.IsZero() && !now.Before(w.xbackends.noteDue) // a CA expiry warning changes
+	if !u.xbackends && !u.fleetsDirty && !noteDue {
 		return w.out.GatewayAPI.XBackends
 	}
-	st := w.xbackends.statuses(w.gateways.judged, t.gatewayConfig.ControllerName, stamp)
+	st := w.xbackends.statuses(w.gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	// Kept from the last where equal: a status not rewritten keeps its
 	// stamps, and a caller comparing maps sees no change.
 	for nn, s := range st {

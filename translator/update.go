@@ -47,7 +47,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	}
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
-	u.xbackendStatuses = t.xbackendStatuses(u, stamp)
+	u.xbackendStatuses = t.xbackendStatuses(u, stamp, now)
 	t.generation++
 	out = w.output(u, t.generation, t.fleetEmitter())
 	t.restatusTraffic(&out, stamp)

@@ -93,7 +93,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
 	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged.Reach, ix, t.policyConfig.ControllerName, stamp)
-	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp)
+	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	out.XBackendOrigins = xbackends.origins
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)

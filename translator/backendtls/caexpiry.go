@@ -20,9 +20,31 @@ func CAExpiryNote(v *Verdict, now time.Time, cfg Config) string {
 	if !ok {
 		return ""
 	}
-	b := v.Trust.Bundle
+	return Expiry{Bundle: v.Trust.Bundle, CRL: v.CRL}.Note(now, window)
+}
+
+// NoteChanges is the first time after now that CAExpiryNote's answer for
+// v changes (when a warning window opens, and at expiry); zero: never.
+func NoteChanges(v *Verdict, now time.Time, cfg Config) time.Time {
+	window, ok := noteWindow(v, cfg)
+	if !ok {
+		return time.Time{}
+	}
+	return Expiry{Bundle: v.Trust.Bundle, CRL: v.CRL}.Changes(now, window)
+}
+
+// Expiry is what an expiry note reads: the bundle trusted (a policy's or
+// an XBackend's) and the revocation lists served with it (nil: none).
+type Expiry struct {
+	Bundle *Bundle
+	CRL    *CRL
+}
+
+// Note warns that a CA of the bundle has expired or expires within
+// window, and likewise of the lists' nextUpdate; "" when nothing does.
+func (e Expiry) Note(now time.Time, window time.Duration) string {
 	note := ""
-	if !b.NotAfter.IsZero() {
+	if b := e.Bundle; b != nil && !b.NotAfter.IsZero() {
 		at := b.NotAfter.UTC().Format(time.RFC3339)
 		switch {
 		case !now.Before(b.NotAfter):
@@ -31,7 +53,7 @@ func CAExpiryNote(v *Verdict, now time.Time, cfg Config) string {
 			note = fmt.Sprintf("; warning: a CA certificate in %s expires at %s, within %s", b.NotAfterRef, at, window)
 		}
 	}
-	if c := v.CRL; c != nil && !c.NextUpdate.IsZero() {
+	if c := e.CRL; c != nil && !c.NextUpdate.IsZero() {
 		at := c.NextUpdate.UTC().Format(time.RFC3339)
 		switch {
 		case !now.Before(c.NextUpdate):
@@ -43,13 +65,9 @@ func CAExpiryNote(v *Verdict, now time.Time, cfg Config) string {
 	return note
 }
 
-// NoteChanges is the first time after now that CAExpiryNote's answer for
-// v changes (when a warning window opens, and at expiry); zero: never.
-func NoteChanges(v *Verdict, now time.Time, cfg Config) time.Time {
-	window, ok := noteWindow(v, cfg)
-	if !ok {
-		return time.Time{}
-	}
+// Changes is the first time after now that Note's answer changes; zero:
+// never.
+func (e Expiry) Changes(now time.Time, window time.Duration) time.Time {
 	var first time.Time
 	consider := func(expiry time.Time) {
 		if expiry.IsZero() {
@@ -61,19 +79,27 @@ func NoteChanges(v *Verdict, now time.Time, cfg Config) time.Time {
 			}
 		}
 	}
-	consider(v.Trust.Bundle.NotAfter)
-	if v.CRL != nil {
-		consider(v.CRL.NextUpdate)
+	if e.Bundle != nil {
+		consider(e.Bundle.NotAfter)
+	}
+	if e.CRL != nil {
+		consider(e.CRL.NextUpdate)
 	}
 	return first
+}
+
+// ExpiryWindow is the warning window a CAExpiryWarning option asks for
+// (DefaultCAExpiryWarning when zero); false when warnings are off.
+func ExpiryWindow(warning time.Duration) (time.Duration, bool) {
+	if warning == 0 {
+		warning = DefaultCAExpiryWarning
+	}
+	return warning, warning >= 0
 }
 
 // noteWindow is the warning window of an accepted policy that trusts a
 // bundle; false when there is nothing to warn of.
 func noteWindow(v *Verdict, cfg Config) (time.Duration, bool) {
-	window := cfg.CAExpiryWarning
-	if window == 0 {
-		window = DefaultCAExpiryWarning
-	}
-	return window, window >= 0 && v.Accepted() && v.Trust.Bundle != nil
+	window, on := ExpiryWindow(cfg.CAExpiryWarning)
+	return window, on && v.Accepted() && v.Trust.Bundle != nil
 }

@@ -2,12 +2,14 @@ package xbackend
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
+	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/condition"
 )
 
@@ -54,7 +56,8 @@ func (v *Verdict) acceptedMessage() string {
 // as they were, then ours, one per Gateway whose accepted routes reach
 // it (sorted, at most MaxParents), each with the verdict's conditions;
 // a condition keeps its lastTransitionTime while its status holds.
-func Status(v *Verdict, gateways []types.NamespacedName, prev gwxv1a1.BackendStatus, controller gwv1.GatewayController, now metav1.Time) gwxv1a1.BackendStatus {
+// note (ExpiryNote) is added to an accepted XBackend's Accepted message.
+func Status(v *Verdict, gateways []types.NamespacedName, prev gwxv1a1.BackendStatus, controller gwv1.GatewayController, now metav1.Time, note string) gwxv1a1.BackendStatus {
 	var out gwxv1a1.BackendStatus
 	before := map[string][]metav1.Condition{}
 	for _, p := range prev.Ancestors {
@@ -65,6 +68,9 @@ func Status(v *Verdict, gateways []types.NamespacedName, prev gwxv1a1.BackendSta
 		out.Ancestors = append(out.Ancestors, *p.DeepCopy())
 	}
 	conds := v.Conditions()
+	if note != "" && conds[0].Status == metav1.ConditionTrue {
+		conds[0].Message += note
+	}
 	for _, gw := range gateways {
 		if len(out.Ancestors) >= MaxParents {
 			break
@@ -78,4 +84,26 @@ func Status(v *Verdict, gateways []types.NamespacedName, prev gwxv1a1.BackendSta
 		})
 	}
 	return out
+}
+
+// ExpiryNote warns, for the Accepted message, that a CA the XBackend
+// trusts (or a revocation list served with it) has expired or expires
+// within the warning window (backendtls.ExpiryWindow); "" when nothing
+// does, or the XBackend is not accepted or trusts no bundle of ours.
+func (v *Verdict) ExpiryNote(now time.Time, warning time.Duration) string {
+	window, on := backendtls.ExpiryWindow(warning)
+	if !on || !v.Accepted() || v.CA == nil {
+		return ""
+	}
+	return backendtls.Expiry{Bundle: v.CA, CRL: v.CRL}.Note(now, window)
+}
+
+// ExpiryChanges is the first time after now that ExpiryNote's answer
+// changes; zero: never.
+func (v *Verdict) ExpiryChanges(now time.Time, warning time.Duration) time.Time {
+	window, on := backendtls.ExpiryWindow(warning)
+	if !on || !v.Accepted() || v.CA == nil {
+		return time.Time{}
+	}
+	return backendtls.Expiry{Bundle: v.CA, CRL: v.CRL}.Changes(now, window)
 }

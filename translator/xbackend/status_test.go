@@ -31,7 +31,7 @@ func TestStatus(t *testing.T) {
 		}},
 	}}
 	v := xbackend.Judge(backend(nil), index(t), cfg, backendtls.Memos{})
-	st := xbackend.Status(v, []types.NamespacedName{{Namespace: "shop", Name: "edge"}, {Namespace: "shop", Name: "inner"}}, prev, ours, now)
+	st := xbackend.Status(v, []types.NamespacedName{{Namespace: "shop", Name: "edge"}, {Namespace: "shop", Name: "inner"}}, prev, ours, now, "")
 	if len(st.Ancestors) != 3 || st.Ancestors[0].ControllerName != "example.com/other" || st.Ancestors[0].Conditions[0].Reason != "Theirs" {
 		t.Fatalf("parents %+v: want the other controller's first, then edge and inner", st.Ancestors)
 	}
@@ -47,7 +47,7 @@ func TestStatus(t *testing.T) {
 	for i := range 40 {
 		many = append(many, types.NamespacedName{Namespace: "shop", Name: fmt.Sprintf("gw-%02d", i)})
 	}
-	if st := xbackend.Status(v, many, gwxv1a1.BackendStatus{}, ours, now); len(st.Ancestors) != xbackend.MaxParents {
+	if st := xbackend.Status(v, many, gwxv1a1.BackendStatus{}, ours, now, ""); len(st.Ancestors) != xbackend.MaxParents {
 		t.Errorf("%d parents, want the API's limit %d", len(st.Ancestors), xbackend.MaxParents)
 	}
 }

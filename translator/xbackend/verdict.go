@@ -48,6 +48,9 @@ type Verdict struct {
 	// off); ClientCert the certificate presented (ClientAndServer).
 	CA         *backendtls.Bundle
 	ClientCert *plan.ClientCertificate
+	// CRL is the revocation lists served with CA (tlsplane.io/crlRef);
+	// nil for none.
+	CRL *backendtls.CRL
 
 	// RejectReason and RejectMessage say why it is not Accepted ("" when
 	// it is); ResolvedReason and ResolvedMessage why a reference does not
@@ -192,7 +195,7 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 	}
 	if ref := opts.CRLRef; err == nil && ref != nil && v.CA != nil {
 		var problem string
-		if v.CA, _, problem = backendtls.WithCRL(v.Name.Namespace, *ref, v.CA, ix); problem != "" {
+		if v.CA, v.CRL, problem = backendtls.WithCRL(v.Name.Namespace, *ref, v.CA, ix); problem != "" {
 			msg := "metadata.annotations: " + problem
 			v.unresolved(backendtls.ReasonInvalidCRLRef, msg)
 			v.Reject(ReasonInvalid, msg)
