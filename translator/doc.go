@@ -38,8 +38,8 @@
 //     emitting a run of the Gateway rules, a Service port's cluster, an
 //     XBackend's clusters and secrets, a policy's TLS.
 //   - traffic.go: the XBackendTrafficPolicies judged (package
-//     trafficpolicy): the retry budgets of Service ports, the sessions of
-//     route tables, the policies' statuses.
+//     trafficpolicy): the retry budgets of Service ports' and XBackends'
+//     HTTP clusters, the sessions of route tables, the policies' statuses.
 //   - dataplane.go, api.go, aliases.go: the public types and names
 //     (api.go's RouteStatusesOf finds a route kind's computed statuses
 //     through its description).

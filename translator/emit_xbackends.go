@@ -15,6 +15,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/envoy"
 	"github.com/tlsplane/tlsplane/translator/gateway"
+	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
@@ -37,11 +38,13 @@ type xbackendOutput struct {
 	noteDue time.Time
 }
 
-// emitXBackend builds an accepted verdict's secrets and clusters. What
-// Envoy would refuse of its TLS or secrets rejects the XBackend (its
-// routes' share is answered 500, never sent in plaintext); a cluster of
-// one family Envoy would refuse fails closed.
-func (e *emitter) emitXBackend(v *xbackend.Verdict, out *xbackendOutput) {
+// emitXBackend builds an accepted verdict's secrets and clusters, budget
+// (its XBackendTrafficPolicy's, nil without one) on those of HTTPRoutes and
+// GRPCRoutes: routes retry HTTP requests only. What Envoy would refuse of
+// its TLS or secrets rejects the XBackend (its routes' share is answered
+// 500, never sent in plaintext); a cluster of one family Envoy would
+// refuse fails closed.
+func (e *emitter) emitXBackend(v *xbackend.Verdict, budget *plan.RetryBudget, out *xbackendOutput) {
 	if !v.Accepted() {
 		return
 	}
@@ -81,6 +84,9 @@ func (e *emitter) emitXBackend(v *xbackend.Verdict, out *xbackendOutput) {
 			}
 		case c.H2C:
 			tls = e.parts.H2C
+		}
+		if c.Family != xbackend.FamilyRaw {
+			c.Plan.RetryBudget = budget
 		}
 		cluster, err := envoy.Cluster(c.Plan, tls, e.parts)
 		if err != nil {

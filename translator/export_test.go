@@ -40,7 +40,7 @@ func NewWithClientCertificateRules(rules func(*plan.ClientCertificate) error) *T
 // TrafficPlans is what the engine makes of in's XBackendTrafficPolicies:
 // the routes' sessions by cluster name, and each Service's retry budget.
 func TrafficPlans(in Inputs) (map[string]*plan.Session, func(types.NamespacedName) *plan.RetryBudget) {
-	tr := judgeTraffic(in, input.NewIndex(in))
+	tr := judgeTraffic(in.XBackendTrafficPolicies, input.NewIndex(in))
 	return tr.sessions, func(nn types.NamespacedName) *plan.RetryBudget {
 		return tr.retryBudgetOf(trafficpolicy.ServiceTarget(nn))
 	}

@@ -482,7 +482,8 @@ func editedRoute(r *rand.Rand, o *gwv1.HTTPRoute, pool []poolObject, step int) *
 }
 
 // editedTrafficPolicy changes what an XBackendTrafficPolicy asks (budget,
-// session kind), what it targets, or its age (who wins a conflict).
+// session kind), what it targets (a Service or an XBackend), or its age
+// (who wins a conflict).
 func editedTrafficPolicy(r *rand.Rand, o *gwxv1a1.XBackendTrafficPolicy, step int) *gwxv1a1.XBackendTrafficPolicy {
 	c := o.DeepCopy()
 	switch r.IntN(4) {
@@ -494,8 +495,13 @@ func editedTrafficPolicy(r *rand.Rand, o *gwxv1a1.XBackendTrafficPolicy, step in
 		name := "s" + strconv.Itoa(step%3)
 		c.Spec.SessionPersistence = &gwv1.SessionPersistence{Type: &kind, SessionName: &name}
 	case 2:
-		name := []gwv1.ObjectName{"api", "web", "gone"}[r.IntN(3)]
-		c.Spec.TargetRefs = []gwv1.LocalPolicyTargetReference{{Kind: "Service", Name: name}}
+		// Services and XBackends (web is both: two targets), some missing.
+		targets := []gwv1.LocalPolicyTargetReference{
+			{Kind: "Service", Name: "api"}, {Kind: "Service", Name: "web"}, {Kind: "Service", Name: "gone"},
+			{Group: gwxv1a1.GroupName, Kind: "XBackend", Name: "pay"}, {Group: gwxv1a1.GroupName, Kind: "XBackend", Name: "payments"},
+			{Group: gwxv1a1.GroupName, Kind: "XBackend", Name: "web"}, {Group: gwxv1a1.GroupName, Kind: "XBackend", Name: "ghost"},
+		}
+		c.Spec.TargetRefs = []gwv1.LocalPolicyTargetReference{targets[r.IntN(len(targets))]}
 	default:
 		c.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1+r.IntN(3), 0, 0, 0, 0, time.UTC))
 	}

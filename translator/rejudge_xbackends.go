@@ -13,6 +13,7 @@ import (
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/trafficpolicy"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
@@ -21,8 +22,9 @@ func (m *memory) xbackendConfig() xbackend.Config {
 	return xbackend.Config{SystemCABundlePath: m.policyConfig.SystemCABundlePath, AllowInsecureSkipVerify: m.policyConfig.AllowInsecureSkipVerify}
 }
 
-// translateXBackends judges and emits every XBackend of ix, then records
-// each verdict in ix, where routes read it.
+// translateXBackends judges and emits every XBackend of ix, with the
+// retry budgets of t.traffic (judged first), then records each verdict in
+// ix, where routes read it.
 func (t *Translator) translateXBackends(ix *input.Index) *xbackendOutput {
 	out := &xbackendOutput{}
 	if len(ix.XBackends) == 0 {
@@ -33,7 +35,7 @@ func (t *Translator) translateXBackends(ix *input.Index) *xbackendOutput {
 	for _, nn := range input.SortedKeys(ix.XBackends) {
 		x := ix.XBackends[nn]
 		v := xbackend.Judge(x.Object, ix, t.xbackendConfig(), t.memos.judging)
-		t.emitXBackend(v, out)
+		t.emitXBackend(v, t.traffic.retryBudgetOf(trafficpolicy.XBackendTarget(nn)), out)
 		out.verdicts[nn] = v
 		ix.XBackends[nn] = input.XBackend{Object: x.Object, Refused: v.RejectReason, Why: v.RejectMessage}
 	}

@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
+	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/trafficpolicy"
@@ -24,13 +25,17 @@ type traffic struct {
 	sessions map[string]*plan.Session
 }
 
-// judgeTraffic judges the XBackendTrafficPolicies, for this call's Service
-// ports and route tables.
-func judgeTraffic(in Inputs, ix *input.Index) traffic {
-	if len(in.XBackendTrafficPolicies) == 0 {
+// judgeTraffic judges the XBackendTrafficPolicies against the Services
+// and XBackends of ix, for this call's clusters and route tables.
+func judgeTraffic(policies []*gwxv1a1.XBackendTrafficPolicy, ix *input.Index) traffic {
+	if len(policies) == 0 {
 		return traffic{} // the common case costs nothing
 	}
-	res := trafficpolicy.Judge(in.XBackendTrafficPolicies, ix.Services, in.XBackends)
+	xbackends := make([]*gwxv1a1.XBackend, 0, len(ix.XBackends))
+	for _, x := range ix.XBackends {
+		xbackends = append(xbackends, x.Object)
+	}
+	res := trafficpolicy.Judge(policies, ix.Services, xbackends)
 	var sessions map[string]*plan.Session
 	for _, t := range res.Governed() {
 		p, _ := res.PlanOf(t)
@@ -48,9 +53,17 @@ func judgeTraffic(in Inputs, ix *input.Index) traffic {
 }
 
 // clustersOf names the clusters of t's that routes send HTTP to: a
-// Service's TCP ports, each as HTTPRoutes and GRPCRoutes reach it. An
-// XBackend's come with the XBackend's cluster names (plan/names.go).
+// Service's TCP ports, each as HTTPRoutes and GRPCRoutes reach it; an
+// XBackend's spec.port, the same two ways (plan/names.go).
 func clustersOf(t trafficpolicy.Target, ix *input.Index) []string {
+	if t.IsXBackend() {
+		x, ok := ix.XBackends[t.NamespacedName()]
+		if !ok {
+			return nil
+		}
+		port := int32(x.Object.Spec.Port.Port)
+		return []string{plan.XBackendClusterName(t.Namespace, t.Name, port), plan.XBackendGRPCClusterName(t.Namespace, t.Name, port)}
+	}
 	if !t.IsService() {
 		return nil
 	}
@@ -75,20 +88,28 @@ func (tr *traffic) retryBudgetOf(t trafficpolicy.Target) *plan.RetryBudget {
 	return p.RetryBudget
 }
 
-// statuses are the policies' complete statuses, their ancestors
-// the Gateways reach names as reaching each Service target's ports.
-func (tr *traffic) statuses(reach map[input.ServicePort][]types.NamespacedName, ix *input.Index, controller gwv1.GatewayController, stamp metav1.Time) map[types.NamespacedName]gwv1.PolicyStatus {
+// statuses are the policies' complete statuses, their ancestors the
+// Gateways judged names as reaching each Service target's ports, or each
+// XBackend target (the reach of the XBackend's own status.parents).
+func (tr *traffic) statuses(judged *gateway.Result, ix *input.Index, controller gwv1.GatewayController, stamp metav1.Time) map[types.NamespacedName]gwv1.PolicyStatus {
 	if tr.judged == nil || len(tr.judged.Verdicts) == 0 {
 		return nil
 	}
+	var xreach map[types.NamespacedName][]types.NamespacedName // made once, when a target is an XBackend
 	reaching := func(t trafficpolicy.Target) []types.NamespacedName {
+		if t.IsXBackend() {
+			if xreach == nil {
+				xreach = judged.XBackendReach()
+			}
+			return xreach[t.NamespacedName()] // sorted
+		}
 		svc := ix.Services[t.NamespacedName()]
 		if !t.IsService() || svc == nil {
-			return nil // an XBackend's Gateways come with its routes
+			return nil
 		}
 		var out []types.NamespacedName
 		for _, p := range svc.Spec.Ports {
-			for _, gw := range reach[input.ServicePort{Service: t.NamespacedName(), Port: p.Port}] {
+			for _, gw := range judged.Reach[input.ServicePort{Service: t.NamespacedName(), Port: p.Port}] {
 				if !slices.Contains(out, gw) {
 					out = append(out, gw)
 				}
@@ -105,16 +126,15 @@ func (tr *traffic) statuses(reach map[input.ServicePort][]types.NamespacedName, 
 }
 
 // trafficObjects are the XBackendTrafficPolicies by key (the last of a key
-// wins, as Judge keeps them) and the XBackends they may target.
+// wins, as Judge keeps them); the XBackends they may target are the
+// world's index's, which follows their changes.
 type trafficObjects struct {
-	policies  map[types.NamespacedName]*gwxv1a1.XBackendTrafficPolicy
-	xbackends []*gwxv1a1.XBackend
+	policies map[types.NamespacedName]*gwxv1a1.XBackendTrafficPolicy
 }
 
 func newTrafficObjects(in Inputs) trafficObjects {
 	return trafficObjects{
-		policies:  input.ByKey(in.XBackendTrafficPolicies, func(o *gwxv1a1.XBackendTrafficPolicy) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
-		xbackends: in.XBackends,
+		policies: input.ByKey(in.XBackendTrafficPolicies, func(o *gwxv1a1.XBackendTrafficPolicy) types.NamespacedName { return input.NameOf(o.Namespace, o.Name) }),
 	}
 }
 
@@ -127,24 +147,24 @@ func (o trafficObjects) set(nn types.NamespacedName, p *gwxv1a1.XBackendTrafficP
 	o.policies[nn] = p
 }
 
-// inputs are the objects as judgeTraffic reads them.
-func (o trafficObjects) inputs() Inputs {
-	return Inputs{XBackendTrafficPolicies: input.ValuesOf(o.policies), XBackends: o.xbackends}
+// list is the policies as judgeTraffic reads them.
+func (o trafficObjects) list() []*gwxv1a1.XBackendTrafficPolicy {
+	return input.ValuesOf(o.policies)
 }
 
-// budgetsChanged lists the Services whose retry budget differs between
-// two judgements.
-func budgetsChanged(before, after traffic) []types.NamespacedName {
-	var out []types.NamespacedName
+// budgetsChanged lists the Services and XBackends whose retry budget
+// differs between two judgements.
+func budgetsChanged(before, after traffic) []trafficpolicy.Target {
+	var out []trafficpolicy.Target
 	seen := map[trafficpolicy.Target]bool{}
 	for _, res := range []*trafficpolicy.Result{before.judged, after.judged} {
 		for _, t := range res.Governed() {
-			if seen[t] || !t.IsService() {
+			if seen[t] {
 				continue
 			}
 			seen[t] = true
 			if !sameBudget(before.retryBudgetOf(t), after.retryBudgetOf(t)) {
-				out = append(out, t.NamespacedName())
+				out = append(out, t)
 			}
 		}
 	}

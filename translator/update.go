@@ -36,9 +36,9 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 		}
 	}
 	w.refreshSlices(u)
-	t.rejudgeXBackends(u)
 	t.rejudge(u)
 	t.rejudgeTraffic(u)
+	t.rejudgeXBackends(u)
 	t.reattach(u)
 	t.retranslate(u)
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))

@@ -47,7 +47,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	t.begin(opts)
 	defer t.done()
 	ix := input.NewIndex(in)
-	t.traffic = judgeTraffic(in, ix)
+	t.traffic = judgeTraffic(in.XBackendTrafficPolicies, ix)
 	xbackends := t.translateXBackends(ix)
 	policies := t.uniquePolicies(in.Policies)
 	verdicts := make([]*backendtls.Verdict, 0, len(policies))
@@ -92,7 +92,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 		}
 	}
 	out.Fleets, out.GatewayAPI = gateways.fleets, gateways.statuses
-	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged.Reach, ix, t.policyConfig.ControllerName, stamp)
+	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged, ix, t.policyConfig.ControllerName, stamp)
 	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	out.XBackendOrigins = xbackends.origins
 	if b.unserved != nil {

@@ -45,6 +45,7 @@ func TestXBackend(t *testing.T) {
 			{"tlsroute-terminate", xbTLSRouteTerminate},
 			{"tcproute-originates-tls", xbTCPRoute},
 			{"grpcroute-over-tls", xbGRPCRoute},
+			{"traffic-policy-retry-budget", xbTrafficBudget},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
@@ -118,6 +119,7 @@ type xbWorld struct {
 	rotateClient1, rotateClient2                  *harness.Leaf
 	plainPort, securePort, sentinelPort, mtlsPort int
 	movePort, rotatePort                          int
+	failingPort                                   int // budget's backend (xbackend_traffic_test.go)
 }
 
 func startXBackendWorld(t *testing.T) *xbWorld {
@@ -159,6 +161,7 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	w.rotLeafFiles = [2]string{rotLeaf.CertFile, rotLeaf.KeyFile}
 	w.rotating = startBackend(t, e, "xb-rotating", backendOpts{leaf: rotLeaf, clientCA: w.clientCA, probe: probe})
 	w.plainPort, w.securePort, w.sentinelPort, w.mtlsPort, w.rotatePort = w.plain.port, w.secure.port, w.sentinel.port, w.mtls.port, w.rotating.port
+	w.failingPort = port(t, failingServer(t, 300*time.Millisecond))
 	w.rotateClient1 = w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbRotateCN1, Client: true})
 	w.rotateClient2 = w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbRotateCN2, Client: true})
 
@@ -216,6 +219,7 @@ func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, cl
 		caConfigMapIn(xbNS, "other-ca", otherCA.PEM),
 		tlsSecret(xbNS, "client", client),
 	}
+	objs = append(objs, w.budgetObjects()...)
 	for _, x := range xbs {
 		objs = append(objs, x.object(xbNS))
 		switch x.name {
@@ -244,7 +248,7 @@ func (w *xbWorld) writeRotation(t *testing.T, ca *harness.Authority, client *har
 func xbRecords(moveTo string) harness.DNSRecords {
 	records := harness.DNSRecords{xbMoveHost: {moveTo}}
 	for _, h := range []string{xbPlainHost, xbSecureHost, xbSystemHost, xbSentinelHost, xbMTLSHost, xbRotateHost,
-		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost} {
+		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost, xbBudgetHost} {
 		records[h] = []string{"127.0.0.1"}
 	}
 	return records

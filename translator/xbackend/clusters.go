@@ -20,13 +20,14 @@ const (
 	FamilyRaw
 )
 
-// Cluster is the plan of one cluster of an XBackend: where it goes, the
-// TLS it speaks (nil: plaintext) and whether it speaks HTTP/2 in
-// plaintext (h2c).
+// Cluster is the plan of one cluster of an XBackend: the route traffic it
+// carries, where it goes, the TLS it speaks (nil: plaintext) and whether
+// it speaks HTTP/2 in plaintext (h2c).
 type Cluster struct {
-	Plan plan.Cluster
-	TLS  *plan.UpstreamTLS
-	H2C  bool
+	Family Family
+	Plan   plan.Cluster
+	TLS    *plan.UpstreamTLS
+	H2C    bool
 }
 
 // Serves says whether an XBackend of protocol p can carry family f's
@@ -80,7 +81,7 @@ func (v *Verdict) Clusters() []Cluster {
 			continue
 		}
 		stream := f == FamilyRaw || v.Protocol == gwxv1a1.BackendProtocolTCP
-		c := Cluster{Plan: plan.Cluster{Name: names[f], ExternalName: v.Hostname, Port: uint32(v.Port), FollowDNSTTL: true}}
+		c := Cluster{Family: f, Plan: plan.Cluster{Name: names[f], ExternalName: v.Hostname, Port: uint32(v.Port), FollowDNSTTL: true}}
 		h2, h1 := speaks(v.Protocol, f)
 		if v.TLS != nil {
 			t := *v.TLS

@@ -271,6 +271,10 @@ func TestClusters(t *testing.T) {
 				if c.Plan.Name != "XBackend/shop/pay/443"+w.name || c.Plan.ExternalName != "api.pay.example" || c.Plan.Port != 443 || !c.Plan.FollowDNSTTL {
 					t.Errorf("protocol %q tls %v: cluster %+v", tc.protocol, tls, c.Plan)
 				}
+				// The family decides the retry budget: none on raw clusters.
+				if family := map[string]xbackend.Family{"": xbackend.FamilyHTTP, "/grpc": xbackend.FamilyGRPC, "/tcp": xbackend.FamilyRaw}[w.name]; c.Family != family {
+					t.Errorf("protocol %q tls %v: cluster %s of family %d, want %d", tc.protocol, tls, c.Plan.Name, c.Family, family)
+				}
 				if !tls {
 					if c.TLS != nil || c.H2C != w.h2c {
 						t.Errorf("protocol %q plaintext %s: TLS %v h2c %v, want h2c %v", tc.protocol, c.Plan.Name, c.TLS, c.H2C, w.h2c)
