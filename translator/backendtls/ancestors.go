@@ -67,23 +67,27 @@ func GatewayAncestorStatuses(v *Verdict, as []*Attachment, gateways [][]types.Na
 			}
 		}
 		for _, ref := range refs {
-			key := condition.AncestorKey(ref)
-			if j, ok := index[key]; ok {
-				// The Gateway reaches another target too: the worse verdict.
-				if out[j].Conditions[0].Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue {
-					out[j].Conditions[0] = cond
-				}
-				continue
-			}
-			index[key] = len(out)
-			out = append(out, gwv1.PolicyAncestorStatus{
-				AncestorRef:    ref,
-				ControllerName: controller,
-				Conditions:     []metav1.Condition{cond, resolved},
-			})
+			out = AddAncestor(out, index, ref, controller, cond, resolved)
 		}
 	}
 	return out
+}
+
+// AddAncestor adds to out an entry for ref with conditions (Accepted
+// first), or, when index says ref has one already (the Gateway reaches
+// another target too), keeps there the worse Accepted of the two; index
+// maps AncestorKey to a position in out.
+func AddAncestor(out []gwv1.PolicyAncestorStatus, index map[string]int, ref gwv1.ParentReference, controller gwv1.GatewayController,
+	conditions ...metav1.Condition) []gwv1.PolicyAncestorStatus {
+	key := condition.AncestorKey(ref)
+	if j, ok := index[key]; ok {
+		if out[j].Conditions[0].Status == metav1.ConditionTrue && conditions[0].Status != metav1.ConditionTrue {
+			out[j].Conditions[0] = conditions[0]
+		}
+		return out
+	}
+	index[key] = len(out)
+	return append(out, gwv1.PolicyAncestorStatus{AncestorRef: ref, ControllerName: controller, Conditions: conditions})
 }
 
 // GatewayAncestorRef is Gateway gw as a policy status ancestor.

@@ -34,15 +34,7 @@ func Status(v *Verdict, reach Reach, controller gwv1.GatewayController, previous
 			refs = []gwv1.ParentReference{o.Target.ancestorRef()}
 		}
 		for _, ref := range refs {
-			key := condition.AncestorKey(ref)
-			if j, ok := index[key]; ok {
-				if ours[j].Conditions[0].Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue {
-					ours[j].Conditions[0] = cond
-				}
-				continue
-			}
-			index[key] = len(ours)
-			ours = append(ours, gwv1.PolicyAncestorStatus{AncestorRef: ref, ControllerName: controller, Conditions: []metav1.Condition{cond}})
+			ours = backendtls.AddAncestor(ours, index, ref, controller, cond)
 		}
 	}
 	return backendtls.MergeStatus(previous, ours, controller, v.Policy.Generation, now)
