@@ -126,7 +126,8 @@ var XBackendCRDs = map[string]string{
 // InstallXBackendCRDs applies XBackendCRDs from the module's experimental
 // channel, whatever GATEWAY_API_CHANNEL says (the standard channel has
 // none), and waits until they are Established. tlsplane reads them when
-// served; a test that wants them absent deletes them.
+// served; a test that wants them absent deletes them. Start does not call
+// it: the conformance suite refuses CRDs of two channels.
 func InstallXBackendCRDs(ctx context.Context, cfg *rest.Config) error {
 	dir, err := crdDirOf("experimental")
 	if err != nil {

@@ -136,9 +136,6 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	if err := InstallGatewayAPICRDs(ctx, s.Config); err != nil {
 		return nil, err
 	}
-	if err := InstallXBackendCRDs(ctx, s.Config); err != nil {
-		return nil, err
-	}
 	s.Ready = time.Since(began)
 	return s, nil
 }

@@ -45,6 +45,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer api.Stop()
+	// The experimental XBackend kinds beside the channel's CRDs: tlsplane
+	// reads them whenever they are served.
+	if err := apiserver.InstallXBackendCRDs(ctx, api.Config); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e/kube: install the XBackend CRDs:", err)
+		return 1
+	}
 	fmt.Fprintf(os.Stderr, "e2e/kube: kube-apiserver ready with Gateway API CRDs in %s at %s\n", api.Ready.Round(time.Millisecond), api.URL)
 	return m.Run()
 }
