@@ -33,8 +33,6 @@ type update struct {
 	// xbackends: an XBackend, or an object XBackends may read, changed:
 	// every XBackend is judged again (they are few).
 	xbackends bool
-	// xbackendStatuses are the XBackends' statuses now.
-	xbackendStatuses map[types.NamespacedName]gwxv1a1.BackendStatus
 	// reachChanged: the Service ports some Gateway's routes reach changed.
 	reachChanged bool
 	// changedFleets are the fleets whose resources changed, when known

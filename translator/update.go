@@ -47,9 +47,9 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	}
 	w.notesDue(u, now)
 	t.restatus(u, computed, now, stamp)
-	u.xbackendStatuses = t.xbackendStatuses(u, stamp, now)
+	xbackends := t.xbackendStatuses(u, stamp, now)
 	t.generation++
-	out = w.output(u, t.generation, t.fleetEmitter())
+	out = w.output(u, xbackends, t.generation, t.fleetEmitter())
 	t.restatusTraffic(&out, stamp)
 	return out, true
 }

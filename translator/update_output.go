@@ -10,15 +10,18 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/outputpatch"
 )
 
-// output patches the last Output into this one; e makes the Gateway
-// fleets' own clusters.
-func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
+// output patches the last Output into this one, with the XBackends'
+// statuses xbackends; e makes the Gateway fleets' own clusters. (The
+// statuses are not a field of u: a map of u stored into the Output would
+// make every map of u escape to the heap, 19 allocations per Update.)
+func (w *world) output(u *update, xbackends map[types.NamespacedName]gwxv1a1.BackendStatus, generation uint64, e fleet.Emitter) Output {
 	prev := w.out
 	out := prev
 	out.Generation = generation
@@ -103,7 +106,7 @@ func (w *world) output(u *update, generation uint64, e fleet.Emitter) Output {
 		}
 		changed.Fleets = input.SortedNames(names)
 	}
-	out.GatewayAPI.XBackends = u.xbackendStatuses
+	out.GatewayAPI.XBackends = xbackends
 	w.out = out
 	return out
 }
