@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -125,15 +127,52 @@ func (p *Process) LogTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// FreePort asks the kernel for an unused loopback port.
+// FreePort is an unused loopback port for a server a test starts later
+// (an Envoy listener, tlsplane's xDS port). It is drawn below the
+// kernel's ephemeral range (32768-60999 by default): a port the kernel
+// picks for ":0" is one it may also pick, before the server binds it, as
+// the source port of any outgoing connection, which once made an Envoy
+// listener fail with "Address already in use". It is free on TCP and UDP
+// when drawn, and never handed out twice by this process.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	freePorts.Lock()
+	defer freePorts.Unlock()
+	for range 200 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		if freePorts.given[port] || !portFree(port) {
+			continue
+		}
+		freePorts.given[port] = true
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free loopback port in %d-%d after 200 draws", freePortLow, freePortHigh)
+	return 0
+}
+
+// The range FreePort draws from: above the well-known and common
+// registered ports, below the ephemeral range.
+const freePortLow, freePortHigh = 20000, 32768
+
+var freePorts = struct {
+	sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
+
+// portFree: nothing holds port on 127.0.0.1, over TCP or UDP.
+func portFree(port int) bool {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	pc.Close()
+	return true
 }
 
 // Eventually polls cond every interval until it returns nil or timeout
