@@ -100,9 +100,6 @@ func XBackendClusterName(namespace, name string, port int32) string {
 	return "XBackend/" + ClusterName(namespace, name, port)
 }
 
-// IsXBackendCluster says whether name is one of an XBackend's clusters.
-func IsXBackendCluster(name string) bool { return strings.HasPrefix(name, "XBackend/") }
-
 // XBackendGRPCClusterName is the XBackend's cluster for GRPCRoutes
 // (HTTP/2 whatever its protocol says of HTTP).
 func XBackendGRPCClusterName(namespace, name string, port int32) string {

@@ -49,6 +49,9 @@ type Route struct {
 	// TLS, with why: a Passthrough listener cannot send the client's TLS
 	// inside the XBackend's (D4), a Terminate one can.
 	passthroughRefused map[string]string
+	// xbackendStreams are a stream route's clusters of XBackends: every
+	// listener sends them to the raw cluster (StreamBackends).
+	xbackendStreams map[string]bool
 }
 
 // Ranked is a route plan with what orders it among others.

@@ -76,7 +76,7 @@ func JudgeUDPRoute(r *gwv1.UDPRoute, ix *input.Index, grants referencegrant.Gran
 // when spec.protocol is unset, and a backend choosing h2 would read the
 // client's stream (after a terminating TLS listener) as HTTP/2.
 func (rs *Route) StreamBackends(raw bool) []plan.WeightedBackend {
-	if !raw && !rs.streamsToXBackend() {
+	if !raw && len(rs.xbackendStreams) == 0 {
 		return rs.Stream
 	}
 	out := make([]plan.WeightedBackend, 0, len(rs.Stream))
@@ -84,21 +84,12 @@ func (rs *Route) StreamBackends(raw bool) []plan.WeightedBackend {
 		if _, refused := rs.passthroughRefused[b.Cluster]; raw && refused {
 			b.Cluster = "" // its share is refused
 		}
-		if b.Cluster != "" && (raw || plan.IsXBackendCluster(b.Cluster)) {
+		if b.Cluster != "" && (raw || rs.xbackendStreams[b.Cluster]) {
 			b.Cluster = plan.RawOf(b.Cluster)
 		}
 		out = append(out, b)
 	}
 	return out
-}
-
-func (rs *Route) streamsToXBackend() bool {
-	for _, b := range rs.Stream {
-		if plan.IsXBackendCluster(b.Cluster) {
-			return true
-		}
-	}
-	return false
 }
 
 // Clusters are the clusters the route sends traffic to through a

@@ -16,7 +16,9 @@ import (
 func TestStreamBackendsXBackendRaw(t *testing.T) {
 	xb := plan.XBackendClusterName("shop", "pay", 443)
 	svc := plan.ClusterName("shop", "ledger", 443)
-	rs := &Route{Kind: input.KindTLSRoute, Stream: []plan.WeightedBackend{{Cluster: xb, Weight: 1}, {Cluster: svc, Weight: 1}, {Weight: 1}}}
+	// As resolveXBackend leaves a stream route that names the XBackend.
+	rs := &Route{Kind: input.KindTLSRoute, Stream: []plan.WeightedBackend{{Cluster: xb, Weight: 1}, {Cluster: svc, Weight: 1}, {Weight: 1}},
+		xbackendStreams: map[string]bool{xb: true}}
 	for _, tc := range []struct {
 		raw  bool
 		want []string

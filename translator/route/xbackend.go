@@ -61,10 +61,17 @@ func (rs *Route) resolveXBackend(ref gwv1.BackendObjectReference, ns string, ix 
 		rs.passthroughRefused[plan.XBackendClusterName(nn.Namespace, nn.Name, port)] = fmt.Sprintf(
 			"XBackend %s: spec.tls.mode %q: a Passthrough listener passes the client's TLS on and cannot wrap it in the XBackend's; attach to a Terminate listener", nn, spec.TLS.Mode)
 	}
-	if rs.Kind == input.KindGRPCRoute {
+	cluster := plan.XBackendClusterName(nn.Namespace, nn.Name, port)
+	switch rs.Kind {
+	case input.KindGRPCRoute:
 		return plan.XBackendGRPCClusterName(nn.Namespace, nn.Name, port), "", ""
+	case input.KindTLSRoute, input.KindTCPRoute:
+		if rs.xbackendStreams == nil {
+			rs.xbackendStreams = map[string]bool{}
+		}
+		rs.xbackendStreams[cluster] = true
 	}
-	return plan.XBackendClusterName(nn.Namespace, nn.Name, port), "", ""
+	return cluster, "", ""
 }
 
 // protocolMismatch says why a route of kind cannot carry an XBackend's
