@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
+	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/gateway"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
@@ -107,14 +108,7 @@ func (tr *traffic) statuses(judged *gateway.Result, ix *input.Index, controller 
 		if !t.IsService() || svc == nil {
 			return nil
 		}
-		var out []types.NamespacedName
-		for _, p := range svc.Spec.Ports {
-			for _, gw := range judged.Reach[input.ServicePort{Service: t.NamespacedName(), Port: p.Port}] {
-				if !slices.Contains(out, gw) {
-					out = append(out, gw)
-				}
-			}
-		}
+		out := backendtls.GatewaysReaching(svc, t.NamespacedName(), "", judged.Reach)
 		slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 		return out
 	}

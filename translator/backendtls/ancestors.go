@@ -1,6 +1,7 @@
 package backendtls
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -21,18 +22,28 @@ func ReachingGateways(as []*Attachment, reach map[input.ServicePort][]types.Name
 		if a.notFound != "" {
 			continue
 		}
-		svc := ix.Services[a.Target.Service]
-		for _, port := range svc.Spec.Ports {
-			if a.Target.Section != "" && port.Name != a.Target.Section {
-				continue
+		if gws := GatewaysReaching(ix.Services[a.Target.Service], a.Target.Service, a.Target.Section, reach); gws != nil {
+			if out == nil {
+				out = make([][]types.NamespacedName, len(as))
 			}
-			for _, gw := range reach[input.ServicePort{Service: a.Target.Service, Port: port.Port}] {
-				if out == nil {
-					out = make([][]types.NamespacedName, len(as))
-				}
-				if !containsName(out[i], gw) {
-					out[i] = append(out[i], gw)
-				}
+			out[i] = gws
+		}
+	}
+	return out
+}
+
+// GatewaysReaching are the Gateways whose accepted routes send traffic to
+// a port of Service svc (named nn), only the port named section when it
+// is not "", each once, in the order reach lists them port by port.
+func GatewaysReaching(svc *corev1.Service, nn types.NamespacedName, section string, reach map[input.ServicePort][]types.NamespacedName) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, port := range svc.Spec.Ports {
+		if section != "" && port.Name != section {
+			continue
+		}
+		for _, gw := range reach[input.ServicePort{Service: nn, Port: port.Port}] {
+			if !containsName(out, gw) {
+				out = append(out, gw)
 			}
 		}
 	}
