@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -83,11 +84,14 @@ func provisionedEnvoy(t *testing.T, mutualTLS bool) {
 		return nil
 	})
 	if mutualTLS {
-		// What the kubelet would mount from the Secret edge-xds-client.
-		d, err := c.kube.AppsV1().Deployments(ns).Get(ctx, "tlsplane-edge", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		// What the kubelet would mount from the Secret edge-xds-client. The
+		// provisioner applies the ConfigMap before the Deployment, so the
+		// Deployment may not exist yet when the ConfigMap does.
+		var d *appsv1.Deployment
+		eventually(t, statusWait, "the Deployment", func() (err error) {
+			d, err = c.kube.AppsV1().Deployments(ns).Get(ctx, "tlsplane-edge", metav1.GetOptions{})
+			return err
+		})
 		if vols := d.Spec.Template.Spec.Volumes; len(vols) != 2 || vols[1].Secret == nil || vols[1].Secret.SecretName != "edge-xds-client" {
 			t.Fatalf("Deployment volumes %+v: want the Secret edge-xds-client", vols)
 		}
