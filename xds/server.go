@@ -66,6 +66,10 @@ type Options struct {
 	// stream's goroutine: it must return quickly. Clusters the reporting
 	// fleet is not served are left out.
 	OnClusterStats func(ClusterStats)
+	// OnCertificateSighting is called with every sampled upstream TLS
+	// connection an Envoy's access log service reports, on the stream's
+	// goroutine: it must return quickly.
+	OnCertificateSighting func(CertificateSighting)
 	// Security is the channel's TLS and fleet authorization; the zero
 	// value serves plaintext to anyone who can connect.
 	Security Security
