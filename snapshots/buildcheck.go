@@ -114,7 +114,17 @@ func (p *Publisher) withholdForBuilds(out translator.Output, fleet string, whole
 	if st := p.fleets[fleet]; st != nil {
 		prev = st.snapshot
 	}
-	snap, err := p.withoutRefused(base, prev, refused, builds)
+	// A Gateway fleet's own version of a cluster (its client certificate)
+	// replaces the base's: keeping the base's previous version would let
+	// the refused own version in, so such a cluster is only left out.
+	var own map[string]bool
+	if res := out.Fleets[fleet]; res != nil && len(res.Clusters) > 0 {
+		own = make(map[string]bool, len(res.Clusters))
+		for _, c := range res.Clusters {
+			own[c.GetName()] = true
+		}
+	}
+	snap, err := p.withoutRefused(base, prev, refused, own, builds)
 	if err != nil {
 		return nil, err
 	}
@@ -158,10 +168,11 @@ func buildsRefusal(builds []EnvoyBuild, t *clusterTLS) string {
 }
 
 // withoutRefused is base without the refused clusters, each replaced by
-// the version prev served when builds accept it, with the load
+// the version prev served when builds accept it (but those named in own),
+// with the load
 // assignments and secrets the kept clusters read (base's where it has
 // them, else prev's): consistent, as any snapshot. p.mu is held.
-func (p *Publisher) withoutRefused(base, prev *servedSnapshot, refused map[string]string, builds []EnvoyBuild) (*servedSnapshot, error) {
+func (p *Publisher) withoutRefused(base, prev *servedSnapshot, refused map[string]string, own map[string]bool, builds []EnvoyBuild) (*servedSnapshot, error) {
 	var res fleetResources
 	// What the kept clusters read, and from which snapshot.
 	assignments, secrets := map[string]*servedSnapshot{}, map[string]*servedSnapshot{}
@@ -190,7 +201,7 @@ func (p *Publisher) withoutRefused(base, prev *servedSnapshot, refused map[strin
 			}
 			continue
 		}
-		if prev == nil {
+		if prev == nil || own[name] {
 			continue
 		}
 		old, ok := prev.GetResources(resource.ClusterType)[name]

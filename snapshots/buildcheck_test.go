@@ -1,14 +1,17 @@
 package snapshots
 
 import (
+	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
+	"github.com/tlsplane/tlsplane/manifests"
 	st "github.com/tlsplane/tlsplane/snapshots/snapshotstest"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
@@ -164,5 +167,49 @@ func TestGatewayFleetKeepsItsRoutesToAWithheldCluster(t *testing.T) {
 	}
 	if len(buildRefusalsOf(p)) != 1 {
 		t.Errorf("build refusals = %+v, want one", buildRefusalsOf(p))
+	}
+}
+
+// TestGatewayOwnClusterIsLeftOutWithItsBase: a Gateway fleet's own
+// version of a cluster (presenting its client certificate) is left out
+// with the base cluster its build refuses, with the key only it reads, and
+// not replaced by the version served before: that one is the own version
+// the fleet's Gateway now changed. The translation is the real one.
+func TestGatewayOwnClusterIsLeftOutWithItsBase(t *testing.T) {
+	in, err := manifests.Read([]string{"../testdata/translator/gateway-backend-client-certificate.in.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := translator.Translate(in, nil, time.Now(), translator.Options{})
+	const mtls, key = "shop/mtls/443", "GatewayClient/shop/edge"
+	p := New(Options{})
+	p.SetFleetBuilds("shop/edge", []EnvoyBuild{envoy140FIPS})
+	p.NodeStreamOpened(&corev3.Node{Id: "edge", Cluster: "shop/edge"})
+	if _, err := p.Publish(out); err != nil {
+		t.Fatal(err)
+	}
+	if got := servedNames(t, p, "shop/edge", resource.ClusterType); !slices.Contains(got, mtls) {
+		t.Fatalf("before the edit, shop/edge clusters %v lack %s", got, mtls)
+	}
+
+	x := &tlsv3.TlsParameters{EcdhCurves: []string{"X25519"}}
+	edited := st.Tuned(out, mtls, x, "")
+	own := *edited.Fleets["shop/edge"]
+	own.Clusters = st.Tuned(translator.Output{Clusters: own.Clusters}, mtls, x, "").Clusters
+	edited.Fleets = maps.Clone(edited.Fleets)
+	edited.Fleets["shop/edge"] = &own
+	if _, err := p.Publish(edited); err != nil {
+		t.Fatal(err)
+	}
+	if got := servedNames(t, p, "shop/edge", resource.ClusterType); slices.Contains(got, mtls) {
+		t.Errorf("shop/edge is served %s, whose X25519 its FIPS build refuses", mtls)
+	}
+	if got := servedNames(t, p, "shop/edge", resource.SecretType); slices.Contains(got, key) {
+		t.Errorf("shop/edge is served %s, which only the withheld cluster reads", key)
+	}
+	for _, r := range p.Refusals() {
+		if r.Reason != ReasonEnvoyBuildRefuses {
+			t.Errorf("refusal %v: the fleet must not be refused", r)
+		}
 	}
 }
