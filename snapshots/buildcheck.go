@@ -212,7 +212,7 @@ func (p *Publisher) withoutRefused(base, prev *servedSnapshot, refused map[strin
 		if err != nil {
 			return nil, err
 		}
-		if buildsRefusal(builds, dg.tls) == "" {
+		if buildsRefusal(builds, dg.tls) == "" && !readsKey(prev, dg) {
 			if err := keep(prev, old.(*clusterv3.Cluster)); err != nil {
 				return nil, err
 			}
@@ -238,6 +238,18 @@ func (p *Publisher) withoutRefused(base, prev *servedSnapshot, refused map[strin
 		}
 	}
 	return newSnapshot(p.digests, res)
+}
+
+// readsKey: the cluster reads a secret of from that holds a private key
+// (a client certificate): a previous version is kept only with trust
+// material, which no other rule of the fleet's scope governs.
+func readsKey(from *servedSnapshot, dg *digest) bool {
+	for _, name := range dg.secrets {
+		if r, ok := from.GetResources(resource.SecretType)[name]; ok && holdsKey(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // originsOf are the policies and XBackends that made cluster, as the
