@@ -29,7 +29,7 @@ func TestWithRejections(t *testing.T) {
 		Message: "Error adding/updating cluster(s) shop/payments/443: " + strings.Repeat("x", 3000), Policies: []types.NamespacedName{pay}}
 
 	now := t0.Add(time.Hour)
-	got := withRejections(in, nil, []Rejection{nack}, "", now)
+	got := withRejections(in, nil, []Rejection{nack}, nil, "", now)
 	if len(in[pay].Ancestors[1].Conditions) != 1 {
 		t.Fatal("the translator's output was mutated")
 	}
@@ -55,11 +55,11 @@ func TestWithRejections(t *testing.T) {
 
 	// Still rejected an hour later: the condition's lastTransitionTime stays.
 	prev := translator.PreviousStatus{pay: got[pay]}
-	again := withRejections(in, prev, []Rejection{nack}, "", now.Add(time.Hour))
+	again := withRejections(in, prev, []Rejection{nack}, nil, "", now.Add(time.Hour))
 	if c := again[pay].Ancestors[1].Conditions[1]; !c.LastTransitionTime.Time.Equal(now) {
 		t.Errorf("lastTransitionTime moved to %v while still rejected", c.LastTransitionTime)
 	}
-	if same := withRejections(in, prev, nil, "", now); len(same[pay].Ancestors[1].Conditions) != 1 {
+	if same := withRejections(in, prev, nil, nil, "", now); len(same[pay].Ancestors[1].Conditions) != 1 {
 		t.Errorf("no rejection, yet conditions %+v", same[pay].Ancestors[1].Conditions)
 	}
 }

@@ -44,7 +44,11 @@ func (p *Pipeline) pass() {
 	} else {
 		p.log.Debug("translation equals what is served; nothing published")
 	}
-	statuses := withRejections(out.Statuses, previous, p.rejections.list(), p.opts.Translator.ControllerName, p.opts.Now())
+	var refusals []translator.FleetRefusal
+	if rp, ok := p.opts.Publisher.(RefusingPublisher); ok {
+		refusals = rp.Refusals()
+	}
+	statuses := withRejections(out.Statuses, previous, p.rejections.list(), refusals, p.opts.Translator.ControllerName, p.opts.Now())
 	if p.opts.Conditions != nil {
 		statuses = p.opts.Conditions.Apply(statuses, out.Origins, previous, p.opts.Translator.ControllerName, p.opts.Now())
 	}
@@ -62,9 +66,12 @@ func (p *Pipeline) pass() {
 		gatewayAPI.XBackends = xc.ApplyXBackends(gatewayAPI.XBackends, out.XBackendOrigins, p.gatewayAPI.XBackends,
 			p.opts.Translator.ControllerName, p.opts.Now())
 	}
-	if rp, ok := p.opts.Publisher.(RefusingPublisher); ok {
-		// A refused fleet's Gateway says why, and names the other objects.
-		gatewayAPI = translator.RefuseGateways(gatewayAPI, rp.Refusals(), metav1.NewTime(p.opts.Now().UTC().Truncate(time.Second)))
+	if len(refusals) > 0 {
+		// A refused fleet's Gateway says why, and names the other objects;
+		// an XBackend whose cluster a fleet's Envoy build refuses says so.
+		gatewayAPI = translator.RefuseGateways(gatewayAPI, refusals, metav1.NewTime(p.opts.Now().UTC().Truncate(time.Second)))
+		gatewayAPI.XBackends = withBuildRefusals(gatewayAPI.XBackends, p.gatewayAPI.XBackends, refusals,
+			p.opts.Translator.ControllerName, p.opts.Now())
 	}
 	p.computed, p.caNotAfter, p.gatewayAPI = statuses, out.CANotAfter, gatewayAPI
 	if !p.unreported {

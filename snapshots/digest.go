@@ -18,9 +18,11 @@ import (
 // a route configuration, its bytes to come (behind pointers: a digest per
 // cluster stays small).
 type digest struct {
-	name     string
-	wire     string
-	secrets  []string
+	name    string
+	wire    string
+	secrets []string
+	// tls is a cluster's TLS parameters a build may refuse (envoycaps.go).
+	tls      *clusterTLS
 	listener *listenerRefs
 	route    *routeWire
 }
@@ -98,6 +100,9 @@ func (d *digests) digestOf(r types.Resource) (*digest, error) {
 	switch r := r.(type) {
 	case *clusterv3.Cluster:
 		if dg.secrets, err = referencedSecrets(r); err != nil {
+			return nil, err
+		}
+		if dg.tls, err = clusterTLSOf(r); err != nil {
 			return nil, err
 		}
 	case *listenerv3.Listener:

@@ -28,6 +28,10 @@ type Options struct {
 	Scope      FleetScope
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // may be nil in tests
+	// OnRefusalsChanged, when set, is called (without the publisher's
+	// lock) when Refusals changed other than by Publish: a fleet's Envoy
+	// builds changed what it is served (buildcheck.go).
+	OnRefusalsChanged func()
 }
 
 // Publisher sets one snapshot per connected fleet from the last
@@ -59,6 +63,11 @@ type Publisher struct {
 	// consistent is the last output whose shared resources were all
 	// served: what a namespace refused later keeps.
 	consistent *translator.Output
+	// builds are the Envoy builds connected per fleet (sorted), and
+	// buildRefusals the clusters they made withheld (buildcheck.go).
+	builds        map[string][]EnvoyBuild
+	buildRefusals map[string][]translator.FleetRefusal
+	tuned         tunedIndex
 }
 
 // fleetState is a fleet with open streams; snapshot is nil until the
@@ -92,6 +101,9 @@ func New(opts Options) *Publisher {
 		nodes:   map[string]*nodeState{},
 		scopes:  map[string]*scope{},
 		digests: newDigests(),
+
+		builds:        map[string][]EnvoyBuild{},
+		buildRefusals: map[string][]translator.FleetRefusal{},
 	}
 	if opts.Registerer != nil {
 		opts.Registerer.MustRegister(p.withheldGauge())
@@ -218,7 +230,14 @@ func (p *Publisher) countResources(out translator.Output, whole *servedSnapshot)
 func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	fleet := Fleet(node)
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	before := p.buildRefusals[fleet]
+	defer func() {
+		changed := !slices.EqualFunc(before, p.buildRefusals[fleet], sameRefusal)
+		p.mu.Unlock()
+		if changed && p.opts.OnRefusalsChanged != nil {
+			p.opts.OnRefusalsChanged()
+		}
+	}()
 	n := p.nodes[node.GetId()]
 	if n == nil {
 		n = &nodeState{fleet: fleet}
@@ -292,6 +311,17 @@ func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *serv
 	base, baseNames, err := p.baseFor(out, fleet, whole, touched)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fleet %q: %w", fleet, err)
+	}
+	wasHeld := len(p.buildRefusals[fleet]) > 0
+	held, err := p.withholdForBuilds(out, fleet, whole, base, touched)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fleet %q: %w", fleet, err)
+	}
+	if held != nil {
+		base = held
+	}
+	if held != nil || wasHeld {
+		baseNames = nil // the fleet's clusters differ from its base's
 	}
 	names := patchNames(out, fleet, baseNames)
 	own := out.Fleets[fleet]

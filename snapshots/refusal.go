@@ -19,11 +19,16 @@ import (
 // statuses and /debug/status shows; never a refusal of the translation.
 
 // Refusals are the fleets (and namespaces of the shared base) the last
-// publish refused, sorted by fleet then namespace; read-only.
+// publish refused, sorted by fleet then namespace, then the clusters
+// withheld from fleets whose Envoy builds refuse them
+// (ReasonEnvoyBuildRefuses, buildcheck.go), by fleet; read-only.
 func (p *Publisher) Refusals() []translator.FleetRefusal {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.refusals
+	if len(p.buildRefusals) == 0 {
+		return p.refusals
+	}
+	return append(slices.Clone(p.refusals), p.buildRefusalsList()...)
 }
 
 // setRefusals keeps refusals for Refusals and the gauge; p.mu is held.

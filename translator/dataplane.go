@@ -24,6 +24,11 @@ type FleetRefusal = dataplane.FleetRefusal
 // fleet's configuration the publisher refused.
 const ReasonFleetNotServable = dataplane.ReasonFleetNotServable
 
+// ReasonEnvoyBuildRefuses is a refusal's reason when one cluster is
+// withheld from a fleet whose Envoy build cannot take its TLS parameters;
+// its objects are the cluster's policies and XBackends.
+const ReasonEnvoyBuildRefuses = dataplane.ReasonEnvoyBuildRefuses
+
 // GatewayOfFleet is the Gateway a Gateway fleet serves.
 func GatewayOfFleet(fleet string) (types.NamespacedName, bool) {
 	return dataplane.GatewayOfFleet(fleet)

@@ -51,6 +51,9 @@ type streamState struct {
 	sent   map[string][]sentResponse
 	// acked is, per type, the last response Envoy accepted.
 	acked map[string]sentResponse
+	// build is the node's Envoy build, when known (fleetbuilds.go).
+	build      snapshots.EnvoyBuild
+	buildKnown bool
 	// opened is when the stream opened; progress is, per served type,
 	// what `tlsplane status` shows (connections.go).
 	opened   time.Time
@@ -99,6 +102,8 @@ type callbacks struct {
 	fleetIdentity *FleetIdentity
 	// onACK, when set, hears every accepted response.
 	onACK func(ACK)
+	// builds tells the publisher each fleet's Envoy builds.
+	builds *fleetBuilds
 
 	mu      sync.Mutex
 	streams map[streamKey]*streamState
@@ -229,6 +234,7 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 		}
 		st.node = node
 		st.fleetLabel = c.metrics.acquireFleet(snapshots.Fleet(node))
+		st.build, st.buildKnown = snapshots.BuildOf(node)
 	}
 	node = st.node
 	if !st.types[typeURL] {
@@ -248,8 +254,14 @@ func (c *callbacks) request(key streamKey, node *corev3.Node, typeURL string) (*
 			c.metrics.streamOpened(st.fleetLabel, label)
 		}
 	}
+	build, buildKnown := st.build, st.buildKnown
 	c.mu.Unlock()
 	if first {
+		if buildKnown {
+			// Before the stream reads its fleet's feed: it is never sent
+			// what its build refuses.
+			c.builds.add(snapshots.Fleet(node), build, 1)
+		}
 		c.pub.NodeStreamOpened(node)
 		// Logged at the first request: the stream names its node there.
 		c.log.Info("Envoy connected", "node", node.GetId(), "fleet", snapshots.Fleet(node), "xds", streamKind(key), "peer", st.peer.addr, "tls", st.peer.tls)
@@ -270,6 +282,9 @@ func (c *callbacks) close(key streamKey) {
 	}
 	c.metrics.releaseFleet(st.fleetLabel)
 	c.pub.NodeStreamClosed(st.node)
+	if st.buildKnown {
+		c.builds.add(snapshots.Fleet(st.node), st.build, -1)
+	}
 	c.log.Info("Envoy disconnected", "node", st.node.GetId(), "fleet", snapshots.Fleet(st.node), "xds", streamKind(key), "peer", st.peer.addr)
 }
 

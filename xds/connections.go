@@ -111,6 +111,9 @@ type Connection struct {
 	Peer  string    `json:"peer"`
 	TLS   bool      `json:"tls"`
 	Since time.Time `json:"since"`
+	// Build is the node's Envoy build ("Envoy 1.40.0 BoringSSL"), when
+	// it says one.
+	Build string `json:"build,omitempty"`
 	// Types are the served types the stream asked for, in ADS order.
 	Types []TypeStatus `json:"types"`
 }
@@ -136,6 +139,9 @@ func (c *callbacks) connections() Connections {
 		}
 		conn := Connection{Node: st.node.GetId(), Fleet: snapshots.Fleet(st.node), API: streamKind(key),
 			Peer: st.peer.addr, TLS: st.peer.tls, Since: st.opened.UTC(), Types: []TypeStatus{}}
+		if st.buildKnown {
+			conn.Build = st.build.String()
+		}
 		for _, typeURL := range snapshots.ServedTypes() {
 			if p := st.progress[typeURL]; p != nil {
 				conn.Types = append(conn.Types, p.status(typeURL))

@@ -101,7 +101,8 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	m := newMetrics(opts.Registerer)
 	cb := &callbacks{
 		pub: pub, log: logger, metrics: m, streams: map[streamKey]*streamState{}, fleetIdentity: opts.Security.Fleet,
-		onACK: opts.OnACK,
+		onACK:  opts.OnACK,
+		builds: newFleetBuilds(pub.SetFleetBuilds),
 		nacks: &nackReporter{
 			log: logger, metrics: m, onNACK: opts.OnNACK, seen: map[nackKey]bool{},
 			origins: func(names []string) []types.NamespacedName { return pub.Origins(names) },

@@ -303,6 +303,9 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		Scope:           cfg.fleetScope,
 		Logger:          logger.With("stage", "snapshots"),
 		Registerer:      reg,
+		// A fleet's Envoy builds withheld a cluster, or gave it back: its
+		// policies' statuses say so at the next pass.
+		OnRefusalsChanged: func() { pl.Changed() },
 	})
 	pl, err = pipeline.New(pipeline.Options{
 		Source:     source,

@@ -63,6 +63,13 @@ func (r FleetRefusal) String() string {
 // fleet's configuration the publisher refused (a check Envoy would fail).
 const ReasonFleetNotServable = "FleetNotServable"
 
+// ReasonEnvoyBuildRefuses is the reason of a refusal that withholds one
+// cluster from a fleet whose Envoy build cannot take its TLS parameters.
+// Its objects are the policies and XBackends that made the cluster, whose
+// statuses say so; the fleet's Gateway serves everything else and stays
+// Programmed.
+const ReasonEnvoyBuildRefuses = "EnvoyBuildRefuses"
+
 // GatewayOfFleet is the Gateway a Gateway fleet serves
 // (plan.GatewayFleet): namespaces and names hold no "/".
 func GatewayOfFleet(fleet string) (types.NamespacedName, bool) {
@@ -79,6 +86,9 @@ func GatewayOfFleet(fleet string) (types.NamespacedName, bool) {
 func RefuseGateways(statuses map[types.NamespacedName]gwv1.GatewayStatus, refusals []FleetRefusal, now metav1.Time) map[types.NamespacedName]gwv1.GatewayStatus {
 	var gateways map[types.NamespacedName]gwv1.GatewayStatus
 	for _, r := range refusals {
+		if r.Reason == ReasonEnvoyBuildRefuses {
+			continue
+		}
 		nn, ok := GatewayOfFleet(r.Fleet)
 		if !ok {
 			continue
