@@ -147,7 +147,7 @@ func (c profileCase) want() string {
 	if curve == "" {
 		curve = strings.Join(c.curveOneOf, " or ")
 	}
-	return strings.TrimSpace(c.version + " " + c.cipher + " " + curve)
+	return strings.Join(strings.Fields(c.version+" "+c.cipher+" "+curve), " ")
 }
 
 func contains(list []string, s string) bool {
