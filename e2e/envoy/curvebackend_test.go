@@ -25,6 +25,15 @@ type curveBackend struct {
 
 	mu    sync.Mutex
 	conns []negotiatedKeyExchange // one per connection, in order
+	// offered are the ClientHellos' groups and suites by client address,
+	// until the connection's request takes them.
+	offered map[string]clientOffer
+}
+
+// clientOffer is what a ClientHello offered: Envoy's lists, as sent.
+type clientOffer struct {
+	Curves  []string `json:"curves"`
+	Ciphers []string `json:"ciphers"`
 }
 
 // negotiatedKeyExchange is the answer's body: what one connection
@@ -36,6 +45,8 @@ type negotiatedKeyExchange struct {
 	TLSVersion string `json:"tls_version"`
 	Curve      string `json:"curve"`
 	Cipher     string `json:"cipher"`
+	// Offered is what the client's hello offered on this connection.
+	Offered clientOffer `json:"offered"`
 }
 
 func (n negotiatedKeyExchange) String() string {
@@ -55,7 +66,7 @@ func startCurveBackend(t *testing.T, name string, leaf *harness.Leaf, o curveBac
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &curveBackend{name: name, port: harness.FreePort(t)}
+	b := &curveBackend{name: name, port: harness.FreePort(t), offered: map[string]clientOffer{}}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port)))
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +79,10 @@ func startCurveBackend(t *testing.T, name string, leaf *harness.Leaf, o curveBac
 		NextProtos:       []string{"http/1.1"},
 		// A full handshake every time: each connection negotiates anew.
 		SessionTicketsDisabled: true,
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			b.recordOffer(hello)
+			return nil, nil
+		},
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -85,6 +100,10 @@ func startCurveBackend(t *testing.T, name string, leaf *harness.Leaf, o curveBac
 
 func (b *curveBackend) serve(w http.ResponseWriter, r *http.Request) {
 	n := negotiatedKeyExchange{Name: b.name, Path: r.URL.Path}
+	b.mu.Lock()
+	n.Offered = b.offered[r.RemoteAddr]
+	delete(b.offered, r.RemoteAddr)
+	b.mu.Unlock()
 	if s := r.TLS; s != nil {
 		n.SNI, n.TLSVersion = s.ServerName, tls.VersionName(s.Version)
 		n.Curve, n.Cipher = s.CurveID.String(), tls.CipherSuiteName(s.CipherSuite)
@@ -96,6 +115,23 @@ func (b *curveBackend) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(n)
+}
+
+func (b *curveBackend) recordOffer(hello *tls.ClientHelloInfo) {
+	var o clientOffer
+	for _, c := range hello.SupportedCurves {
+		o.Curves = append(o.Curves, c.String())
+	}
+	for _, c := range hello.CipherSuites {
+		o.Ciphers = append(o.Ciphers, tls.CipherSuiteName(c))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Bounded: a hello whose connection never sends a request is dropped
+	// once many are waiting.
+	if len(b.offered) < 1024 {
+		b.offered[hello.Conn.RemoteAddr().String()] = o
+	}
 }
 
 // connections are the records of every connection that asked for path.

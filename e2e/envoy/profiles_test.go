@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,8 @@ type profileCase struct {
 	curve, version, cipher string
 	// curveOneOf, when set, is the groups any of which the case accepts.
 	curveOneOf []string
+	// offered, when set, is the groups Envoy's hello must offer, in order.
+	offered []string
 }
 
 func (c profileCase) svc() string { return "profile-" + c.name }
@@ -50,11 +53,12 @@ func TestCryptoProfilesNegotiate(t *testing.T) {
 	classical := startCurveBackend(t, "classical", leaf, curveBackendOpts{curves: []tls.CurveID{tls.X25519, tls.CurveP256}, maxTLS: tls.VersionTLS13})
 
 	cases := []profileCase{
-		{name: "none", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3"},
-		{name: "post-quantum", profile: "post-quantum", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3"},
-		{name: "modern", profile: "modern", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3"},
-		{name: "intermediate", profile: "intermediate", be: pq, curve: "X25519", version: "TLS 1.3"},
-		{name: "fips", profile: "fips-140-3", be: pq, curveOneOf: []string{"CurveP256", "CurveP384"}, version: "TLS 1.3"},
+		// Envoy 1.40's own default groups (what the README documents).
+		{name: "none", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3", offered: []string{"X25519MLKEM768", "X25519", "CurveP256"}},
+		{name: "post-quantum", profile: "post-quantum", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3", offered: []string{"X25519MLKEM768"}},
+		{name: "modern", profile: "modern", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3", offered: []string{"X25519MLKEM768", "X25519", "CurveP256"}},
+		{name: "intermediate", profile: "intermediate", be: pq, curve: "X25519", version: "TLS 1.3", offered: []string{"X25519", "CurveP256", "CurveP384"}},
+		{name: "fips", profile: "fips-140-3", be: pq, curveOneOf: []string{"CurveP256", "CurveP384"}, version: "TLS 1.3", offered: []string{"CurveP256", "CurveP384"}},
 		{name: "none-tls12", be: pq12, curve: "X25519", version: "TLS 1.2"},
 		{name: "intermediate-tls12", profile: "intermediate", be: pq12, curve: "X25519", version: "TLS 1.2", cipher: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
 		{name: "fips-tls12", profile: "fips-140-3", be: pq12, curveOneOf: []string{"CurveP256", "CurveP384"}, version: "TLS 1.2", cipher: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
@@ -91,6 +95,9 @@ func TestCryptoProfilesNegotiate(t *testing.T) {
 				}
 			}
 			report = append(report, fmt.Sprintf("%-26s %-13s backend %-10s -> %s", c.name, orNone(c.profile), c.be.name, handshakeOutcome(n, status)))
+			if c.name == "none" || c.name == "none-tls12" {
+				report = append(report, fmt.Sprintf("%-26s Envoy offered groups %s; suites %s", "", strings.Join(n.Offered.Curves, ", "), strings.Join(n.Offered.Ciphers, ", ")))
+			}
 		})
 	}
 	t.Logf("what Envoy 1.40 negotiated with the Go backends:\n%s", strings.Join(report, "\n"))
@@ -133,8 +140,10 @@ func (c profileCase) check(n negotiatedKeyExchange, status int) error {
 	switch {
 	case status != http.StatusOK:
 		return fmt.Errorf("status %d, want a handshake with %s", status, c.want())
+	case c.offered != nil && !slices.Equal(n.Offered.Curves, c.offered):
+		return fmt.Errorf("Envoy offered the groups %v, want %v", n.Offered.Curves, c.offered)
 	case c.curve != "" && n.Curve != c.curve,
-		c.curveOneOf != nil && !contains(c.curveOneOf, n.Curve),
+		c.curveOneOf != nil && !slices.Contains(c.curveOneOf, n.Curve),
 		n.TLSVersion != c.version,
 		c.cipher != "" && n.Cipher != c.cipher:
 		return fmt.Errorf("negotiated %s, want %s", n, c.want())
@@ -148,15 +157,6 @@ func (c profileCase) want() string {
 		curve = strings.Join(c.curveOneOf, " or ")
 	}
 	return strings.Join(strings.Fields(c.version+" "+c.cipher+" "+curve), " ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func orNone(profile string) string {
