@@ -5,9 +5,12 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"log"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +31,8 @@ type curveBackend struct {
 	// offered are the ClientHellos' groups and suites by client address,
 	// until the connection's request takes them.
 	offered map[string]clientOffer
+	// handshakeErrors are the server's log lines (failed handshakes).
+	handshakeErrors []string
 }
 
 // clientOffer is what a ClientHello offered: Envoy's lists, as sent.
@@ -84,7 +89,8 @@ func startCurveBackend(t *testing.T, name string, leaf *harness.Leaf, o curveBac
 			return nil, nil
 		},
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(serverLog{b}, "", 0)}
 	go func() {
 		if err := srv.Serve(tls.NewListener(ln, cfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("backend %s: %v", name, err)
@@ -115,6 +121,26 @@ func (b *curveBackend) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(n)
+}
+
+// serverLog keeps the http.Server's log lines: a refused handshake is
+// one ("TLS handshake error from ...: tls: no key exchanges supported ...").
+type serverLog struct{ b *curveBackend }
+
+func (l serverLog) Write(p []byte) (int, error) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	if len(l.b.handshakeErrors) < 1024 {
+		l.b.handshakeErrors = append(l.b.handshakeErrors, strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
+}
+
+// refusedHandshakes are the failed handshakes the server logged.
+func (b *curveBackend) refusedHandshakes() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.handshakeErrors)
 }
 
 func (b *curveBackend) recordOffer(hello *tls.ClientHelloInfo) {

@@ -94,6 +94,9 @@ func TestCryptoProfilesNegotiate(t *testing.T) {
 					t.Errorf("%s: a connection %v", cluster, err)
 				}
 			}
+			if status != http.StatusOK && !refusedForKeyExchange(c.be) {
+				t.Errorf("%s: the backend refused no handshake for want of a shared group: %q", cluster, c.be.refusedHandshakes())
+			}
 			report = append(report, fmt.Sprintf("%-26s %-13s backend %-10s -> %s", c.name, orNone(c.profile), c.be.name, handshakeOutcome(n, status)))
 			if c.name == "none" || c.name == "none-tls12" {
 				report = append(report, fmt.Sprintf("%-26s Envoy offered groups %s; suites %s", "", strings.Join(n.Offered.Curves, ", "), strings.Join(n.Offered.Ciphers, ", ")))
@@ -164,6 +167,17 @@ func orNone(profile string) string {
 		return "(no option)"
 	}
 	return profile
+}
+
+// refusedForKeyExchange: the backend logged a handshake refused because
+// Envoy offered no group it accepts (Go's message).
+func refusedForKeyExchange(be *curveBackend) bool {
+	for _, line := range be.refusedHandshakes() {
+		if strings.Contains(line, "no key exchanges supported by both client and server") {
+			return true
+		}
+	}
+	return false
 }
 
 func handshakeOutcome(n negotiatedKeyExchange, status int) string {
