@@ -843,6 +843,10 @@ func fuzzSeeds(tb testing.TB) []fuzzCase {
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true"; c.flags = flagAllowInsecure }),
 		with(func(c *fuzzCase) { c.options = "tlsplane.io/insecureSkipVerify=true" }),
 		with(func(c *fuzzCase) { c.options = "minimumVersion=TLSv1_2\ntlsplane.io/bogus=1" }),
+		with(func(c *fuzzCase) {
+			c.options = "tlsplane.io/profile=post-quantum\ntlsplane.io/signatureAlgorithms=ed25519"
+		}),
+		with(func(c *fuzzCase) { c.options = "tlsplane.io/profile=fips-140-3\ntlsplane.io/ecdhCurves=P-384,X25519" }),
 		with(func(c *fuzzCase) { c.caData = []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") }),
 		with(func(c *fuzzCase) {
 			c.caData = append([]byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), ca...)

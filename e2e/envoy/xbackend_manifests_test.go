@@ -15,6 +15,7 @@ type xbackend struct {
 	port           int
 	protocol       string
 	tls            *xbTLS
+	annotations    map[string]string // tlsplane.io/ options, e.g. a profile
 }
 
 // xbTLS is spec.tls; noValidation leaves spec.tls.validation out (System
@@ -65,9 +66,13 @@ func (x xbackend) object(namespace string) object {
 		}
 		spec["tls"] = tls
 	}
+	meta := object{"namespace": namespace, "name": x.name, "generation": 1}
+	if len(x.annotations) > 0 {
+		meta["annotations"] = x.annotations
+	}
 	return object{
 		"apiVersion": xbAPIVersion, "kind": "XBackend",
-		"metadata": object{"namespace": namespace, "name": x.name, "generation": 1},
+		"metadata": meta,
 		"spec":     spec,
 	}
 }

@@ -46,6 +46,7 @@ func TestXBackend(t *testing.T) {
 			{"tcproute-originates-tls", xbTCPRoute},
 			{"grpcroute-over-tls", xbGRPCRoute},
 			{"traffic-policy-retry-budget", xbTrafficBudget},
+			{"profile-annotation-sets-key-exchange", xbProfiles},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
@@ -99,6 +100,7 @@ const (
 	xbTermBackend  = "term-backend.xb.test"
 	xbGRPCHost     = "grpc.xb.test"
 	xbTCPHost      = "tcp.xb.test"
+	xbCurvesHost   = "curves.xb.test" // the Go backend that reports key exchanges
 	// Client certificates' subjects, as the mtls backends echo them.
 	xbClientCN  = "xbackend-client"
 	xbRotateCN1 = "xbackend-rotate-1"
@@ -120,6 +122,7 @@ type xbWorld struct {
 	plainPort, securePort, sentinelPort, mtlsPort int
 	movePort, rotatePort                          int
 	failingPort                                   int // budget's backend (xbackend_traffic_test.go)
+	curves                                        *curveBackend
 }
 
 func startXBackendWorld(t *testing.T) *xbWorld {
@@ -162,6 +165,8 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	w.rotating = startBackend(t, e, "xb-rotating", backendOpts{leaf: rotLeaf, clientCA: w.clientCA, probe: probe})
 	w.plainPort, w.securePort, w.sentinelPort, w.mtlsPort, w.rotatePort = w.plain.port, w.secure.port, w.sentinel.port, w.mtls.port, w.rotating.port
 	w.failingPort = port(t, failingServer(t, 300*time.Millisecond))
+	w.curves = startCurveBackend(t, "xb-curves", leaf(ca, "xb-curves", xbCurvesHost),
+		curveBackendOpts{curves: []tls.CurveID{tls.X25519MLKEM768, tls.X25519, tls.CurveP256}, maxTLS: tls.VersionTLS13})
 	w.rotateClient1 = w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbRotateCN1, Client: true})
 	w.rotateClient2 = w.clientCA.Issue(t, harness.LeafSpec{CommonName: xbRotateCN2, Client: true})
 
@@ -206,6 +211,8 @@ func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, cl
 		{name: "term", hostname: xbTermBackend, port: w.securePort, tls: serverOnly("ca")},
 		{name: "grpc", hostname: xbGRPCHost, port: w.securePort, tls: serverOnly("ca")},
 		{name: "tcp", hostname: xbTCPHost, port: w.securePort, protocol: "TCP", tls: serverOnly("ca")},
+		{name: "post-quantum", hostname: xbCurvesHost, port: w.curves.port, tls: serverOnly("ca"), annotations: map[string]string{"tlsplane.io/profile": "post-quantum"}},
+		{name: "intermediate", hostname: xbCurvesHost, port: w.curves.port, tls: serverOnly("ca"), annotations: map[string]string{"tlsplane.io/profile": "intermediate"}},
 	}
 	termCert := gwCA.Issue(t, harness.LeafSpec{CommonName: xbTermHost, DNSNames: []string{xbTermHost}})
 	objs := []object{
@@ -248,7 +255,7 @@ func (w *xbWorld) writeRotation(t *testing.T, ca *harness.Authority, client *har
 func xbRecords(moveTo string) harness.DNSRecords {
 	records := harness.DNSRecords{xbMoveHost: {moveTo}}
 	for _, h := range []string{xbPlainHost, xbSecureHost, xbSystemHost, xbSentinelHost, xbMTLSHost, xbRotateHost,
-		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost, xbBudgetHost} {
+		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost, xbBudgetHost, xbCurvesHost} {
 		records[h] = []string{"127.0.0.1"}
 	}
 	return records

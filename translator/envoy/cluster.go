@@ -21,6 +21,7 @@ const httpProtocolOptionsName = "envoy.extensions.upstreams.http.v3.HttpProtocol
 type ClusterTLS struct {
 	socket          *corev3.TransportSocket // nil: plaintext
 	protocolOptions map[string]*anypb.Any   // nil: Envoy's default
+	metadata        *corev3.Metadata        // nil: no crypto profile
 }
 
 // newClusterTLS wraps the packed transport socket config and upstream HTTP
@@ -100,6 +101,7 @@ func Cluster(spec plan.Cluster, tls ClusterTLS, parts *Parts) (*clusterv3.Cluste
 		c.CircuitBreakers = retryBudget(spec.RetryBudget)
 	}
 	c.TypedExtensionProtocolOptions = tls.protocolOptions
+	c.Metadata = tls.metadata
 	if err := c.ValidateAll(); err != nil {
 		return nil, err
 	}
@@ -111,7 +113,11 @@ func Cluster(spec plan.Cluster, tls ClusterTLS, parts *Parts) (*clusterv3.Cluste
 // check) and packed, with the HTTP options its ALPN list needs; memo (may
 // be nil) keeps those packed once. An error is what Envoy would reject.
 func UpstreamTLS(t plan.UpstreamTLS, memo *HTTPOptionsMemo) (ClusterTLS, error) {
-	return PackUpstreamTLS(upstreamTLSContext(t), memo)
+	tls, err := PackUpstreamTLS(upstreamTLSContext(t), memo)
+	if err == nil && t.Params.Profile != "" {
+		tls.metadata = profileMetadata(t.Params.Profile)
+	}
+	return tls, err
 }
 
 // PackUpstreamTLS is UpstreamTLS of a context already built.

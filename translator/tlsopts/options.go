@@ -29,6 +29,7 @@ const (
 	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
 	optClientCertificateRef    = Prefix + "clientCertificateRef"
 	optCRLRef                  = Prefix + "crlRef"
+	// optProfile is in profiles.go.
 )
 
 // insecureSkipVerifyFlag is the control plane's opt-in for
@@ -72,6 +73,9 @@ type Options struct {
 	// whose key ca.crl holds the revocation lists of the trusted CAs.
 	CRLRef             *ObjectRef `json:"crlRef,omitempty"`
 	InsecureSkipVerify bool       `json:"insecureSkipVerify,omitempty"`
+	// Profile is the tlsplane.io/profile asked for ("" for none): its
+	// parts are already in the fields above; the cluster carries the name.
+	Profile string `json:"profile,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key
@@ -123,6 +127,9 @@ func Parse[K, V ~string](options map[K]V, allowInsecure bool) (Options, error) {
 		}
 		given[key] = value
 	}
+	if err := o.applyProfile(given); err != nil {
+		return Options{}, err
+	}
 	if err := o.checkCombination(given); err != nil {
 		return Options{}, err
 	}
@@ -135,7 +142,7 @@ func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
 		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
-		optSANURIPrefixes, optClientCertificateRef, optCRLRef:
+		optSANURIPrefixes, optClientCertificateRef, optCRLRef, optProfile:
 		return true
 	}
 	return false
@@ -170,6 +177,8 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		if ref, err = ParseObjectRef(value); err == nil {
 			o.CRLRef = &ref
 		}
+	case optProfile:
+		o.Profile, err = parseProfile(value)
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -187,7 +196,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef, optProfile} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)
@@ -311,16 +320,19 @@ func quoteKey(key string) string {
 func (o *Options) checkCombination(given map[string]string) error {
 	minName, maxName := tlsVersionName(o.MinimumVersion), tlsVersionName(o.MaximumVersion)
 	if o.MinimumVersion > o.MaximumVersion {
+		if _, ok := given[optMinimumVersion]; !ok && o.Profile != "" {
+			return fmt.Errorf("option %s: %s is below %s %s; set %s too", optMaximumVersion, quoteValue(maxName), o.versionSource(given, optMinimumVersion), minName, optMinimumVersion)
+		}
 		if _, ok := given[optMinimumVersion]; !ok {
 			return fmt.Errorf("option %s: %s is below the default minimum version %s; set %s too", optMaximumVersion, quoteValue(maxName), minName, optMinimumVersion)
 		}
 		return fmt.Errorf("option %s: %s is above %s %s", optMinimumVersion, quoteValue(minName), optMaximumVersion, maxName)
 	}
 	if v, ok := given[optCiphers]; ok && o.MinimumVersion == tlsv3.TlsParameters_TLSv1_3 {
-		return fmt.Errorf("option %s: %s would be ignored: %s is TLSv1_3, and Envoy does not let TLS 1.3 suites be chosen", optCiphers, quoteValue(v), optMinimumVersion)
+		return fmt.Errorf("option %s: %s would be ignored: %s is TLSv1_3, and Envoy does not let TLS 1.3 suites be chosen", optCiphers, quoteValue(v), o.versionSource(given, optMinimumVersion))
 	}
 	if v, ok := given[optECDHCurves]; ok && o.MaximumVersion < tlsv3.TlsParameters_TLSv1_3 && curvesNeedTLS13(o.ECDHCurves) {
-		return fmt.Errorf("option %s: %s is only negotiated in TLS 1.3, but %s is %s", optECDHCurves, quoteValue(v), optMaximumVersion, maxName)
+		return fmt.Errorf("option %s: %s is only negotiated in TLS 1.3, but %s is %s", optECDHCurves, quoteValue(v), o.versionSource(given, optMaximumVersion), maxName)
 	}
 	// TLS 1.0 and 1.1 do not negotiate signature algorithms, so only a range
 	// reaching TLS 1.2 or 1.3 is checked.
@@ -344,6 +356,15 @@ func (o *Options) checkCombination(given map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// versionSource names where a version came from, for a message: the
+// option itself, or the profile that set it.
+func (o *Options) versionSource(given map[string]string, key string) string {
+	if _, ok := given[key]; ok || o.Profile == "" {
+		return key
+	}
+	return fmt.Sprintf("%s (from %s %q)", key, optProfile, o.Profile)
 }
 
 func insecureConflict(key string) error {

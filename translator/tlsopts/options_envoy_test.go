@@ -43,8 +43,8 @@ type envoyCase struct {
 	tlsplane, envoy bool
 }
 
-// TestEnvoyAcceptsOptionNames keeps option validation honest: every cipher,
-// curve and signature algorithm Parse accepts makes Envoy 1.40
+// TestEnvoyAcceptsOptionNames keeps option validation honest: every profile,
+// cipher, curve and signature algorithm Parse accepts makes Envoy 1.40
 // (`--mode validate`) accept a cluster using it, as Parse renders it;
 // a sample of names Parse rejects is rejected by Envoy too; and every
 // alias Parse answers with "spelled X here" is one Envoy knows.
@@ -112,6 +112,9 @@ func envoyCases() []envoyCase {
 	}
 	add(optSignatureAlgorithms, true, true, strings.Join(sigalgs, ","))
 	add(optVerifyCertificateHashes, true, true, "# pins\n"+strings.ToLower(pinA)+"\n"+pinAColon[:len(pinAColon)-2]+"1b")
+	// Each profile as a whole: its versions, ciphers, curves and
+	// signature algorithms together in one cluster.
+	add(optProfile, true, true, ProfileNames()...)
 
 	// A sample of what both refuse.
 	add(optCiphers, false, false, append(append([]string{}, tls13Suites...),
