@@ -243,6 +243,24 @@ func TestPipelinePublishesALoneChangeAtOnce(t *testing.T) {
 // period; they are published every MaxDelay, and their statuses reported
 // once StatusMaxDelay passed, not held for as long as the trickle lasts.
 func TestPipelineTrickle(t *testing.T) {
+	// A loaded machine can stall the trickle for longer than the quiet
+	// period, which rightly reports early: such a run proves nothing, and
+	// is run again (at most three times).
+	for attempt := 1; ; attempt++ {
+		stalled := trickle(t)
+		if !stalled {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("the trickle stalled for longer than the quiet period in %d runs: the machine is too loaded to tell", attempt)
+		}
+		t.Logf("run %d: the trickle stalled for longer than the quiet period; running again", attempt)
+	}
+}
+
+// trickle runs one trickle and checks it; stalled says a gap between two
+// changes exceeded the quiet period before the statuses were reported.
+func trickle(t *testing.T) (stalled bool) {
 	src, rec := newFakeSource(), &recorder{}
 	const quiet, maxDelay = 100 * time.Millisecond, 50 * time.Millisecond
 	changed, _ := startPipelineTimed(t, src, rec, quiet, maxDelay)
@@ -250,12 +268,20 @@ func TestPipelineTrickle(t *testing.T) {
 	time.Sleep(2 * quiet)
 	start := time.Now()
 	var reportedAt time.Duration
+	last := start
 	for time.Since(start) < 1500*time.Millisecond {
 		changed()
+		if gap := time.Since(last); reportedAt == 0 && gap >= quiet {
+			stalled = true
+		}
+		last = time.Now()
 		time.Sleep(20 * time.Millisecond)
 		if got := rec.snapshot(); reportedAt == 0 && slices.Contains(got[3:], "report") {
 			reportedAt = time.Since(start)
 		}
+	}
+	if stalled && reportedAt < StatusMaxDelay {
+		return true
 	}
 	got := rec.snapshot()[3:]
 	if n := strings.Count(strings.Join(got, " "), "publish"); n < 10 {
@@ -264,6 +290,7 @@ func TestPipelineTrickle(t *testing.T) {
 	if reportedAt == 0 || reportedAt < StatusMaxDelay || reportedAt > StatusMaxDelay+500*time.Millisecond {
 		t.Errorf("statuses first reported %v into the trickle, want about StatusMaxDelay (%v) after its first pass", reportedAt, StatusMaxDelay)
 	}
+	return false
 }
 
 func TestPipelinePublishErrorReportsNoStatus(t *testing.T) {
