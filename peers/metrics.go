@@ -2,28 +2,34 @@ package peers
 
 import "github.com/prometheus/client_golang/prometheus"
 
+// metricNames are a topic's metric names, written out whole so that a
+// search of the source finds each.
+type metricNames struct {
+	peers, writes, writeErrors, readErrors string
+}
+
 type metrics struct {
 	peers                           prometheus.Gauge
 	writes, writeErrors, readErrors prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, names metricNames, noun string) *metrics {
 	m := &metrics{
 		peers: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "tlsplane_handshake_peers",
-			Help: "Other replicas whose Envoys' handshake windows this replica counts (their ConfigMaps).",
+			Name: names.peers,
+			Help: "Other replicas whose Envoys' " + noun + " this replica counts (their ConfigMaps).",
 		}),
 		writes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tlsplane_handshake_peer_writes_total",
-			Help: "Writes of this replica's handshake windows to its ConfigMap.",
+			Name: names.writes,
+			Help: "Writes of this replica's " + noun + " to its ConfigMap.",
 		}),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tlsplane_handshake_peer_write_errors_total",
-			Help: "Failed writes of this replica's handshake windows; retried at the next interval.",
+			Name: names.writeErrors,
+			Help: "Failed writes of this replica's " + noun + "; retried at the next interval.",
 		}),
 		readErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tlsplane_handshake_peer_read_errors_total",
-			Help: "Peers' handshake windows that could not be decoded and were ignored.",
+			Name: names.readErrors,
+			Help: "Peers' " + noun + " that could not be decoded and were ignored.",
 		}),
 	}
 	if reg != nil {

@@ -68,7 +68,7 @@ func TestServeFlagsAndSourceErrors(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	for _, dir := range []string{file, filepath.Join(t.TempDir(), "absent")} {
 		cfg.dir = dir
-		if _, _, err := buildSource(context.Background(), cfg, log, nil, nil); err == nil || !strings.Contains(err.Error(), dir) {
+		if _, _, err := buildSource(context.Background(), cfg, log, nil, sharing{}); err == nil || !strings.Contains(err.Error(), dir) {
 			t.Errorf("--dir %s: %v, want an error naming it", dir, err)
 		}
 	}
