@@ -100,9 +100,18 @@ type servingPlane struct {
 
 func startServe(t *testing.T, dir string, flags ...string) *servingPlane {
 	t.Helper()
+	return startServeWith(t, dir, nil, flags...)
+}
+
+// startServeWith is startServe with tweak applied to the parsed flags.
+func startServeWith(t *testing.T, dir string, tweak func(*serveConfig), flags ...string) *servingPlane {
+	t.Helper()
 	cfg, err := parseServeFlags(append([]string{"--dir", dir}, flags...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(cfg)
 	}
 	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
