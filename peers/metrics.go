@@ -2,10 +2,11 @@ package peers
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// metricNames are a topic's metric names, written out whole so that a
-// search of the source finds each.
-type metricNames struct {
-	peers, writes, writeErrors, readErrors string
+// metricOpts are a topic's metrics, each name written out whole so that a
+// search of the source (e2e/monitoring) finds it.
+type metricOpts struct {
+	peers                           prometheus.GaugeOpts
+	writes, writeErrors, readErrors prometheus.CounterOpts
 }
 
 type metrics struct {
@@ -13,24 +14,12 @@ type metrics struct {
 	writes, writeErrors, readErrors prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, names metricNames, noun string) *metrics {
+func newMetrics(reg prometheus.Registerer, opts metricOpts) *metrics {
 	m := &metrics{
-		peers: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: names.peers,
-			Help: "Other replicas whose Envoys' " + noun + " this replica counts (their ConfigMaps).",
-		}),
-		writes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: names.writes,
-			Help: "Writes of this replica's " + noun + " to its ConfigMap.",
-		}),
-		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: names.writeErrors,
-			Help: "Failed writes of this replica's " + noun + "; retried at the next interval.",
-		}),
-		readErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: names.readErrors,
-			Help: "Peers' " + noun + " that could not be decoded and were ignored.",
-		}),
+		peers:       prometheus.NewGauge(opts.peers),
+		writes:      prometheus.NewCounter(opts.writes),
+		writeErrors: prometheus.NewCounter(opts.writeErrors),
+		readErrors:  prometheus.NewCounter(opts.readErrors),
 	}
 	if reg != nil {
 		reg.MustRegister(m.peers, m.writes, m.writeErrors, m.readErrors)

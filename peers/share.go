@@ -82,7 +82,7 @@ func New(opts Options) (*Share, error) {
 	}
 	return &Share{
 		opts: opts, topic: t, name: objectName(opts.Group, t.kind, opts.Identity), peers: map[string]string{},
-		log: opts.Logger, metrics: newMetrics(opts.Registerer, t.names, t.noun),
+		log: opts.Logger, metrics: newMetrics(opts.Registerer, t.metrics),
 	}, nil
 }
 

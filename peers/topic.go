@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tlsplane/tlsplane/backendcerts"
 	"github.com/tlsplane/tlsplane/handshakes"
 )
@@ -24,7 +26,7 @@ type topic struct {
 	forget func(replica string)
 	// horizon is how long a silent peer's state may still count.
 	horizon func() time.Duration
-	names   metricNames
+	metrics metricOpts
 }
 
 // Tracker is what a replica shares and what it is told by its peers of
@@ -66,11 +68,15 @@ func handshakeTopic(t Tracker) topic {
 		},
 		forget:  t.ForgetPeer,
 		horizon: t.Window,
-		names: metricNames{
-			peers:       "tlsplane_handshake_peers",
-			writes:      "tlsplane_handshake_peer_writes_total",
-			writeErrors: "tlsplane_handshake_peer_write_errors_total",
-			readErrors:  "tlsplane_handshake_peer_read_errors_total",
+		metrics: metricOpts{
+			peers: prometheus.GaugeOpts{Name: "tlsplane_handshake_peers",
+				Help: "Other replicas whose Envoys' handshake windows this replica counts (their ConfigMaps)."},
+			writes: prometheus.CounterOpts{Name: "tlsplane_handshake_peer_writes_total",
+				Help: "Writes of this replica's handshake windows to its ConfigMap."},
+			writeErrors: prometheus.CounterOpts{Name: "tlsplane_handshake_peer_write_errors_total",
+				Help: "Failed writes of this replica's handshake windows; retried at the next interval."},
+			readErrors: prometheus.CounterOpts{Name: "tlsplane_handshake_peer_read_errors_total",
+				Help: "Peers' handshake windows that could not be decoded and were ignored."},
 		},
 	}
 }
@@ -94,11 +100,15 @@ func certificateTopic(inv Inventory) topic {
 		},
 		forget:  inv.ForgetPeer,
 		horizon: inv.Retention,
-		names: metricNames{
-			peers:       "tlsplane_backend_certificate_peers",
-			writes:      "tlsplane_backend_certificate_peer_writes_total",
-			writeErrors: "tlsplane_backend_certificate_peer_write_errors_total",
-			readErrors:  "tlsplane_backend_certificate_peer_read_errors_total",
+		metrics: metricOpts{
+			peers: prometheus.GaugeOpts{Name: "tlsplane_backend_certificate_peers",
+				Help: "Other replicas whose Envoys' backend certificate inventory this replica counts (their ConfigMaps)."},
+			writes: prometheus.CounterOpts{Name: "tlsplane_backend_certificate_peer_writes_total",
+				Help: "Writes of this replica's backend certificate inventory to its ConfigMap."},
+			writeErrors: prometheus.CounterOpts{Name: "tlsplane_backend_certificate_peer_write_errors_total",
+				Help: "Failed writes of this replica's backend certificate inventory; retried at the next interval."},
+			readErrors: prometheus.CounterOpts{Name: "tlsplane_backend_certificate_peer_read_errors_total",
+				Help: "Peers' backend certificate inventories that could not be decoded and were ignored."},
 		},
 	}
 }
