@@ -89,10 +89,13 @@ func (inv *Inventory) observe(has func(types.NamespacedName) bool, origins map[s
 	for _, e := range inv.view(now) {
 		for _, p := range origins[e.Cluster] {
 			if has(p) {
-				byOwner[p] = append(byOwner[p], e)
+				byOwner[p] = append(byOwner[p], *e)
 				wanted[e.Cluster] = true
 			}
 		}
+	}
+	for _, obs := range byOwner {
+		sortEntries(obs)
 	}
 	return byOwner, inv.preferredVersions(wanted)
 }

@@ -27,7 +27,8 @@ func (inv *Inventory) Debug() []DebugEntry {
 	defer inv.mu.Unlock()
 	view := inv.view(now)
 	out := make([]DebugEntry, 0, len(view))
-	for _, e := range view {
+	for _, p := range view {
+		e := *p
 		e.FirstSeen, e.LastSeen, e.NotBefore, e.NotAfter = e.FirstSeen.UTC(), e.LastSeen.UTC(), e.NotBefore.UTC(), e.NotAfter.UTC()
 		d := DebugEntry{Entry: e, Policies: inv.governs[e.Cluster], XBackends: inv.backs[e.Cluster], State: ReasonValid}
 		switch inv.expiry(e, now) {
@@ -38,6 +39,7 @@ func (inv *Inventory) Debug() []DebugEntry {
 		}
 		out = append(out, d)
 	}
+	slices.SortFunc(out, func(a, b DebugEntry) int { return compareKeys(a.key(), b.key()) })
 	return out
 }
 

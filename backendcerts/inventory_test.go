@@ -74,7 +74,7 @@ func certCondition(t *testing.T, inv *Inventory, key types.NamespacedName, previ
 }
 
 // cluster is a cluster whose TLS allows up to maximum.
-func cluster(t *testing.T, name string, maximum tlsv3.TlsParameters_TlsProtocol) *clusterv3.Cluster {
+func cluster(t testing.TB, name string, maximum tlsv3.TlsParameters_TlsProtocol) *clusterv3.Cluster {
 	t.Helper()
 	tc, err := anypb.New(&tlsv3.UpstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{TlsParams: &tlsv3.TlsParameters{
 		TlsMinimumProtocolVersion: tlsv3.TlsParameters_TLSv1_2, TlsMaximumProtocolVersion: maximum}}})

@@ -16,8 +16,10 @@ type metrics struct {
 	evictions prometheus.Counter
 	entries   prometheus.Gauge
 
-	mu     sync.Mutex
-	series map[[3]string]bool
+	mu sync.Mutex
+	// series are the (namespace, policy, cluster) expiry holds, with the
+	// value last set: most passes change none.
+	series map[[3]string]float64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,7 +40,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_backend_certificate_entries",
 			Help: "Inventory entries (fleet, cluster, upstream host) this replica's Envoys reported within --backend-certificate-retention.",
 		}),
-		series: map[[3]string]bool{},
+		series: map[[3]string]float64{},
 	}
 	if reg != nil {
 		reg.MustRegister(m.expiry, m.sightings, m.evictions, m.entries)
@@ -76,7 +78,10 @@ func (m *metrics) setExpiry(byPolicy map[types.NamespacedName][]Entry) {
 		}
 	}
 	for k, v := range now {
+		if old, ok := m.series[k]; ok && old == v {
+			continue
+		}
 		m.expiry.WithLabelValues(k[0], k[1], k[2]).Set(v)
-		m.series[k] = true
+		m.series[k] = v
 	}
 }

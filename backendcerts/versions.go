@@ -45,17 +45,23 @@ func (inv *Inventory) SeeClusters(clusters []*clusterv3.Cluster) {
 }
 
 // preferredVersions reads the preferred version of the clusters in
-// wanted from the last translation's clusters; inv.mu held.
+// wanted from the last translation's clusters; inv.mu held. What was read
+// before is kept for the clusters that still exist (the policies' and the
+// XBackends' are asked for in turn), and read again when the cluster's
+// message changed.
 func (inv *Inventory) preferredVersions(wanted map[string]bool) map[string]string {
 	out := make(map[string]string, len(wanted))
-	next := make(map[string]preference, len(wanted))
+	next := make(map[string]preference, len(inv.preferred)+len(wanted))
 	for _, c := range inv.clusters {
 		name := c.GetName()
+		p, cached := inv.preferred[name]
 		if !wanted[name] {
+			if cached {
+				next[name] = p
+			}
 			continue
 		}
-		p, ok := inv.preferred[name]
-		if !ok || p.from != c {
+		if !cached || p.from != c {
 			p = preference{from: c, version: maximumVersion(c)}
 		}
 		next[name], out[name] = p, p.version

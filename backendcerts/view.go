@@ -4,39 +4,34 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/fnv"
-	"slices"
 	"time"
 )
 
 // view is every entry within the retention at now, this replica's and
 // its peers': of a host several replicas' Envoys saw, the latest sighting
-// wins. Sorted by fleet, cluster and host; inv.mu held.
-func (inv *Inventory) view(now time.Time) []Entry {
+// wins. Unsorted; the entries are shared, read-only; inv.mu held.
+func (inv *Inventory) view(now time.Time) map[entryKey]*Entry {
 	horizon := now.Add(-inv.retention)
-	merged := make(map[entryKey]Entry, len(inv.entries))
-	add := func(e Entry) {
+	merged := make(map[entryKey]*Entry, len(inv.entries))
+	add := func(e *Entry) {
 		if !e.LastSeen.After(horizon) {
 			return
 		}
-		if o, ok := merged[e.key()]; ok && !e.LastSeen.After(o.LastSeen) {
+		k := e.key()
+		if o, ok := merged[k]; ok && !e.LastSeen.After(o.LastSeen) {
 			return
 		}
-		merged[e.key()] = e
+		merged[k] = e
 	}
 	for _, e := range inv.entries {
-		add(*e)
+		add(e)
 	}
 	for _, entries := range inv.peers {
-		for _, e := range entries {
-			add(e)
+		for i := range entries {
+			add(&entries[i])
 		}
 	}
-	out := make([]Entry, 0, len(merged))
-	for _, e := range merged {
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b Entry) int { return compareKeys(a.key(), b.key()) })
-	return out
+	return merged
 }
 
 func compareKeys(a, b entryKey) int {
@@ -55,7 +50,7 @@ func (inv *Inventory) digest(now time.Time) uint64 {
 			h.Write([]byte{0})
 		}
 		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(e.NotAfter.UnixNano())))
-		h.Write([]byte{byte(inv.expiry(e, now))})
+		h.Write([]byte{byte(inv.expiry(*e, now))})
 		d += h.Sum64()
 	}
 	return d
