@@ -28,7 +28,8 @@ const tick = time.Minute
 // Options configure an Inventory.
 type Options struct {
 	// Retention defaults to DefaultRetention; ExpiryWarning to
-	// DefaultExpiryWarning; MaxEntries to DefaultMaxEntries.
+	// DefaultExpiryWarning (negative: never Expiring, Expired still is);
+	// MaxEntries to DefaultMaxEntries.
 	Retention     time.Duration
 	ExpiryWarning time.Duration
 	MaxEntries    int

@@ -105,14 +105,18 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 	}
 	id := identity()
 	var shares []*peers.Share
-	if k.leaderElect && shared.tracker != nil {
+	if k.leaderElect {
 		// Replicas elect a leader to write status; they share what their
 		// Envoys report beside the Lease (handshake windows, and the backend
 		// certificates seen), so that the leader counts them all.
-		for _, o := range []peers.Options{{Tracker: shared.tracker}, {Inventory: shared.inventory}} {
-			if o.Inventory == nil && o.Tracker == nil {
-				continue
-			}
+		var topics []peers.Options
+		if shared.tracker != nil {
+			topics = append(topics, peers.Options{Tracker: shared.tracker})
+		}
+		if shared.inventory != nil {
+			topics = append(topics, peers.Options{Inventory: shared.inventory})
+		}
+		for _, o := range topics {
 			o.Client, o.Namespace, o.Group, o.Identity = client, k.leaseNamespaceOrDefault(), k.leaseName, id
 			o.Logger, o.Registerer = logger.With("stage", "peers"), reg
 			share, err := peers.New(o)
