@@ -2,29 +2,24 @@ package peers
 
 import "github.com/prometheus/client_golang/prometheus"
 
+// metricOpts are a topic's metrics, each name written out whole so that a
+// search of the source (e2e/monitoring) finds it.
+type metricOpts struct {
+	peers                           prometheus.GaugeOpts
+	writes, writeErrors, readErrors prometheus.CounterOpts
+}
+
 type metrics struct {
 	peers                           prometheus.Gauge
 	writes, writeErrors, readErrors prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, opts metricOpts) *metrics {
 	m := &metrics{
-		peers: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "tlsplane_handshake_peers",
-			Help: "Other replicas whose Envoys' handshake windows this replica counts (their ConfigMaps).",
-		}),
-		writes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tlsplane_handshake_peer_writes_total",
-			Help: "Writes of this replica's handshake windows to its ConfigMap.",
-		}),
-		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tlsplane_handshake_peer_write_errors_total",
-			Help: "Failed writes of this replica's handshake windows; retried at the next interval.",
-		}),
-		readErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tlsplane_handshake_peer_read_errors_total",
-			Help: "Peers' handshake windows that could not be decoded and were ignored.",
-		}),
+		peers:       prometheus.NewGauge(opts.peers),
+		writes:      prometheus.NewCounter(opts.writes),
+		writeErrors: prometheus.NewCounter(opts.writeErrors),
+		readErrors:  prometheus.NewCounter(opts.readErrors),
 	}
 	if reg != nil {
 		reg.MustRegister(m.peers, m.writes, m.writeErrors, m.readErrors)

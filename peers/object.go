@@ -14,10 +14,10 @@ import (
 	"github.com/tlsplane/tlsplane/handshakes"
 )
 
-// The ConfigMap a replica publishes: labelled with its group (the leader
-// election id), so peers list only their own group's.
+// The ConfigMap a replica publishes per topic: labelled (the topic's
+// label) with its group (the leader election id), so peers list only
+// their own group's.
 const (
-	labelGroup         = "tlsplane.io/handshakes"
 	annotationReplica  = "tlsplane.io/replica"
 	annotationWritten  = "tlsplane.io/published"
 	keyWindows         = "windows.json.gz"
@@ -27,11 +27,12 @@ const (
 
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// objectName is the replica's ConfigMap: readable, and unique by a hash.
-func objectName(group, replica string) string {
+// objectName is the replica's ConfigMap of a topic (kind): readable, and
+// unique by a hash.
+func objectName(group, kind, replica string) string {
 	sum := sha256.Sum256([]byte(replica))
 	readable := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(replica), "-"), "-")
-	name := group + "-handshakes-" + readable
+	name := group + "-" + kind + "-" + readable
 	if len(name) > 200 {
 		name = name[:200]
 	}
@@ -69,7 +70,7 @@ func encode(s handshakes.Shared) ([]byte, error) {
 	}
 }
 
-func gzipJSON(s handshakes.Shared) ([]byte, error) {
+func gzipJSON(s any) ([]byte, error) {
 	var buf bytes.Buffer
 	z := gzip.NewWriter(&buf)
 	if err := json.NewEncoder(z).Encode(s); err != nil {
@@ -83,19 +84,26 @@ func gzipJSON(s handshakes.Shared) ([]byte, error) {
 
 func decode(data []byte) (handshakes.Shared, error) {
 	var s handshakes.Shared
+	err := decodeJSON(data, keyWindows, &s)
+	return s, err
+}
+
+// decodeJSON reads gzipped JSON from data, bounded, into v; key names the
+// data in errors.
+func decodeJSON(data []byte, key string, v any) error {
 	z, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return s, fmt.Errorf("%s: %w", keyWindows, err)
+		return fmt.Errorf("%s: %w", key, err)
 	}
 	raw, err := io.ReadAll(io.LimitReader(z, maxDecompressBytes+1))
 	if err != nil {
-		return s, fmt.Errorf("%s: %w", keyWindows, err)
+		return fmt.Errorf("%s: %w", key, err)
 	}
 	if len(raw) > maxDecompressBytes {
-		return s, fmt.Errorf("%s: over %d bytes uncompressed", keyWindows, maxDecompressBytes)
+		return fmt.Errorf("%s: over %d bytes uncompressed", key, maxDecompressBytes)
 	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return s, fmt.Errorf("%s: %w", keyWindows, err)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
 	}
-	return s, nil
+	return nil
 }

@@ -17,24 +17,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/tlsplane/tlsplane/handshakes"
 )
 
 // DefaultInterval is how often a replica publishes what changed: a failure
 // an Envoy reports to a non-leader reaches the leader within about this.
 const DefaultInterval = 2 * time.Second
-
-// Tracker is what a replica shares and what it is told by its peers
-// (handshakes.Tracker).
-type Tracker interface {
-	Export() handshakes.Shared
-	SetPeer(replica string, s handshakes.Shared)
-	ForgetPeer(replica string)
-	Window() time.Duration
-}
-
-var _ Tracker = (*handshakes.Tracker)(nil)
 
 // Options configure a Share.
 type Options struct {
@@ -45,7 +32,10 @@ type Options struct {
 	Group string
 	// Identity is this replica's, unique per process (the Lease holder's).
 	Identity string
-	Tracker  Tracker
+	// Exactly one of Tracker (the handshake windows) and Inventory (the
+	// backend certificates) is what this Share publishes and reads.
+	Tracker   Tracker
+	Inventory Inventory
 	// Interval defaults to DefaultInterval.
 	Interval   time.Duration
 	Logger     *slog.Logger
@@ -54,9 +44,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Share publishes this replica's windows and reads its peers'.
+// Share publishes this replica's state of one topic and reads its peers'.
 type Share struct {
 	opts    Options
+	topic   topic
 	name    string
 	log     *slog.Logger
 	metrics *metrics
@@ -71,8 +62,14 @@ type Share struct {
 
 // New checks opts; Run starts the work.
 func New(opts Options) (*Share, error) {
-	if opts.Client == nil || opts.Tracker == nil || opts.Namespace == "" || opts.Group == "" || opts.Identity == "" {
-		return nil, fmt.Errorf("peers: Client, Tracker, Namespace, Group and Identity are required")
+	if opts.Client == nil || (opts.Tracker == nil) == (opts.Inventory == nil) || opts.Namespace == "" || opts.Group == "" || opts.Identity == "" {
+		return nil, fmt.Errorf("peers: Client, one of Tracker and Inventory, Namespace, Group and Identity are required")
+	}
+	var t topic
+	if opts.Tracker != nil {
+		t = handshakeTopic(opts.Tracker)
+	} else {
+		t = certificateTopic(opts.Inventory)
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
@@ -84,8 +81,8 @@ func New(opts Options) (*Share, error) {
 		opts.Now = time.Now
 	}
 	return &Share{
-		opts: opts, name: objectName(opts.Group, opts.Identity), peers: map[string]string{},
-		log: opts.Logger, metrics: newMetrics(opts.Registerer),
+		opts: opts, topic: t, name: objectName(opts.Group, t.kind, opts.Identity), peers: map[string]string{},
+		log: opts.Logger, metrics: newMetrics(opts.Registerer, t.metrics),
 	}, nil
 }
 
@@ -96,7 +93,7 @@ func (s *Share) Run(ctx context.Context) error {
 	factory := kubeinformers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0,
 		kubeinformers.WithNamespace(s.opts.Namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = labels.Set{labelGroup: groupLabel(s.opts.Group)}.String()
+			o.LabelSelector = labels.Set{s.topic.label: groupLabel(s.opts.Group)}.String()
 		}))
 	informer := factory.Core().V1().ConfigMaps()
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -125,7 +122,7 @@ func (s *Share) Run(ctx context.Context) error {
 	}
 }
 
-// seen hands a peer's windows to the tracker.
+// seen hands a peer's state to the tracker or inventory.
 func (s *Share) seen(obj any) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok || cm.Name == s.name {
@@ -135,17 +132,15 @@ func (s *Share) seen(obj any) {
 	if replica == "" || replica == s.opts.Identity {
 		return
 	}
-	shared, err := decode(cm.BinaryData[keyWindows])
-	if err != nil {
+	if err := s.topic.set(replica, cm.BinaryData[s.topic.key]); err != nil {
 		s.metrics.readErrors.Inc()
-		s.log.Warn("a peer's handshake windows are unreadable; ignored", "configmap", s.opts.Namespace+"/"+cm.Name, "error", err)
+		s.log.Warn("a peer's "+s.topic.noun+" are unreadable; ignored", "configmap", s.opts.Namespace+"/"+cm.Name, "error", err)
 		return
 	}
 	s.mu.Lock()
 	s.peers[cm.Name] = replica
 	s.metrics.peers.Set(float64(len(s.peers)))
 	s.mu.Unlock()
-	s.opts.Tracker.SetPeer(replica, shared)
 }
 
 // gone forgets a peer whose object was deleted.
@@ -163,28 +158,27 @@ func (s *Share) gone(obj any) {
 	s.metrics.peers.Set(float64(len(s.peers)))
 	s.mu.Unlock()
 	if known {
-		s.opts.Tracker.ForgetPeer(replica)
+		s.topic.forget(replica)
 	}
 }
 
-// publish writes this replica's windows when they changed.
+// publish writes this replica's state when it changed.
 func (s *Share) publish(ctx context.Context) {
-	shared := s.opts.Tracker.Export()
-	data, err := encode(shared)
+	data, empty, err := s.topic.export()
 	if err != nil {
 		s.metrics.writeErrors.Inc()
-		s.log.Error("encoding the handshake windows", "error", err)
+		s.log.Error("encoding the "+s.topic.noun, "error", err)
 		return
 	}
 	s.mu.Lock()
-	unchanged := bytes.Equal(data, s.lastData) || (s.last == nil && len(shared.Windows) == 0)
+	unchanged := bytes.Equal(data, s.lastData) || (s.last == nil && empty)
 	s.mu.Unlock()
 	if unchanged {
 		return
 	}
 	if err := s.write(ctx, data); err != nil {
 		s.metrics.writeErrors.Inc()
-		s.log.Warn("publishing the handshake windows failed; retried at the next interval", "configmap", s.opts.Namespace+"/"+s.name, "error", err)
+		s.log.Warn("publishing the "+s.topic.noun+" failed; retried at the next interval", "configmap", s.opts.Namespace+"/"+s.name, "error", err)
 		return
 	}
 	s.metrics.writes.Inc()
@@ -234,22 +228,23 @@ func (s *Share) fill(cm *corev1.ConfigMap, data []byte) {
 	if cm.Annotations == nil {
 		cm.Annotations = map[string]string{}
 	}
-	cm.Labels[labelGroup] = groupLabel(s.opts.Group)
+	cm.Labels[s.topic.label] = groupLabel(s.opts.Group)
 	cm.Labels["app.kubernetes.io/managed-by"] = "tlsplane"
 	cm.Annotations[annotationReplica] = s.opts.Identity
 	cm.Annotations[annotationWritten] = s.opts.Now().UTC().Format(time.RFC3339Nano)
 	cm.Data = nil
-	cm.BinaryData = map[string][]byte{keyWindows: data}
+	cm.BinaryData = map[string][]byte{s.topic.key: data}
 }
 
-// collect deletes the objects of peers that wrote nothing for a window:
-// every window they held is over, so nothing is lost.
+// collect deletes the objects of peers that wrote nothing for a window
+// (the inventory's retention): everything they held is over, so nothing
+// is lost.
 func (s *Share) collect(ctx context.Context, lister corelisters.ConfigMapLister) {
 	objs, err := lister.ConfigMaps(s.opts.Namespace).List(labels.Everything())
 	if err != nil {
 		return
 	}
-	horizon := s.opts.Now().Add(-s.opts.Tracker.Window() - s.opts.Interval)
+	horizon := s.opts.Now().Add(-s.topic.horizon() - s.opts.Interval)
 	for _, cm := range objs {
 		if cm.Name == s.name {
 			continue
@@ -263,7 +258,7 @@ func (s *Share) collect(ctx context.Context, lister corelisters.ConfigMapLister)
 			Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion},
 		})
 		if err == nil {
-			s.log.Info("deleted the handshake windows of a replica silent for a window", "configmap", s.opts.Namespace+"/"+cm.Name, "replica", cm.Annotations[annotationReplica])
+			s.log.Info("deleted the "+s.topic.noun+" of a replica silent for their window", "configmap", s.opts.Namespace+"/"+cm.Name, "replica", cm.Annotations[annotationReplica])
 		}
 	}
 }

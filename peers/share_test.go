@@ -52,12 +52,12 @@ func window(cluster string, failed time.Time) handshakes.SharedWindow {
 
 func TestObjectNamesAreValid(t *testing.T) {
 	for _, id := range []string{"tlsplane-7d9f-abc_0a1b2c3d", "Host.Name_with CAPS", string(make([]byte, 300))} {
-		name := objectName("tlsplane-status-writer", id)
+		name := objectName("tlsplane-status-writer", "handshakes", id)
 		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 			t.Errorf("identity %q: object name %q: %v", id, name, errs)
 		}
 	}
-	if objectName("g", "a_1") == objectName("g", "a-1") {
+	if objectName("g", "handshakes", "a_1") == objectName("g", "handshakes", "a-1") {
 		t.Error("two identities share an object")
 	}
 	if l := groupLabel(fmt.Sprintf("g%0100d", 0)); len(validation.IsValidLabelValue(l)) > 0 {

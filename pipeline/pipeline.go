@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -38,9 +39,10 @@ type Options struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 
-	// Conditions, when set, adds what the data plane observed to each
-	// translation's statuses (handshakes.Tracker does).
-	Conditions Conditions
+	// Conditions add what the data plane observed to each translation's
+	// statuses (handshakes.Tracker, backendcerts.Inventory), in order:
+	// each is handed the statuses the one before returned.
+	Conditions []Conditions
 
 	// Translate defaults to a Translator of the pipeline's own, which
 	// reuses what unchanged objects translated to (CA parses, clusters,
@@ -124,6 +126,14 @@ type Conditions interface {
 type XBackendConditions interface {
 	ApplyXBackends(statuses map[types.NamespacedName]gwxv1a1.BackendStatus, origins map[string][]types.NamespacedName,
 		previous map[types.NamespacedName]gwxv1a1.BackendStatus, controller gwv1.GatewayController, now time.Time) map[types.NamespacedName]gwxv1a1.BackendStatus
+}
+
+// ClusterConditions are Conditions that also read the translation's
+// clusters (the TLS each was emitted with: backendcerts compares the
+// version a backend negotiated with the cluster's maximum), handed over
+// before Apply; the slice is the translation's, read-only.
+type ClusterConditions interface {
+	SeeClusters(clusters []*clusterv3.Cluster)
 }
 
 // Changed schedules a pass even when no input changed, as when the data

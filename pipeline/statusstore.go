@@ -31,6 +31,7 @@ type StatusStore struct {
 	gatewayAPI translator.GatewayAPIStatuses
 	rejections func() []Rejection
 	handshakes func() any
+	certs      func() any
 	governed   func() map[types.NamespacedName][]string
 	refusals   func() []translator.FleetRefusal
 	withheld   func() []string
@@ -159,6 +160,15 @@ func (s *StatusStore) ShowHandshakes(list func() any) {
 	s.handshakes = list
 }
 
+// ShowBackendCertificates adds the inventory of backend certificates
+// (backendcerts.Inventory's Debug) to /debug/status, beside the
+// conditions it produced.
+func (s *StatusStore) ShowBackendCertificates(list func() any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.certs = list
+}
+
 // ShowClusters adds, per policy, the clusters it governs
 // (snapshots.Publisher's Governed) to /debug/status.
 func (s *StatusStore) ShowClusters(governed func() map[types.NamespacedName][]string) {
@@ -210,7 +220,7 @@ func debugRefusals(list []translator.FleetRefusal) []debugRefusal {
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections, handshakes, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals, s.withheld
+	statuses, gatewayAPI, rejections, handshakes, certs, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.certs, s.governed, s.refusals, s.withheld
 	s.mu.RUnlock()
 	policies := []debugPolicy{}
 	var clusters map[types.NamespacedName][]string
@@ -240,6 +250,11 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 	if handshakes != nil {
 		if h := handshakes(); h != nil {
 			out = append(out, jsonField{"handshakes", h})
+		}
+	}
+	if certs != nil {
+		if c := certs(); c != nil {
+			out = append(out, jsonField{"backendCertificates", c})
 		}
 	}
 	return json.MarshalIndent(out, "", "  ")

@@ -49,8 +49,11 @@ func (p *Pipeline) pass() {
 		refusals = rp.Refusals()
 	}
 	statuses := withRejections(out.Statuses, previous, p.rejections.list(), refusals, p.opts.Translator.ControllerName, p.opts.Now())
-	if p.opts.Conditions != nil {
-		statuses = p.opts.Conditions.Apply(statuses, out.Origins, previous, p.opts.Translator.ControllerName, p.opts.Now())
+	for _, c := range p.opts.Conditions {
+		if cc, ok := c.(ClusterConditions); ok {
+			cc.SeeClusters(out.Clusters)
+		}
+		statuses = c.Apply(statuses, out.Origins, previous, p.opts.Translator.ControllerName, p.opts.Now())
 	}
 	// An Update that changed no status hands back the same map: the
 	// gauges over every policy and CA need no walk then.
@@ -61,10 +64,13 @@ func (p *Pipeline) pass() {
 		p.metrics.setCANotAfter(out.CANotAfter)
 	}
 	gatewayAPI := out.GatewayAPI
-	if xc, ok := p.opts.Conditions.(XBackendConditions); ok && len(gatewayAPI.XBackends) > 0 {
-		// An XBackend's clusters carry its own TLS: their handshakes are its.
-		gatewayAPI.XBackends = xc.ApplyXBackends(gatewayAPI.XBackends, out.XBackendOrigins, p.gatewayAPI.XBackends,
-			p.opts.Translator.ControllerName, p.opts.Now())
+	for _, c := range p.opts.Conditions {
+		if xc, ok := c.(XBackendConditions); ok && len(gatewayAPI.XBackends) > 0 {
+			// An XBackend's clusters carry its own TLS: their handshakes,
+			// and the certificates its backends present, are its.
+			gatewayAPI.XBackends = xc.ApplyXBackends(gatewayAPI.XBackends, out.XBackendOrigins, p.gatewayAPI.XBackends,
+				p.opts.Translator.ControllerName, p.opts.Now())
+		}
 	}
 	if len(refusals) > 0 {
 		// A refused fleet's Gateway says why, and names the other objects;

@@ -50,7 +50,7 @@ func TestPipelineAppliesDataPlaneConditionsToXBackends(t *testing.T) {
 		return out
 	}
 	conds := &xbackendConditions{}
-	p, err := New(Options{Source: newFakeSource(), Publisher: rec, Sink: rec, Translate: translate, Conditions: conds})
+	p, err := New(Options{Source: newFakeSource(), Publisher: rec, Sink: rec, Translate: translate, Conditions: []Conditions{conds}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/tlsplane/tlsplane/handshakes"
 	"github.com/tlsplane/tlsplane/informers"
 	"github.com/tlsplane/tlsplane/peers"
 	"github.com/tlsplane/tlsplane/pipeline"
@@ -78,7 +77,7 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 // build starts nothing; it returns the source and the status sink of
 // Kubernetes mode. The caller runs the source, which also runs the status
 // writer, so both stop before serve returns.
-func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController, tracker *handshakes.Tracker, provision *provisionFlags) (pipeline.Source, pipeline.StatusSink, error) {
+func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg prometheus.Registerer, controller gwv1.GatewayController, shared sharing, provision *provisionFlags) (pipeline.Source, pipeline.StatusSink, error) {
 	cfg, err := k.restConfig(logger)
 	if err != nil {
 		return nil, nil, err
@@ -105,16 +104,26 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 		controller = translator.DefaultControllerName
 	}
 	id := identity()
-	var share *peers.Share
-	if k.leaderElect && tracker != nil {
+	var shares []*peers.Share
+	if k.leaderElect {
 		// Replicas elect a leader to write status; they share what their
-		// Envoys report beside the Lease, so that the leader counts them all.
-		share, err = peers.New(peers.Options{
-			Client: client, Namespace: k.leaseNamespaceOrDefault(), Group: k.leaseName, Identity: id,
-			Tracker: tracker, Logger: logger.With("stage", "peers"), Registerer: reg,
-		})
-		if err != nil {
-			return nil, nil, err
+		// Envoys report beside the Lease (handshake windows, and the backend
+		// certificates seen), so that the leader counts them all.
+		var topics []peers.Options
+		if shared.tracker != nil {
+			topics = append(topics, peers.Options{Tracker: shared.tracker})
+		}
+		if shared.inventory != nil {
+			topics = append(topics, peers.Options{Inventory: shared.inventory})
+		}
+		for _, o := range topics {
+			o.Client, o.Namespace, o.Group, o.Identity = client, k.leaseNamespaceOrDefault(), k.leaseName, id
+			o.Logger, o.Registerer = logger.With("stage", "peers"), reg
+			share, err := peers.New(o)
+			if err != nil {
+				return nil, nil, err
+			}
+			shares = append(shares, share)
 		}
 	}
 	opts := statuswriter.Options{
@@ -161,7 +170,7 @@ func (k *kubeFlags) build(ctx context.Context, logger *slog.Logger, reg promethe
 	if prov != nil {
 		sink = pipeline.FanOut{writer, prov}
 	}
-	return &kubeSource{Source: src, writer: writer, share: share, provisioner: prov}, sink, nil
+	return &kubeSource{Source: src, writer: writer, shares: shares, provisioner: prov}, sink, nil
 }
 
 // restConfig is --kubeconfig's, else the Pod's in-cluster config.
@@ -234,25 +243,26 @@ var _ statuswriter.Cache = (*informers.Source)(nil)
 type kubeSource struct {
 	*informers.Source
 	writer *statuswriter.Writer
-	share  *peers.Share // nil without leader election
+	shares []*peers.Share // none without leader election
 	// provisioner watches what it provisioned; nil without --provision-gateways.
 	provisioner *provisioner.Provisioner
 }
 
 func (s *kubeSource) Run(ctx context.Context, changed func()) error {
 	var wg sync.WaitGroup
-	var writerErr, shareErr, provErr error
-	wg.Add(3)
+	var writerErr, provErr error
+	shareErrs := make([]error, len(s.shares))
+	wg.Add(2 + len(s.shares))
 	go func() {
 		defer wg.Done()
 		writerErr = s.writer.Run(ctx)
 	}()
-	go func() {
-		defer wg.Done()
-		if s.share != nil {
-			shareErr = s.share.Run(ctx)
-		}
-	}()
+	for i, share := range s.shares {
+		go func() {
+			defer wg.Done()
+			shareErrs[i] = share.Run(ctx)
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		if s.provisioner != nil {
@@ -261,5 +271,5 @@ func (s *kubeSource) Run(ctx context.Context, changed func()) error {
 	}()
 	err := s.Source.Run(ctx, changed)
 	wg.Wait()
-	return errors.Join(err, writerErr, shareErr, provErr)
+	return errors.Join(append([]error{err, writerErr, provErr}, shareErrs...)...)
 }

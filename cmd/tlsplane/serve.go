@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/backendcerts"
 	"github.com/tlsplane/tlsplane/dirsource"
 	"github.com/tlsplane/tlsplane/handshakes"
 	"github.com/tlsplane/tlsplane/manifests"
@@ -50,6 +51,9 @@ type serveConfig struct {
 	handshakeWindow         time.Duration
 	caExpiryWarning         time.Duration
 	handshakeRefresh        time.Duration
+	certExpiryWarning       time.Duration
+	certRetention           time.Duration
+	certMaxEntries          int
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
 	xdsLimits               *xdsLimitFlags
@@ -58,6 +62,9 @@ type serveConfig struct {
 	// xdsConnections are xdsLimits completed for the file limit (runServe);
 	// zero bounds nothing.
 	xdsConnections xds.ConnectionLimits
+	// seeXDSOptions, when set (tests only), is shown the xDS server's
+	// options serve built, to drive the callbacks an Envoy's streams would.
+	seeXDSOptions func(xds.Options)
 }
 
 // serveHelp heads `tlsplane serve --help`; serveFlagGroups orders the rest.
@@ -71,7 +78,8 @@ Flags may be given as --flag value or --flag=value.
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
-	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
+		"backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
 	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	xdsLimitsGroup,
@@ -110,6 +118,15 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.handshakeRefresh < 100*time.Millisecond {
 		return nil, fmt.Errorf("--handshake-message-refresh %s: want at least 100ms", cfg.handshakeRefresh)
 	}
+	if cfg.certRetention < time.Minute {
+		return nil, fmt.Errorf("--backend-certificate-retention %s: want at least 1m", cfg.certRetention)
+	}
+	if cfg.certExpiryWarning < 0 {
+		return nil, fmt.Errorf("--backend-certificate-expiry-warning %s: want 0 (never warn) or more", cfg.certExpiryWarning)
+	}
+	if cfg.certMaxEntries < 1 {
+		return nil, fmt.Errorf("--backend-certificate-max-entries %d: want at least 1", cfg.certMaxEntries)
+	}
 	if err := cfg.xdsLimits.check(); err != nil {
 		return nil, err
 	}
@@ -143,6 +160,9 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	})
 	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
 	fs.DurationVar(&cfg.handshakeRefresh, "handshake-message-refresh", handshakes.DefaultRefresh, "how often a failing tlsplane.io/HandshakesSucceeding condition's counts are brought up to date when only they changed (a flip is written at once)")
+	fs.DurationVar(&cfg.certExpiryWarning, "backend-certificate-expiry-warning", backendcerts.DefaultExpiryWarning, "a backend certificate Envoys saw that expires within this long makes its policy's tlsplane.io/BackendCertificatesValid False with reason Expiring; 0 never warns (Expired still applies)")
+	fs.DurationVar(&cfg.certRetention, "backend-certificate-retention", backendcerts.DefaultRetention, "how long an upstream host's certificate stays in the inventory after Envoys last reported it (at least 1m)")
+	fs.IntVar(&cfg.certMaxEntries, "backend-certificate-max-entries", backendcerts.DefaultMaxEntries, "most (fleet, cluster, upstream host) entries the inventory of backend certificates keeps; when full, the one seen longest ago is dropped (tlsplane_backend_certificate_evictions_total)")
 	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
@@ -288,7 +308,13 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		Window: cfg.handshakeWindow, Refresh: cfg.handshakeRefresh, Registerer: reg,
 		OnChange: func() { pl.Changed() },
 	})
-	source, sink, err := buildSource(ctx, cfg, logger, reg, tracker)
+	// The inventory hears Envoys' access logs (xDS server) and peers, as
+	// the tracker does.
+	inventory := backendcerts.New(backendcerts.Options{
+		Retention: cfg.certRetention, ExpiryWarning: certExpiryWarning(cfg.certExpiryWarning), MaxEntries: cfg.certMaxEntries,
+		Registerer: reg, OnChange: func() { pl.Changed() },
+	})
+	source, sink, err := buildSource(ctx, cfg, logger, reg, sharing{tracker, inventory})
 	if err != nil {
 		return err
 	}
@@ -308,10 +334,12 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		OnRefusalsChanged: func() { pl.Changed() },
 	})
 	pl, err = pipeline.New(pipeline.Options{
-		Source:     source,
-		Publisher:  pub,
-		Sink:       sink,
-		Conditions: tracker, // a pipeline.XBackendConditions too (serve_handshakes_test.go)
+		Source:    source,
+		Publisher: pub,
+		Sink:      sink,
+		// Both are pipeline.XBackendConditions too (serve_handshakes_test.go,
+		// serve_backendcerts_test.go).
+		Conditions: []pipeline.Conditions{tracker, inventory},
 		Translator: translator.Options{
 			ControllerName:          controller,
 			SystemCABundlePath:      cfg.systemCABundle,
@@ -327,7 +355,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 	if err != nil {
 		return err
 	}
-	xdsServer := xds.NewServer(pub, xds.Options{
+	xdsOpts := xds.Options{
 		Logger:           logger.With("stage", "xds"),
 		Registerer:       reg,
 		Security:         security,
@@ -341,9 +369,19 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		OnClusterStats: func(c xds.ClusterStats) {
 			tracker.Record(handshakes.Report{Node: c.NodeID, Fleet: c.Fleet, Flush: c.Flush, Counters: c.Counters})
 		},
-	})
+		OnCertificateSighting: func(s xds.CertificateSighting) {
+			if sg, ok := certificateSighting(s); ok {
+				inventory.Record(sg)
+			}
+		},
+	}
+	if cfg.seeXDSOptions != nil {
+		cfg.seeXDSOptions(xdsOpts)
+	}
+	xdsServer := xds.NewServer(pub, xdsOpts)
 	store.ShowRejections(pl.Rejections)
 	store.ShowHandshakes(func() any { return tracker.Debug() })
+	store.ShowBackendCertificates(func() any { return inventory.Debug() })
 	store.ShowClusters(pub.Governed)
 	store.ShowRefusals(pub.Refusals)
 	store.ShowWithheld(pub.WithheldClusters)
@@ -366,6 +404,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 	go func() { done <- wrapErr("pipeline", pl.Run(ctx)) }()
 	// Not a part that can fail: it stops with ctx.
 	go tracker.Run(ctx)
+	go inventory.Run(ctx)
 	logger.Info("serving", "xds", xdsLis.Addr().String(), "admin", adminLis.Addr().String(), "source", sourceName(cfg))
 
 	var first error
@@ -399,12 +438,12 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 }
 
 // buildSource picks exactly one source; the sink is nil in dir mode.
-func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer, tracker *handshakes.Tracker) (pipeline.Source, pipeline.StatusSink, error) {
+func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer, shared sharing) (pipeline.Source, pipeline.StatusSink, error) {
 	if err := cfg.checkOneSource(); err != nil {
 		return nil, nil, err
 	}
 	if cfg.dir == "" {
-		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName), tracker, cfg.provision)
+		return cfg.kube.build(ctx, logger.With("stage", "kubernetes"), reg, gwv1.GatewayController(cfg.controllerName), shared, cfg.provision)
 	}
 	info, err := os.Stat(cfg.dir)
 	if err != nil {

@@ -68,7 +68,7 @@ func TestServeFlagsAndSourceErrors(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	for _, dir := range []string{file, filepath.Join(t.TempDir(), "absent")} {
 		cfg.dir = dir
-		if _, _, err := buildSource(context.Background(), cfg, log, nil, nil); err == nil || !strings.Contains(err.Error(), dir) {
+		if _, _, err := buildSource(context.Background(), cfg, log, nil, sharing{}); err == nil || !strings.Contains(err.Error(), dir) {
 			t.Errorf("--dir %s: %v, want an error naming it", dir, err)
 		}
 	}
@@ -100,9 +100,18 @@ type servingPlane struct {
 
 func startServe(t *testing.T, dir string, flags ...string) *servingPlane {
 	t.Helper()
+	return startServeWith(t, dir, nil, flags...)
+}
+
+// startServeWith is startServe with tweak applied to the parsed flags.
+func startServeWith(t *testing.T, dir string, tweak func(*serveConfig), flags ...string) *servingPlane {
+	t.Helper()
 	cfg, err := parseServeFlags(append([]string{"--dir", dir}, flags...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(cfg)
 	}
 	xdsLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

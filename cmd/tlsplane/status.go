@@ -22,7 +22,9 @@ ADS, peer, connected for how long) and per type whether it holds the
 version last sent (SYNCED), has not answered it yet (STALE, for how long)
 or rejected it (NACKED, with Envoy's message below the row). The second
 prints a BackendTLSPolicy's conditions per ancestor, the clusters it
-governs, their handshake windows and the rejections traced to it. The
+governs, their handshake windows, the certificates their backends
+presented (host, subject, issuer, serial, notAfter, TLS version and
+cipher, last seen) and the rejections traced to it. The
 last two print an XBackend's conditions per parent Gateway, or an
 XBackendTrafficPolicy's per ancestor.
 The admin server answers these from loopback only; for a cluster:

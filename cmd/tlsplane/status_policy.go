@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlsplane/tlsplane/backendcerts"
 	"github.com/tlsplane/tlsplane/handshakes"
 	"github.com/tlsplane/tlsplane/pipeline"
 )
@@ -25,7 +26,9 @@ type policyView struct {
 	Ancestors []gwv1.PolicyAncestorStatus `json:"ancestors"`
 	Clusters  []string                    `json:"clusters"`
 	Windows   []handshakes.DebugWindow    `json:"handshakeWindows"`
-	Rejected  []pipeline.Rejection        `json:"rejections"`
+	// Certificates are the inventory of what its backends presented.
+	Certificates []backendcerts.DebugEntry `json:"backendCertificates"`
+	Rejected     []pipeline.Rejection      `json:"rejections"`
 }
 
 // debugStatusDoc is the part of /debug/status the policy view reads.
@@ -36,8 +39,9 @@ type debugStatusDoc struct {
 		Status    gwv1.PolicyStatus `json:"status"`
 		Clusters  []string          `json:"clusters"`
 	} `json:"policies"`
-	Rejections []pipeline.Rejection     `json:"rejections"`
-	Handshakes []handshakes.DebugWindow `json:"handshakes"`
+	Rejections   []pipeline.Rejection      `json:"rejections"`
+	Handshakes   []handshakes.DebugWindow  `json:"handshakes"`
+	Certificates []backendcerts.DebugEntry `json:"backendCertificates"`
 }
 
 // printPolicy prints one policy of /debug/status as a table or as JSON.
@@ -73,8 +77,8 @@ func parsePolicyRef(ref string) (types.NamespacedName, error) {
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
-// findPolicy gathers key's entry, the handshake windows of its clusters
-// and the rejections traced to it; an unknown policy is an error naming
+// findPolicy gathers key's entry, the handshake windows and backend
+// certificates of its clusters and the rejections traced to it; an unknown policy is an error naming
 // the policies of its namespace.
 func findPolicy(doc debugStatusDoc, key types.NamespacedName) (policyView, error) {
 	var sameNamespace []string
@@ -87,13 +91,18 @@ func findPolicy(doc debugStatusDoc, key types.NamespacedName) (policyView, error
 			continue
 		}
 		v := policyView{Namespace: p.Namespace, Name: p.Name, Ancestors: p.Status.Ancestors,
-			Clusters: p.Clusters, Windows: []handshakes.DebugWindow{}, Rejected: []pipeline.Rejection{}}
+			Clusters: p.Clusters, Windows: []handshakes.DebugWindow{}, Certificates: []backendcerts.DebugEntry{}, Rejected: []pipeline.Rejection{}}
 		if v.Clusters == nil {
 			v.Clusters = []string{}
 		}
 		for _, w := range doc.Handshakes {
 			if slices.Contains(w.Policies, key) || slices.Contains(p.Clusters, w.Cluster) {
 				v.Windows = append(v.Windows, w)
+			}
+		}
+		for _, c := range doc.Certificates {
+			if slices.Contains(c.Policies, key) || slices.Contains(p.Clusters, c.Cluster) {
+				v.Certificates = append(v.Certificates, c)
 			}
 		}
 		for _, r := range doc.Rejections {
@@ -110,7 +119,8 @@ func findPolicy(doc debugStatusDoc, key types.NamespacedName) (policyView, error
 }
 
 // policyTable prints the conditions per ancestor, the clusters, the
-// handshake windows and the rejections, each under its heading.
+// handshake windows, the backend certificates and the rejections, each
+// under its heading.
 func policyTable(v policyView) []byte {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "BackendTLSPolicy %s/%s\n\n", v.Namespace, v.Name)
@@ -147,6 +157,19 @@ func policyTable(v policyView) []byte {
 		fmt.Fprintln(tw, "FLEET\tCLUSTER\tFAILING\tREASON\tINCREASES\tLAST REPORT")
 		for _, w := range v.Windows {
 			fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", w.Fleet, w.Cluster, w.Failing, orDash(w.Reason), increases(w.Increases), w.LastReport.UTC().Format(time.RFC3339))
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(&out, "\nBACKEND CERTIFICATES")
+	if len(v.Certificates) == 0 {
+		fmt.Fprintln(&out, "(no Envoy reported a certificate of its backends within the retention)")
+	} else {
+		tw = tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FLEET\tCLUSTER\tHOST\tSUBJECT\tISSUER\tSERIAL\tNOT AFTER\tSTATE\tVERSION\tCIPHER\tLAST SEEN")
+		for _, c := range v.Certificates {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Fleet, c.Cluster, c.Host, orDash(oneLine(c.Subject)), orDash(oneLine(c.Issuer)),
+				orDash(c.Serial), c.NotAfter.UTC().Format(time.RFC3339), c.State, orDash(c.Version), orDash(c.Cipher), c.LastSeen.UTC().Format(time.RFC3339))
 		}
 		tw.Flush()
 	}

@@ -120,6 +120,16 @@ const policyStatusDoc = `{
     {"fleet": "shop", "cluster": "shop/pay/443", "policies": [{"Namespace": "shop", "Name": "pay-tls"}], "failing": true,
      "reason": "CertificateVerifyFailed", "increases": {"ssl.fail_verify_error": 3}, "lastReport": "2026-01-02T03:04:00Z"},
     {"fleet": "shop", "cluster": "shop/other/443", "failing": false, "increases": {}, "lastReport": "2026-01-02T03:04:00Z"}
+  ],
+  "backendCertificates": [
+    {"fleet": "edge", "cluster": "shop/pay/443", "host": "10.0.0.7:8443", "node": "envoy-c", "subject": "CN=pay.shop", "issuer": "CN=shop CA",
+     "serial": "0a1b", "sans": ["DNS:pay.shop"], "notBefore": "2025-12-01T00:00:00Z", "notAfter": "2026-01-20T00:00:00Z",
+     "version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "firstSeen": "2026-01-02T03:00:00Z", "lastSeen": "2026-01-02T03:04:00Z",
+     "policies": [{"Namespace": "shop", "Name": "pay-tls"}], "state": "Expiring"},
+    {"fleet": "edge", "cluster": "ops/audit/443", "host": "10.0.9.9:443", "node": "envoy-d", "subject": "CN=audit", "issuer": "CN=ops CA",
+     "serial": "ff", "notBefore": "2025-12-01T00:00:00Z", "notAfter": "2027-01-20T00:00:00Z",
+     "version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "firstSeen": "2026-01-02T03:00:00Z", "lastSeen": "2026-01-02T03:04:00Z",
+     "policies": [{"Namespace": "ops", "Name": "audit-tls"}], "state": "Valid"}
   ]
 }`
 
@@ -143,6 +153,10 @@ HANDSHAKE WINDOWS
 FLEET  CLUSTER       FAILING  REASON                   INCREASES                LAST REPORT
 shop   shop/pay/443  true     CertificateVerifyFailed  ssl.fail_verify_error=3  2026-01-02T03:04:00Z
 
+BACKEND CERTIFICATES
+FLEET  CLUSTER       HOST           SUBJECT      ISSUER      SERIAL  NOT AFTER             STATE     VERSION  CIPHER                  LAST SEEN
+edge   shop/pay/443  10.0.0.7:8443  CN=pay.shop  CN=shop CA  0a1b    2026-01-20T00:00:00Z  Expiring  TLSv1.3  TLS_AES_128_GCM_SHA256  2026-01-02T03:04:00Z
+
 ENVOY REJECTIONS
 FLEET  NODE     TYPE  VERSION  MESSAGE
 edge   envoy-c  EDS   v9       malformed IP address: 999.0.0.1
@@ -160,7 +174,7 @@ edge   envoy-c  EDS   v9       malformed IP address: 999.0.0.1
 		t.Fatal(err)
 	}
 	if len(view.Ancestors) != 1 || view.Ancestors[0].Conditions[1].Status != metav1.ConditionFalse || len(view.Clusters) != 2 ||
-		len(view.Windows) != 1 || len(view.Rejected) != 1 || view.Windows[0].Policies[0] != (types.NamespacedName{Namespace: "shop", Name: "pay-tls"}) {
+		len(view.Windows) != 1 || len(view.Rejected) != 1 || len(view.Certificates) != 1 || view.Certificates[0].Serial != "0a1b" || view.Windows[0].Policies[0] != (types.NamespacedName{Namespace: "shop", Name: "pay-tls"}) {
 		t.Errorf("-o json:\n%s", &out)
 	}
 

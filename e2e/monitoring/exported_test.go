@@ -176,7 +176,7 @@ func TestMetricsExported(t *testing.T) {
 	// Everything declared, but what only Kubernetes mode registers.
 	var want []string
 	for _, f := range declared {
-		if !slices.Contains(KubernetesOnly, f) && !slices.Contains(ProvisionerOnly, f) {
+		if !slices.Contains(KubernetesOnly, f) && !slices.Contains(ProvisionerOnly, f) && !slices.Contains(SightingsOnly, f) {
 			want = append(want, f)
 		}
 	}
@@ -202,6 +202,11 @@ func TestMetricsExported(t *testing.T) {
 		t.Errorf("%v: drive them in this test, or list them in KubernetesOnly (or ProvisionerOnly) when only Kubernetes mode (or the Gateway provisioner) registers them", err)
 	}
 
+	for _, f := range SightingsOnly {
+		if !slices.Contains(declared, f) {
+			t.Errorf("SightingsOnly lists %s, which tlsplane's source does not declare", f)
+		}
+	}
 	for _, f := range slices.Concat(KubernetesOnly, ProvisionerOnly) {
 		if !slices.Contains(declared, f) {
 			t.Errorf("KubernetesOnly or ProvisionerOnly lists %s, which tlsplane's source does not declare", f)
@@ -227,6 +232,8 @@ func TestMetricsExported(t *testing.T) {
 		case exported:
 		case (slices.Contains(KubernetesOnly, family(n)) || slices.Contains(ProvisionerOnly, family(n))) && slices.Contains(declared, family(n)):
 			t.Logf("%s: Kubernetes mode only (declared in the source; e2e/kube checks it live)", n)
+		case slices.Contains(SightingsOnly, family(n)) && slices.Contains(declared, family(n)):
+			t.Logf("%s: only once Envoys reported a backend certificate (declared in the source)", n)
 		default:
 			t.Errorf("%s (used by %s) is not exported by tlsplane", n, strings.Join(used[n], "; "))
 		}

@@ -2,12 +2,16 @@ package monitoring
 
 // KubernetesOnly are the metric families tlsplane registers only in
 // Kubernetes mode (the informers, the status writer, and with leader
-// election the replicas' shared handshake windows), so a tlsplane serving
-// --dir never exports them. TestMetricsExported requires each to be
+// election the replicas' shared handshake windows and backend certificate
+// inventories), so a tlsplane serving --dir never exports them. TestMetricsExported requires each to be
 // declared in tlsplane's source and absent in directory mode; e2e/kube's
 // TestMonitoringMetricsInKubernetesMode requires each in the /metrics of
 // a tlsplane watching a real API server.
 var KubernetesOnly = []string{
+	"tlsplane_backend_certificate_peer_read_errors_total",
+	"tlsplane_backend_certificate_peer_write_errors_total",
+	"tlsplane_backend_certificate_peer_writes_total",
+	"tlsplane_backend_certificate_peers",
 	"tlsplane_handshake_peer_read_errors_total",
 	"tlsplane_handshake_peer_write_errors_total",
 	"tlsplane_handshake_peer_writes_total",
@@ -24,4 +28,14 @@ var KubernetesOnly = []string{
 // TestGatewayProvisioner reads each live.
 var ProvisionerOnly = []string{
 	"tlsplane_gateway_provisioner_writes_total",
+}
+
+// SightingsOnly are the families whose series exist only once an Envoy's
+// access log service reported a backend certificate (the inventory's
+// expiry per policy and cluster). TestMetricsExported requires each
+// declared; the real-Envoy inventory test in e2e/envoy reads each live.
+// Once the access log service is merged, TestMetricsExported can drive a
+// sighting itself and this list goes.
+var SightingsOnly = []string{
+	"tlsplane_backend_certificate_expiry_timestamp_seconds",
 }
