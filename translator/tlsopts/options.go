@@ -29,6 +29,7 @@ const (
 	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
 	optClientCertificateRef    = Prefix + "clientCertificateRef"
 	optCRLRef                  = Prefix + "crlRef"
+	optCRLDistributionPoints   = Prefix + "crlDistributionPoints"
 )
 
 // insecureSkipVerifyFlag is the control plane's opt-in for
@@ -70,8 +71,11 @@ type Options struct {
 	ClientCertificateRef string `json:"clientCertificateRef,omitempty"`
 	// CRLRef names the ConfigMap or Secret, in the policy's namespace,
 	// whose key ca.crl holds the revocation lists of the trusted CAs.
-	CRLRef             *ObjectRef `json:"crlRef,omitempty"`
-	InsecureSkipVerify bool       `json:"insecureSkipVerify,omitempty"`
+	CRLRef *ObjectRef `json:"crlRef,omitempty"`
+	// CRLDistributionPoints is what a missing or stale fetched list does
+	// (FailClosed or KeepLastGood); "" fetches none.
+	CRLDistributionPoints CRLFetchPolicy `json:"crlDistributionPoints,omitempty"`
+	InsecureSkipVerify    bool           `json:"insecureSkipVerify,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key
@@ -135,7 +139,7 @@ func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
 		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
-		optSANURIPrefixes, optClientCertificateRef, optCRLRef:
+		optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints:
 		return true
 	}
 	return false
@@ -170,6 +174,8 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		if ref, err = ParseObjectRef(value); err == nil {
 			o.CRLRef = &ref
 		}
+	case optCRLDistributionPoints:
+		o.CRLDistributionPoints, err = parseCRLFetchPolicy(value)
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -187,7 +193,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)
@@ -342,6 +348,12 @@ func (o *Options) checkCombination(given map[string]string) error {
 		if o.CRLRef != nil {
 			return insecureConflict(optCRLRef)
 		}
+		if o.CRLDistributionPoints != "" {
+			return insecureConflict(optCRLDistributionPoints)
+		}
+	}
+	if o.CRLRef != nil && o.CRLDistributionPoints != "" {
+		return fmt.Errorf("option %s: %s cannot be used with %s: a policy has one source of revocation lists", optCRLDistributionPoints, quoteValue(given[optCRLDistributionPoints]), optCRLRef)
 	}
 	return nil
 }

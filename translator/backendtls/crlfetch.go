@@ -1,0 +1,165 @@
+package backendtls
+
+import (
+	"bytes"
+	"crypto/x509"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
+)
+
+// CRLFetchFlag is the control plane's opt-in for fetching revocation lists
+// (tlsplane.io/crlDistributionPoints), named when it is missing.
+const CRLFetchFlag = "--crl-fetch-allow"
+
+// ReasonCRLUnavailable is the ResolvedRefs reason of a policy failing
+// closed because a distribution point has no fresh, verified list.
+const ReasonCRLUnavailable = "CRLDistributionPointUnavailable"
+
+// ConditionRevocationListsFresh says whether the lists fetched for a policy
+// with tlsplane.io/crlDistributionPoints are current.
+const ConditionRevocationListsFresh = "tlsplane.io/RevocationListsFresh"
+
+// The reasons of ConditionRevocationListsFresh.
+const (
+	ReasonCRLFresh       = "Fresh"
+	ReasonCRLStale       = "Stale"       // a refresh failed: the last good list is older than it should be
+	ReasonCRLExpired     = "Expired"     // past nextUpdate: Envoy refuses every certificate of the CA
+	ReasonCRLUnreachable = "Unreachable" // no good list was ever fetched
+)
+
+// crlFetchedSource names the fetched lists in the CA secret's name: no
+// object ref (Kind/namespace/name) can be spelled so.
+const crlFetchedSource = "distribution-points"
+
+// CRLWant is one distribution point a policy wants fetched, with the CA
+// certificates (DER) a list from there must be signed by one of.
+type CRLWant struct {
+	URL string
+	CAs [][]byte
+}
+
+// Freshness is ConditionRevocationListsFresh's content.
+type Freshness struct {
+	Fresh           bool
+	Reason, Message string
+}
+
+// FetchedCRLs is what option tlsplane.io/crlDistributionPoints decides for
+// a policy or XBackend.
+type FetchedCRLs struct {
+	// Wants are the distribution points to fetch, sorted by URL; set even
+	// when the lists cannot be used, so they get fetched.
+	Wants []CRLWant
+	// Freshness is the condition; nil when nothing was judged.
+	Freshness *Freshness
+}
+
+// WithFetchedCRLs is bundle with the lists fetched from the distribution
+// points its CAs name (the CRL distribution points extension of each CA
+// certificate: a self-signed CA's names its own list, an intermediate's
+// its parent's). Each list is verified again against the bundle's CAs.
+// enabled is the operator's opt-in. When a list is missing, or stale with
+// FailClosed, problem says why and bundle comes back unchanged.
+func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle, ix *input.Index) (*Bundle, *CRL, FetchedCRLs, string) {
+	what := fmt.Sprintf("option %s: %q", tlsopts.CRLDistributionPointsKey, policy)
+	var f FetchedCRLs
+	if !enabled {
+		return bundle, nil, f, what + ": fetching revocation lists is off: the control plane was not started with " + CRLFetchFlag
+	}
+	if bundle.PEM == "" {
+		return bundle, nil, f, what + ": needs caCertificateRefs: the system CA bundle lives on the Envoy hosts, so tlsplane cannot read its distribution points nor check who signed a list"
+	}
+	cas, err := certificates(bundle.PEM)
+	if err != nil {
+		return bundle, nil, f, fmt.Sprintf("%s: the CA bundle: %v", what, err)
+	}
+	f.Wants = distributionPoints(cas)
+	if len(f.Wants) == 0 {
+		f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: "the CA bundle of " + bundle.Sources + " names no CRL distribution point"}
+		return bundle, nil, f, what + ": " + f.Freshness.Message
+	}
+	crl := &CRL{Source: "distribution points"}
+	var out bytes.Buffer
+	var stale, fresh []string
+	worst := ReasonCRLFresh
+	for _, want := range f.Wants {
+		fetched := ix.FetchedCRLs[want.URL]
+		if fetched == nil || fetched.DER == nil {
+			why := "is not fetched yet"
+			if fetched != nil && fetched.Error != "" {
+				why = fmt.Sprintf("cannot be fetched since %s: %s", stamp(fetched.ErrorSince), fetched.Error)
+			}
+			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: fmt.Sprintf("the list at %s %s", want.URL, why)}
+			return bundle, nil, f, what + ": " + f.Freshness.Message
+		}
+		if issuer, err := crl.add(&out, fetched.DER, cas); err != nil {
+			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: fmt.Sprintf("the list at %s (issuer %q) %v", want.URL, issuer, err)}
+			return bundle, nil, f, what + ": " + f.Freshness.Message
+		}
+		age := fmt.Sprintf("last good list fetched %s, thisUpdate %s, nextUpdate %s", stamp(fetched.FetchedAt), stamp(fetched.ThisUpdate), stamp(fetched.NextUpdate))
+		switch {
+		case fetched.Expired:
+			worst = ReasonCRLExpired
+			stale = append(stale, fmt.Sprintf("the list at %s is past its nextUpdate, so Envoy refuses every certificate of its CA (%s; last error since %s: %s)", want.URL, age, stamp(fetched.ErrorSince), fetched.Error))
+		case fetched.Error != "":
+			if worst == ReasonCRLFresh {
+				worst = ReasonCRLStale
+			}
+			stale = append(stale, fmt.Sprintf("the list at %s could not be refreshed since %s: %s (%s)", want.URL, stamp(fetched.ErrorSince), fetched.Error, age))
+		default:
+			fresh = append(fresh, fmt.Sprintf("%s (%s)", want.URL, age))
+		}
+	}
+	if len(stale) > 0 {
+		f.Freshness = &Freshness{Reason: worst, Message: strings.Join(stale, "; ")}
+		if policy == tlsopts.CRLFailClosed {
+			return bundle, nil, f, what + ": " + f.Freshness.Message
+		}
+	} else {
+		f.Freshness = &Freshness{Fresh: true, Reason: ReasonCRLFresh, Message: "the lists are fresh: " + strings.Join(fresh, "; ")}
+	}
+	crl.PEM = out.String()
+	b := *bundle
+	b.SecretName, b.CRL = plan.CRLSecretName(b.SecretName, crlFetchedSource), crl.PEM
+	return &b, crl, f, ""
+}
+
+// distributionPoints are the CRL distribution point URLs cas name, each
+// with every CA of the bundle (DER): the list at an intermediate's point
+// is signed by its parent.
+func distributionPoints(cas []*x509.Certificate) []CRLWant {
+	seen := map[string]bool{}
+	var urls []string
+	for _, ca := range cas {
+		for _, u := range ca.CRLDistributionPoints {
+			if !seen[u] {
+				seen[u] = true
+				urls = append(urls, u)
+			}
+		}
+	}
+	sort.Strings(urls)
+	ders := make([][]byte, len(cas))
+	for i, ca := range cas {
+		ders[i] = ca.Raw
+	}
+	wants := make([]CRLWant, len(urls))
+	for i, u := range urls {
+		wants[i] = CRLWant{URL: u, CAs: ders}
+	}
+	return wants
+}
+
+// stamp prints a time for a message: UTC, seconds; "never" when zero.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
