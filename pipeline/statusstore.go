@@ -34,6 +34,7 @@ type StatusStore struct {
 	governed   func() map[types.NamespacedName][]string
 	refusals   func() []translator.FleetRefusal
 	withheld   func() []string
+	crls       func() any
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -184,6 +185,14 @@ func (s *StatusStore) ShowWithheld(list func() []string) {
 	s.withheld = list
 }
 
+// ShowFetchedCRLs adds the revocation lists fetched from distribution
+// points (crlfetch.Fetcher's Status) to /debug/status.
+func (s *StatusStore) ShowFetchedCRLs(list func() any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.crls = list
+}
+
 // debugRefusal is one entry of /debug/status's refusals.
 type debugRefusal struct {
 	Fleet     string   `json:"fleet,omitempty"`
@@ -210,7 +219,7 @@ func debugRefusals(list []translator.FleetRefusal) []debugRefusal {
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections, handshakes, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals, s.withheld
+	statuses, gatewayAPI, rejections, handshakes, governed, refusals, withheld, crls := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.governed, s.refusals, s.withheld, s.crls
 	s.mu.RUnlock()
 	policies := []debugPolicy{}
 	var clusters map[types.NamespacedName][]string
@@ -241,6 +250,9 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 		if h := handshakes(); h != nil {
 			out = append(out, jsonField{"handshakes", h})
 		}
+	}
+	if crls != nil {
+		out = append(out, jsonField{"fetchedCRLs", crls()})
 	}
 	return json.MarshalIndent(out, "", "  ")
 }

@@ -55,6 +55,7 @@ type serveConfig struct {
 	xdsLimits               *xdsLimitFlags
 	dirLimits               *manifests.Limits
 	provision               *provisionFlags
+	crlFetch                *crlFetchFlags
 	// xdsConnections are xdsLimits completed for the file limit (runServe);
 	// zero bounds nothing.
 	xdsConnections xds.ConnectionLimits
@@ -80,6 +81,7 @@ var serveFlagGroups = []flagGroup{
 		"kube-api-qps", "kube-api-burst"}},
 	{"Gateway provisioning (Kubernetes mode)", []string{"provision-gateways", "provision-namespaces",
 		"provision-allowed-label-keys", "provision-allowed-annotation-keys", "provision-denied-keys", "gateway-envoy-image", "gateway-xds-address", "gateway-service-type", "gateway-xds-client-secret"}},
+	crlFetchGroup,
 	{"Logging", []string{"log-format", "log-level"}},
 }
 
@@ -111,6 +113,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("--handshake-message-refresh %s: want at least 100ms", cfg.handshakeRefresh)
 	}
 	if err := cfg.xdsLimits.check(); err != nil {
+		return nil, err
+	}
+	if err := cfg.crlFetch.check(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -149,6 +154,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	cfg.xdsLimits = registerXDSLimitFlags(fs)
 	cfg.dirLimits = registerDirLimits(fs)
 	cfg.provision = registerProvisionFlags(fs)
+	cfg.crlFetch = registerCRLFetchFlags(fs)
 	return cfg, fs
 }
 
@@ -304,6 +310,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		Logger:          logger.With("stage", "snapshots"),
 		Registerer:      reg,
 	})
+	fetcher := cfg.crlFetch.fetcher(reg)
 	pl, err = pipeline.New(pipeline.Options{
 		Source:     source,
 		Publisher:  pub,
@@ -317,7 +324,9 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			GatewayAPIChannel:       cfg.gatewayAPIChannel,
 			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 			Provisioning:            cfg.provision.policy(),
+			CRLFetch:                fetcher != nil,
 		},
+		CRLFetcher: crlFetcherOf(fetcher),
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,
 	})
@@ -344,6 +353,9 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 	store.ShowClusters(pub.Governed)
 	store.ShowRefusals(pub.Refusals)
 	store.ShowWithheld(pub.WithheldClusters)
+	if fetcher != nil {
+		store.ShowFetchedCRLs(func() any { return fetcher.Status() })
+	}
 	admin := &http.Server{
 		Handler:           newAdminHandler(pub, store, xdsServer, reg),
 		ReadHeaderTimeout: 10 * time.Second,
