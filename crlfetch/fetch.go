@@ -42,6 +42,9 @@ func failed(outcome string, format string, args ...any) error {
 
 // outcomeOf is err's label.
 func outcomeOf(err error) string {
+	if err == nil {
+		return outcomeOK
+	}
 	var fe *fetchError
 	if errors.As(err, &fe) {
 		return fe.outcome

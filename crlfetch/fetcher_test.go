@@ -271,3 +271,13 @@ func TestRefreshTiming(t *testing.T) {
 		t.Fatalf("an unwanted URL was fetched again or kept")
 	}
 }
+
+// Fetches are counted by outcome.
+func TestOutcomes(t *testing.T) {
+	if got := outcomeOf(nil); got != outcomeOK {
+		t.Errorf("a fetch without error counts as %q", got)
+	}
+	if got := outcomeOf(failed(outcomeWrongSigner, "x")); got != outcomeWrongSigner {
+		t.Errorf("a wrong signer counts as %q", got)
+	}
+}
