@@ -49,6 +49,8 @@ type point struct {
 	// next is the next attempt; failures counts attempts failed in a row.
 	next     time.Time
 	failures int
+	// fetchedAt is the last good fetch, for the age metric and status.
+	fetchedAt time.Time
 }
 
 // Fetcher keeps the wanted lists fresh. Its methods are safe from any
@@ -279,8 +281,11 @@ func (f *Fetcher) keep(u string, p *point, der []byte, t *listTimes, now time.Ti
 	if old := p.list; old != nil && old.DER != nil && t.thisUpdate.Before(old.ThisUpdate) {
 		return failed(outcomeOlder, "the list's thisUpdate %s is older than the last good list's %s", stamp(t.thisUpdate), stamp(old.ThisUpdate))
 	}
-	p.failures = 0
+	p.failures, p.fetchedAt = 0, now
 	p.next = f.refreshAt(t.thisUpdate, t.nextUpdate, now)
+	if old := p.list; old != nil && bytes.Equal(old.DER, der) && old.Error == "" && !old.Expired {
+		return nil // the same list again: nothing the translator reads changed
+	}
 	f.publish(&input.FetchedCRL{ObjectMeta: metav1.ObjectMeta{Name: u}, DER: der, FetchedAt: now,
 		ThisUpdate: t.thisUpdate, NextUpdate: t.nextUpdate, RefreshAt: p.next}, p)
 	return nil

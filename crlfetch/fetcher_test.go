@@ -140,6 +140,11 @@ func TestFetchVerifies(t *testing.T) {
 	if ch := f.Changes(); len(ch) != 1 || ch[0].Key.Name != u || ch[0].Object == nil {
 		t.Fatalf("Changes = %+v, want the list", ch)
 	}
+	c.advance(2 * time.Hour)
+	f.Step(context.Background())
+	if n, ch := srv.hits.Load(), f.Changes(); n != 2 || len(ch) != 0 {
+		t.Fatalf("the same list fetched again (%d requests): Changes = %+v, want none", n, ch)
+	}
 	srv.serve(other.list(t, 2, t0.Add(time.Minute), 24*time.Hour))
 	c.advance(2 * time.Hour)
 	f.Step(context.Background())

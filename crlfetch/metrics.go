@@ -39,13 +39,13 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	now := m.fetcher.cfg.Now()
-	for _, l := range m.fetcher.Lists() {
-		if l.DER == nil {
+	for _, s := range m.fetcher.Status() {
+		if s.FetchedAt == nil {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(m.age, prometheus.GaugeValue, now.Sub(l.FetchedAt).Seconds(), l.Name)
-		if !l.NextUpdate.IsZero() {
-			ch <- prometheus.MustNewConstMetric(m.next, prometheus.GaugeValue, float64(l.NextUpdate.Unix()), l.Name)
+		ch <- prometheus.MustNewConstMetric(m.age, prometheus.GaugeValue, now.Sub(*s.FetchedAt).Seconds(), s.URL)
+		if s.NextUpdate != nil {
+			ch <- prometheus.MustNewConstMetric(m.next, prometheus.GaugeValue, float64(s.NextUpdate.Unix()), s.URL)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import "time"
 // PointStatus is one wanted distribution point, for /debug/status.
 type PointStatus struct {
 	URL        string     `json:"url"`
-	FetchedAt  *time.Time `json:"fetchedAt,omitempty"`
+	FetchedAt  *time.Time `json:"fetchedAt,omitempty"` // the last good fetch
 	ThisUpdate *time.Time `json:"thisUpdate,omitempty"`
 	NextUpdate *time.Time `json:"nextUpdate,omitempty"`
 	Expired    bool       `json:"expired,omitempty"`
@@ -24,7 +24,7 @@ func (f *Fetcher) Status() []PointStatus {
 		s := PointStatus{URL: u, NextFetch: p.next}
 		if l := p.list; l != nil {
 			s.Expired, s.Error = l.Expired, l.Error
-			s.FetchedAt, s.ThisUpdate, s.NextUpdate, s.ErrorSince = when(l.FetchedAt), when(l.ThisUpdate), when(l.NextUpdate), when(l.ErrorSince)
+			s.FetchedAt, s.ThisUpdate, s.NextUpdate, s.ErrorSince = when(p.fetchedAt), when(l.ThisUpdate), when(l.NextUpdate), when(l.ErrorSince)
 		}
 		out = append(out, s)
 	}

@@ -65,24 +65,26 @@ type FetchedCRLs struct {
 // certificate: a self-signed CA's names its own list, an intermediate's
 // its parent's). Each list is verified again against the bundle's CAs.
 // enabled is the operator's opt-in. When a list is missing, or stale with
-// FailClosed, problem says why and bundle comes back unchanged.
-func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle, ix *input.Index) (*Bundle, *CRL, FetchedCRLs, string) {
+// FailClosed, problem says why and bundle comes back unchanged. (No CRL
+// for the expiry note: the fetcher refreshes the lists before their
+// nextUpdate, and the condition says when one expired.)
+func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle, ix *input.Index) (*Bundle, FetchedCRLs, string) {
 	what := fmt.Sprintf("option %s: %q", tlsopts.CRLDistributionPointsKey, policy)
 	var f FetchedCRLs
 	if !enabled {
-		return bundle, nil, f, what + ": fetching revocation lists is off: the control plane was not started with " + CRLFetchFlag
+		return bundle, f, what + ": fetching revocation lists is off: the control plane was not started with " + CRLFetchFlag
 	}
 	if bundle.PEM == "" {
-		return bundle, nil, f, what + ": needs caCertificateRefs: the system CA bundle lives on the Envoy hosts, so tlsplane cannot read its distribution points nor check who signed a list"
+		return bundle, f, what + ": needs caCertificateRefs: the system CA bundle lives on the Envoy hosts, so tlsplane cannot read its distribution points nor check who signed a list"
 	}
 	cas, err := certificates(bundle.PEM)
 	if err != nil {
-		return bundle, nil, f, fmt.Sprintf("%s: the CA bundle: %v", what, err)
+		return bundle, f, fmt.Sprintf("%s: the CA bundle: %v", what, err)
 	}
 	f.Wants = distributionPoints(cas)
 	if len(f.Wants) == 0 {
 		f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: "the CA bundle of " + bundle.Sources + " names no CRL distribution point"}
-		return bundle, nil, f, what + ": " + f.Freshness.Message
+		return bundle, f, what + ": " + f.Freshness.Message
 	}
 	crl := &CRL{Source: "distribution points"}
 	var out bytes.Buffer
@@ -96,13 +98,14 @@ func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle
 				why = fmt.Sprintf("cannot be fetched since %s: %s", stamp(fetched.ErrorSince), fetched.Error)
 			}
 			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: fmt.Sprintf("the list at %s %s", want.URL, why)}
-			return bundle, nil, f, what + ": " + f.Freshness.Message
+			return bundle, f, what + ": " + f.Freshness.Message
 		}
 		if issuer, err := crl.add(&out, fetched.DER, cas); err != nil {
 			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: fmt.Sprintf("the list at %s (issuer %q) %v", want.URL, issuer, err)}
-			return bundle, nil, f, what + ": " + f.Freshness.Message
+			return bundle, f, what + ": " + f.Freshness.Message
 		}
-		age := fmt.Sprintf("last good list fetched %s, thisUpdate %s, nextUpdate %s", stamp(fetched.FetchedAt), stamp(fetched.ThisUpdate), stamp(fetched.NextUpdate))
+		validity := fmt.Sprintf("thisUpdate %s, nextUpdate %s", stamp(fetched.ThisUpdate), stamp(fetched.NextUpdate))
+		age := fmt.Sprintf("last good list fetched %s, %s", stamp(fetched.FetchedAt), validity)
 		switch {
 		case fetched.Expired:
 			worst = ReasonCRLExpired
@@ -113,13 +116,13 @@ func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle
 			}
 			stale = append(stale, fmt.Sprintf("the list at %s could not be refreshed since %s: %s (%s)", want.URL, stamp(fetched.ErrorSince), fetched.Error, age))
 		default:
-			fresh = append(fresh, fmt.Sprintf("%s (%s)", want.URL, age))
+			fresh = append(fresh, fmt.Sprintf("%s (%s)", want.URL, validity))
 		}
 	}
 	if len(stale) > 0 {
 		f.Freshness = &Freshness{Reason: worst, Message: strings.Join(stale, "; ")}
 		if policy == tlsopts.CRLFailClosed {
-			return bundle, nil, f, what + ": " + f.Freshness.Message
+			return bundle, f, what + ": " + f.Freshness.Message
 		}
 	} else {
 		f.Freshness = &Freshness{Fresh: true, Reason: ReasonCRLFresh, Message: "the lists are fresh: " + strings.Join(fresh, "; ")}
@@ -127,7 +130,7 @@ func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle
 	crl.PEM = out.String()
 	b := *bundle
 	b.SecretName, b.CRL = plan.CRLSecretName(b.SecretName, crlFetchedSource), crl.PEM
-	return &b, crl, f, ""
+	return &b, f, ""
 }
 
 // distributionPoints are the CRL distribution point URLs cas name, each

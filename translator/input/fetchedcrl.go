@@ -19,7 +19,8 @@ type FetchedCRL struct {
 	// DER is the last good list, whose signature the fetcher verified
 	// against a CA naming the URL; nil when none was ever fetched.
 	DER []byte
-	// FetchedAt is when DER was fetched; ThisUpdate and NextUpdate are
+	// FetchedAt is when DER was first fetched (fetching the same list again
+	// makes no new input); ThisUpdate and NextUpdate are
 	// the list's own (NextUpdate zero: the list names none).
 	FetchedAt, ThisUpdate, NextUpdate time.Time
 	// RefreshAt is when the fetcher fetches the list again.
