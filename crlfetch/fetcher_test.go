@@ -126,7 +126,7 @@ func TestParseAllowed(t *testing.T) {
 // A good list, DER or PEM, is kept and reported as a change; a list signed
 // by another key is refused and the last good one stays.
 func TestFetchVerifies(t *testing.T) {
-	ca, other := newTestCA(t, "ca"), newTestCA(t, "other")
+	ca, other := newTestCA(t, "ca"), newTestCA(t, "ca") // the same name, another key
 	good := ca.list(t, 1, t0, 24*time.Hour)
 	srv := newCRLServer(t, pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: good}))
 	c := &clock{now: t0}
@@ -149,7 +149,7 @@ func TestFetchVerifies(t *testing.T) {
 	c.advance(2 * time.Hour)
 	f.Step(context.Background())
 	der, e := only(t, f)
-	if string(der) != string(good) || !strings.Contains(e, `the list (issuer "CN=other") is not signed by a CA certificate naming this distribution point`) {
+	if string(der) != string(good) || !strings.Contains(e, `the list (issuer "CN=ca") is not signed by a CA certificate naming this distribution point`) {
 		t.Fatalf("after a list of another key: last good kept %v, error %q", string(der) == string(good), e)
 	}
 	srv.serve(ca.list(t, 0, t0.Add(-time.Hour), 24*time.Hour)) // replayed, older
