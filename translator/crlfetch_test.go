@@ -227,3 +227,57 @@ func TestCRLDistributionPointsUpdate(t *testing.T) {
 		}
 	}
 }
+
+// An XBackend takes the option as an annotation: it wants the CA's
+// distribution point, serves the fetched list, and its status carries the
+// condition; a fetched list changing reaches it through Update.
+func TestXBackendCRLDistributionPoints(t *testing.T) {
+	ca := newDPCA(t, "dp ca")
+	nn := types.NamespacedName{Namespace: "shop", Name: "payments"}
+	opts := translator.Options{CRLFetch: true}
+	inputs := func(fetched ...*input.FetchedCRL) translator.Inputs {
+		in := readCase(t, "xbackend-server-only")
+		for i, cm := range in.ConfigMaps {
+			cm = cm.DeepCopy()
+			cm.Data = map[string]string{"ca.crt": ca.pem}
+			in.ConfigMaps[i] = cm
+		}
+		x := in.XBackends[0].DeepCopy()
+		x.Annotations = map[string]string{"tlsplane.io/crlDistributionPoints": "FailClosed"}
+		in.XBackends[0] = x
+		in.FetchedCRLs = fetched
+		return in
+	}
+	fresh := func(out translator.Output) *metav1.Condition {
+		t.Helper()
+		st, ok := out.GatewayAPI.XBackends[nn]
+		if !ok || len(st.Ancestors) == 0 {
+			t.Fatalf("no status for XBackend %s", nn)
+		}
+		for i, c := range st.Ancestors[0].Conditions {
+			if c.Type == "tlsplane.io/RevocationListsFresh" {
+				return &st.Ancestors[0].Conditions[i]
+			}
+		}
+		return nil
+	}
+	tr := translator.New()
+	out := tr.Translate(inputs(), nil, goldenNow, opts)
+	if c := fresh(out); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "XBackend shop/payments: metadata.annotations tlsplane.io/crlDistributionPoints: the list at "+crlURL+" is not fetched yet") {
+		t.Fatalf("before any fetch: %+v", c)
+	}
+	if !reflect.DeepEqual(out.CRLDistributionPoints, map[string][][]byte{crlURL: {ca.cert.Raw}}) {
+		t.Fatalf("CRLDistributionPoints = %v, want the CA's point", out.CRLDistributionPoints)
+	}
+	f := fetchedCRL(ca.list(t, 1), "", false)
+	out, ok := tr.Update([]translator.Change{{Kind: translator.KindFetchedCRL, Key: types.NamespacedName{Name: crlURL}, Object: f}}, nil, goldenNow, opts)
+	if !ok {
+		t.Fatal("Update refused a FetchedCRL change")
+	}
+	if c := fresh(out); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "Fresh" {
+		t.Fatalf("after the fetch: %+v", c)
+	}
+	if want := string(pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: f.DER})); servedCRL(out) != want {
+		t.Fatalf("the XBackend's CA secret serves %q, want the fetched list", servedCRL(out))
+	}
+}
