@@ -25,12 +25,15 @@ const crlRefresh = 2 * time.Second
 // requests.
 type crlServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	list []byte
-	hits int
+	mu     sync.Mutex
+	list   []byte
+	status int // 0: 200 with the list
+	hits   int
 }
 
-func (s *crlServer) serve(list []byte) { s.mu.Lock(); s.list = list; s.mu.Unlock() }
+func (s *crlServer) serve(list []byte) { s.mu.Lock(); s.list, s.status = list, 0; s.mu.Unlock() }
+
+func (s *crlServer) fail(status int) { s.mu.Lock(); s.status = status; s.mu.Unlock() }
 
 // TestCRLDistributionPoints proves tlsplane.io/crlDistributionPoints with
 // a real Envoy and a real HTTP server publishing the CA's list at the URL
@@ -39,7 +42,9 @@ func (s *crlServer) serve(list []byte) { s.mu.Lock(); s.list = list; s.mu.Unlock
 // CA's very name) is refused, shown in /debug/status and the policy's
 // condition, and the last good one stays served; a list revoking the
 // backend's certificate makes Envoy refuse the backend within one refresh
-// interval.
+// interval, and a list revoking nothing lets it back. A policy that fails
+// closed is Invalid, and its backend refused, once the distribution point
+// stops answering.
 func TestCRLDistributionPoints(t *testing.T) {
 	e := newEnvIn(t, "GRPC", "crl-fetch")
 	srv := &crlServer{}
@@ -47,6 +52,10 @@ func TestCRLDistributionPoints(t *testing.T) {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		srv.hits++
+		if srv.status != 0 {
+			w.WriteHeader(srv.status)
+			return
+		}
 		w.Header().Set("Content-Type", "application/x-pem-file")
 		_, _ = w.Write(srv.list)
 	}))
@@ -121,6 +130,20 @@ func TestCRLDistributionPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.serve(ca.CRL(t, time.Now().Add(24*time.Hour)))
+	awaitRequest(t, e, cluster, "a list revoking nothing again", func(status int) bool { return status == 200 })
+
+	pol.options["crlDistributionPoints"] = "FailClosed"
+	writeManifests(t, e.manifestDir, crlFetchSvc, append(objs, caConfigMap("ca-"+crlFetchSvc, ca.PEM), pol.object())...)
+	srv.fail(http.StatusServiceUnavailable)
+	c = awaitFreshness(t, e, "False", "Stale", "HTTP status 503 Service Unavailable")
+	resolved, err := policyConditionOf(e, crlFetchSvc, "ResolvedRefs")
+	if err != nil || resolved == nil || resolved.Status != "False" || resolved.Reason != "CRLDistributionPointUnavailable" || !strings.Contains(resolved.Message, crlURL) {
+		t.Fatalf("FailClosed with the distribution point answering 503: ResolvedRefs %+v (%v), want False CRLDistributionPointUnavailable naming %s", resolved, err, crlURL)
+	}
+	t.Logf("FailClosed, the point answering 503: ResolvedRefs %s %s: %s", resolved.Status, resolved.Reason, resolved.Message)
+	awaitRequest(t, e, cluster, "FailClosed with a stale list", func(status int) bool { return status >= 500 })
+
 	for _, series := range []string{`tlsplane_crl_age_seconds{url="` + crlURL + `"}`, `tlsplane_crl_fetches_total{outcome="wrong_signer"}`, `tlsplane_crl_fetches_total{outcome="ok"}`} {
 		if !strings.Contains(string(metrics), series) {
 			t.Errorf("/metrics lacks %s", series)
@@ -204,4 +227,25 @@ func fetchedCRL(e *env, url string) (*fetchedPoint, error) {
 		}
 	}
 	return nil, fmt.Errorf("/debug/status fetchedCRLs has no %s", url)
+}
+
+// awaitRequest waits until a request through cluster answers a status ok
+// accepts.
+func awaitRequest(t *testing.T, e *env, cluster, what string, ok func(int) bool) {
+	t.Helper()
+	var last response
+	err := harness.Eventually(applyTimeout, 100*time.Millisecond, func() error {
+		r, err := e.tryRequest(cluster, "/"+strings.ReplaceAll(what, " ", "-"))
+		if err != nil {
+			return err
+		}
+		last = r
+		if !ok(r.Status) {
+			return fmt.Errorf("got %s", r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v (last: %s)\n--- tlsplane log:\n%s", what, err, last, e.tlsplane.LogTail(15))
+	}
 }
