@@ -32,7 +32,7 @@ type dpCA struct {
 	pem  string
 }
 
-func newDPCA(t *testing.T, name string) dpCA {
+func newDPCA(t *testing.T, name string, points ...string) dpCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -42,7 +42,7 @@ func newDPCA(t *testing.T, name string) dpCA {
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
 		NotBefore: goldenNow.Add(-time.Hour), NotAfter: goldenNow.Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		CRLDistributionPoints: []string{crlURL},
+		CRLDistributionPoints: append([]string{crlURL}, points...),
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -279,5 +279,26 @@ func TestXBackendCRLDistributionPoints(t *testing.T) {
 	}
 	if want := string(pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: f.DER})); servedCRL(out) != want {
 		t.Fatalf("the XBackend's CA secret serves %q, want the fetched list", servedCRL(out))
+	}
+}
+
+// A certificate's distribution points are alternatives for one list: one
+// good list among them serves, whatever the others' errors.
+func TestCRLDistributionPointsAlternatives(t *testing.T) {
+	const ldap = "ldap:///CN=ca,CN=CDP,DC=example,DC=com?certificateRevocationList"
+	ca := newDPCA(t, "dp ca", ldap)
+	nn := types.NamespacedName{Namespace: "shop", Name: "pay-tls"}
+	unreachable := &input.FetchedCRL{ObjectMeta: metav1.ObjectMeta{Name: ldap}, Error: "the scheme and host of " + ldap + " are not in --crl-fetch-allow", ErrorSince: goldenNow}
+	out := translator.Translate(crlCase(t, ca, "FailClosed", fetchedCRL(ca.list(t, 1), "", false), unreachable), nil, goldenNow, translator.Options{CRLFetch: true})
+	if c := policyCondition(out.Statuses[nn], "tlsplane.io/RevocationListsFresh"); c == nil || c.Reason != "Fresh" {
+		t.Fatalf("one good list of two points: %+v, want Fresh", c)
+	}
+	if len(out.CRLDistributionPoints) != 2 {
+		t.Errorf("CRLDistributionPoints = %v, want both points", out.CRLDistributionPoints)
+	}
+	out = translator.Translate(crlCase(t, ca, "FailClosed", unreachable), nil, goldenNow, translator.Options{CRLFetch: true})
+	want := "the list at " + crlURL + " is not fetched yet; the list at " + ldap + " cannot be fetched since 2026-01-01T00:00:00Z: the scheme and host of " + ldap + " are not in --crl-fetch-allow"
+	if c := policyCondition(out.Statuses[nn], "ResolvedRefs"); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, want) {
+		t.Fatalf("no good list at either point: ResolvedRefs %+v, want False naming both: %s", c, want)
 	}
 }

@@ -86,37 +86,42 @@ func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle
 		f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: "the CA bundle of " + bundle.Sources + " names no CRL distribution point"}
 		return bundle, f, what + ": " + f.Freshness.Message
 	}
-	crl := &CRL{Source: "distribution points"}
-	var out bytes.Buffer
+	var out strings.Builder
 	var stale, fresh []string
 	worst := ReasonCRLFresh
-	for _, want := range f.Wants {
-		fetched := ix.FetchedCRLs[want.URL]
-		if fetched == nil || fetched.DER == nil {
-			why := "is not fetched yet"
-			if fetched != nil && fetched.Error != "" {
-				why = fmt.Sprintf("cannot be fetched since %s: %s", stamp(fetched.ErrorSince), fetched.Error)
+	served := map[string]bool{}
+	for _, urls := range pointGroups(cas) {
+		// A certificate's points are alternatives for one list: the best
+		// of them serves.
+		var best *pointState
+		var unusable []string
+		for _, u := range urls {
+			st := judgePoint(u, ix.FetchedCRLs[u], cas)
+			if st.rank == rankUnusable {
+				unusable = append(unusable, st.message)
+			} else if best == nil || st.rank < best.rank {
+				best = &st
 			}
-			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: fmt.Sprintf("the list at %s %s", want.URL, why)}
+		}
+		if best == nil {
+			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: strings.Join(unusable, "; ")}
 			return bundle, f, what + ": " + f.Freshness.Message
 		}
-		if issuer, err := crl.add(&out, fetched.DER, cas); err != nil {
-			f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: fmt.Sprintf("the list at %s (issuer %q) %v", want.URL, issuer, err)}
-			return bundle, f, what + ": " + f.Freshness.Message
+		if !served[best.url] {
+			served[best.url] = true
+			out.WriteString(best.pem)
 		}
-		validity := fmt.Sprintf("thisUpdate %s, nextUpdate %s", stamp(fetched.ThisUpdate), stamp(fetched.NextUpdate))
-		age := fmt.Sprintf("last good list fetched %s, %s", stamp(fetched.FetchedAt), validity)
-		switch {
-		case fetched.Expired:
+		switch best.rank {
+		case rankExpired:
 			worst = ReasonCRLExpired
-			stale = append(stale, fmt.Sprintf("the list at %s is past its nextUpdate, so Envoy refuses every certificate of its CA (%s; last error since %s: %s)", want.URL, age, stamp(fetched.ErrorSince), fetched.Error))
-		case fetched.Error != "":
+			stale = append(stale, best.message)
+		case rankStale:
 			if worst == ReasonCRLFresh {
 				worst = ReasonCRLStale
 			}
-			stale = append(stale, fmt.Sprintf("the list at %s could not be refreshed since %s: %s (%s)", want.URL, stamp(fetched.ErrorSince), fetched.Error, age))
+			stale = append(stale, best.message)
 		default:
-			fresh = append(fresh, fmt.Sprintf("%s (%s)", want.URL, validity))
+			fresh = append(fresh, best.message)
 		}
 	}
 	if len(stale) > 0 {
@@ -127,10 +132,74 @@ func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle
 	} else {
 		f.Freshness = &Freshness{Fresh: true, Reason: ReasonCRLFresh, Message: "the lists are fresh: " + strings.Join(fresh, "; ")}
 	}
-	crl.PEM = out.String()
 	b := *bundle
-	b.SecretName, b.CRL = plan.CRLSecretName(b.SecretName, crlFetchedSource), crl.PEM
+	b.SecretName, b.CRL = plan.CRLSecretName(b.SecretName, crlFetchedSource), out.String()
 	return &b, f, ""
+}
+
+// The ranks of a point's list, best first.
+const (
+	rankFresh = iota
+	rankStale
+	rankExpired
+	rankUnusable
+)
+
+// pointState is what one distribution point's fetched list is worth.
+type pointState struct {
+	url     string
+	rank    int
+	message string
+	pem     string // the list, verified; "" when unusable
+}
+
+// judgePoint verifies the list fetched from url against cas and says how
+// fresh it is.
+func judgePoint(url string, fetched *input.FetchedCRL, cas []*x509.Certificate) pointState {
+	st := pointState{url: url, rank: rankUnusable}
+	if fetched == nil || fetched.DER == nil {
+		st.message = fmt.Sprintf("the list at %s is not fetched yet", url)
+		if fetched != nil && fetched.Error != "" {
+			st.message = fmt.Sprintf("the list at %s cannot be fetched since %s: %s", url, stamp(fetched.ErrorSince), fetched.Error)
+		}
+		return st
+	}
+	var pem bytes.Buffer
+	if issuer, err := new(CRL).add(&pem, fetched.DER, cas); err != nil {
+		st.message = fmt.Sprintf("the list at %s (issuer %q) %v", url, issuer, err)
+		return st
+	}
+	st.pem = pem.String()
+	validity := fmt.Sprintf("thisUpdate %s, nextUpdate %s", stamp(fetched.ThisUpdate), stamp(fetched.NextUpdate))
+	age := fmt.Sprintf("last good list fetched %s, %s", stamp(fetched.FetchedAt), validity)
+	switch {
+	case fetched.Expired:
+		st.rank = rankExpired
+		st.message = fmt.Sprintf("the list at %s is past its nextUpdate, so Envoy refuses every certificate of its CA (%s; last error since %s: %s)", url, age, stamp(fetched.ErrorSince), fetched.Error)
+	case fetched.Error != "":
+		st.rank = rankStale
+		st.message = fmt.Sprintf("the list at %s could not be refreshed since %s: %s (%s)", url, stamp(fetched.ErrorSince), fetched.Error, age)
+	default:
+		st.rank = rankFresh
+		st.message = fmt.Sprintf("%s (%s)", url, validity)
+	}
+	return st
+}
+
+// pointGroups are the distinct CRL distribution point lists of cas, in
+// bundle order: each is one list's alternative URLs (an ldap:// and an
+// http:// one, say).
+func pointGroups(cas []*x509.Certificate) [][]string {
+	var groups [][]string
+	seen := map[string]bool{}
+	for _, ca := range cas {
+		key := strings.Join(ca.CRLDistributionPoints, "\n")
+		if len(ca.CRLDistributionPoints) > 0 && !seen[key] {
+			seen[key] = true
+			groups = append(groups, ca.CRLDistributionPoints)
+		}
+	}
+	return groups
 }
 
 // distributionPoints are the CRL distribution point URLs cas name, each
