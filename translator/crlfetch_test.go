@@ -302,3 +302,48 @@ func TestCRLDistributionPointsAlternatives(t *testing.T) {
 		t.Fatalf("no good list at either point: ResolvedRefs %+v, want False naming both: %s", c, want)
 	}
 }
+
+// A two-level PKI: the bundle holds the root and the issuing
+// intermediate, whose distribution point names the root's list; the
+// intermediate's own list, named only in the leaves it signs, is given by
+// tlsplane.io/crlDistributionPointURLs. Both lists are wanted, verified
+// and served.
+func TestCRLDistributionPointURLs(t *testing.T) {
+	const rootURL, issuingURL = "http://crl.example.com/root.crl", "http://crl.example.com/issuing.crl"
+	root := newDPCA(t, "root")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "issuing"},
+		NotBefore: goldenNow.Add(-time.Hour), NotAfter: goldenNow.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		CRLDistributionPoints: []string{rootURL},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, root.cert, &key.PublicKey, root.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	issuing := dpCA{cert: cert, key: key, pem: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
+	// The root's own DP (crlURL, from newDPCA) is a third list wanted.
+	bundle := dpCA{cert: root.cert, key: root.key, pem: root.pem + issuing.pem}
+	in := crlCase(t, bundle, "FailClosed",
+		&input.FetchedCRL{ObjectMeta: metav1.ObjectMeta{Name: rootURL}, DER: root.list(t, 1)},
+		&input.FetchedCRL{ObjectMeta: metav1.ObjectMeta{Name: crlURL}, DER: root.list(t, 1)},
+		&input.FetchedCRL{ObjectMeta: metav1.ObjectMeta{Name: issuingURL}, DER: issuing.list(t, 1)})
+	in.Policies[0].Spec.Options["tlsplane.io/crlDistributionPointURLs"] = issuingURL
+	nn := types.NamespacedName{Namespace: "shop", Name: "pay-tls"}
+	out := translator.Translate(in, nil, goldenNow, translator.Options{CRLFetch: true})
+	if c := policyCondition(out.Statuses[nn], "tlsplane.io/RevocationListsFresh"); c == nil || c.Reason != "Fresh" {
+		t.Fatalf("RevocationListsFresh = %+v, want Fresh", c)
+	}
+	var urls []string
+	for u := range out.CRLDistributionPoints {
+		urls = append(urls, u)
+	}
+	if len(urls) != 3 {
+		t.Errorf("CRLDistributionPoints = %v, want the root's, the intermediate's and the option's URL", urls)
+	}
+	if served := servedCRL(out); strings.Count(served, "BEGIN X509 CRL") != 3 {
+		t.Errorf("the CA secret serves %d lists, want the root's from its two points and the issuing CA's:\n%s", strings.Count(served, "BEGIN X509 CRL"), served)
+	}
+}

@@ -64,11 +64,13 @@ type FetchedCRLs struct {
 // points its CAs name (the CRL distribution points extension of each CA
 // certificate: a self-signed CA's names its own list, an intermediate's
 // its parent's). Each list is verified again against the bundle's CAs.
-// enabled is the operator's opt-in. When a list is missing, or stale with
+// urls (tlsplane.io/crlDistributionPointURLs) are lists wanted besides,
+// each required: an issuing CA's own list, whose URL only the leaves it
+// signs carry. enabled is the operator's opt-in. When a list is missing, or stale with
 // FailClosed, problem says why and bundle comes back unchanged. (No CRL
 // for the expiry note: the fetcher refreshes the lists before their
 // nextUpdate, and the condition says when one expired.)
-func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle, ix *input.Index) (*Bundle, FetchedCRLs, string) {
+func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, urls []string, enabled bool, bundle *Bundle, ix *input.Index) (*Bundle, FetchedCRLs, string) {
 	what := fmt.Sprintf("option %s: %q", tlsopts.CRLDistributionPointsKey, policy)
 	var f FetchedCRLs
 	if !enabled {
@@ -81,16 +83,17 @@ func WithFetchedCRLs(policy tlsopts.CRLFetchPolicy, enabled bool, bundle *Bundle
 	if err != nil {
 		return bundle, f, fmt.Sprintf("%s: the CA bundle: %v", what, err)
 	}
-	f.Wants = distributionPoints(cas)
+	groups := pointGroups(cas, urls)
+	f.Wants = distributionPoints(groups, cas)
 	if len(f.Wants) == 0 {
-		f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: "the CA bundle of " + bundle.Sources + " names no CRL distribution point"}
+		f.Freshness = &Freshness{Reason: ReasonCRLUnreachable, Message: "the CA bundle of " + bundle.Sources + " names no CRL distribution point, and " + tlsopts.CRLDistributionPointURLsKey + " none"}
 		return bundle, f, what + ": " + f.Freshness.Message
 	}
 	var out strings.Builder
 	var stale, fresh []string
 	worst := ReasonCRLFresh
 	served := map[string]bool{}
-	for _, urls := range pointGroups(cas) {
+	for _, urls := range groups {
 		// A certificate's points are alternatives for one list: the best
 		// of them serves.
 		var best *pointState
@@ -187,29 +190,34 @@ func judgePoint(url string, fetched *input.FetchedCRL, cas []*x509.Certificate) 
 }
 
 // pointGroups are the distinct CRL distribution point lists of cas, in
-// bundle order: each is one list's alternative URLs (an ldap:// and an
-// http:// one, say).
-func pointGroups(cas []*x509.Certificate) [][]string {
+// bundle order, then each of urls alone: each group is one list's
+// alternative URLs (an ldap:// and an http:// one, say).
+func pointGroups(cas []*x509.Certificate, urls []string) [][]string {
 	var groups [][]string
 	seen := map[string]bool{}
-	for _, ca := range cas {
-		key := strings.Join(ca.CRLDistributionPoints, "\n")
-		if len(ca.CRLDistributionPoints) > 0 && !seen[key] {
+	add := func(points []string) {
+		if key := strings.Join(points, "\n"); len(points) > 0 && !seen[key] {
 			seen[key] = true
-			groups = append(groups, ca.CRLDistributionPoints)
+			groups = append(groups, points)
 		}
+	}
+	for _, ca := range cas {
+		add(ca.CRLDistributionPoints)
+	}
+	for _, u := range urls {
+		add([]string{u})
 	}
 	return groups
 }
 
-// distributionPoints are the CRL distribution point URLs cas name, each
-// with every CA of the bundle (DER): the list at an intermediate's point
-// is signed by its parent.
-func distributionPoints(cas []*x509.Certificate) []CRLWant {
+// distributionPoints are the URLs of groups, sorted, each with every CA
+// of the bundle (DER): the list at an intermediate's point is signed by
+// its parent.
+func distributionPoints(groups [][]string, cas []*x509.Certificate) []CRLWant {
 	seen := map[string]bool{}
 	var urls []string
-	for _, ca := range cas {
-		for _, u := range ca.CRLDistributionPoints {
+	for _, group := range groups {
+		for _, u := range group {
 			if !seen[u] {
 				seen[u] = true
 				urls = append(urls, u)

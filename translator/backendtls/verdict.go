@@ -116,7 +116,7 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 	}
 	if policy := tlsOpts.CRLDistributionPoints; err == nil && policy != "" && v.Trust.Bundle != nil {
 		var problem string
-		if v.Trust.Bundle, v.FetchedCRLs, problem = WithFetchedCRLs(policy, cfg.CRLFetch, v.Trust.Bundle, ix); problem != "" {
+		if v.Trust.Bundle, v.FetchedCRLs, problem = WithFetchedCRLs(policy, tlsOpts.CRLDistributionPointURLs, cfg.CRLFetch, v.Trust.Bundle, ix); problem != "" {
 			v.rejectOption(ReasonCRLUnavailable, problem)
 		}
 	}

@@ -12,6 +12,10 @@ func TestParseCRLDistributionPoints(t *testing.T) {
 			t.Errorf("%s: got %q, %v", value, o.CRLDistributionPoints, err)
 		}
 	}
+	o, err := Parse(specOptions("tlsplane.io/crlDistributionPoints", "KeepLastGood", "tlsplane.io/crlDistributionPointURLs", " http://crl.example.com/issuing.crl ,https://pki.internal/root.crl"), false)
+	if err != nil || len(o.CRLDistributionPointURLs) != 2 || o.CRLDistributionPointURLs[0] != "http://crl.example.com/issuing.crl" {
+		t.Errorf("crlDistributionPointURLs: got %q, %v", o.CRLDistributionPointURLs, err)
+	}
 	cases := []struct {
 		name    string
 		options []string
@@ -21,6 +25,14 @@ func TestParseCRLDistributionPoints(t *testing.T) {
 			`option tlsplane.io/crlDistributionPoints: "failclosed" is not FailClosed or KeepLastGood`},
 		{"with crlRef", []string{"tlsplane.io/crlDistributionPoints", "KeepLastGood", "tlsplane.io/crlRef", "ConfigMap/crl"},
 			`option tlsplane.io/crlDistributionPoints: "KeepLastGood" cannot be used with tlsplane.io/crlRef: a policy has one source of revocation lists`},
+		{"URLs without the policy", []string{"tlsplane.io/crlDistributionPointURLs", "http://crl.example.com/issuing.crl"},
+			`option tlsplane.io/crlDistributionPointURLs: "http://crl.example.com/issuing.crl" needs tlsplane.io/crlDistributionPoints (FailClosed or KeepLastGood)`},
+		{"URL of another scheme", []string{"tlsplane.io/crlDistributionPoints", "FailClosed", "tlsplane.io/crlDistributionPointURLs", "http://a.example/x.crl, ldap://dc/x"},
+			`option tlsplane.io/crlDistributionPointURLs: "ldap://dc/x" is not an http:// or https:// URL without user information`},
+		{"URL with a user", []string{"tlsplane.io/crlDistributionPoints", "FailClosed", "tlsplane.io/crlDistributionPointURLs", "http://u:p@a.example/x.crl"},
+			`option tlsplane.io/crlDistributionPointURLs: "http://u:p@a.example/x.crl" is not an http:// or https:// URL without user information`},
+		{"too many URLs", []string{"tlsplane.io/crlDistributionPoints", "FailClosed", "tlsplane.io/crlDistributionPointURLs", "http://a/1,http://a/2,http://a/3,http://a/4,http://a/5,http://a/6,http://a/7,http://a/8,http://a/9"},
+			`option tlsplane.io/crlDistributionPointURLs: "http://a/1,http://a/2,http://a/3,http://a/4,http://a/5,http://a/6,http://a/7,http://a/8,http://a/9" lists 9 URLs, more than 8`},
 		{"with insecureSkipVerify", []string{"tlsplane.io/crlDistributionPoints", "FailClosed", "tlsplane.io/insecureSkipVerify", "true"},
 			`option tlsplane.io/insecureSkipVerify: "true" turns certificate validation off, so tlsplane.io/crlDistributionPoints cannot be honoured`},
 	}

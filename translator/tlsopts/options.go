@@ -17,19 +17,20 @@ const Prefix = "tlsplane.io/"
 
 // The spec.options keys tlsplane implements.
 const (
-	optMinimumVersion          = Prefix + "minimumVersion"
-	optMaximumVersion          = Prefix + "maximumVersion"
-	optCiphers                 = Prefix + "ciphers"
-	optECDHCurves              = Prefix + "ecdhCurves"
-	optSignatureAlgorithms     = Prefix + "signatureAlgorithms"
-	optVerifyCertificateHashes = Prefix + "verifyCertificateHashes"
-	optAllowExpiredCertificate = Prefix + "allowExpiredCertificate"
-	optALPNProtocols           = Prefix + "alpnProtocols"
-	optInsecureSkipVerify      = Prefix + "insecureSkipVerify"
-	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
-	optClientCertificateRef    = Prefix + "clientCertificateRef"
-	optCRLRef                  = Prefix + "crlRef"
-	optCRLDistributionPoints   = Prefix + "crlDistributionPoints"
+	optMinimumVersion           = Prefix + "minimumVersion"
+	optMaximumVersion           = Prefix + "maximumVersion"
+	optCiphers                  = Prefix + "ciphers"
+	optECDHCurves               = Prefix + "ecdhCurves"
+	optSignatureAlgorithms      = Prefix + "signatureAlgorithms"
+	optVerifyCertificateHashes  = Prefix + "verifyCertificateHashes"
+	optAllowExpiredCertificate  = Prefix + "allowExpiredCertificate"
+	optALPNProtocols            = Prefix + "alpnProtocols"
+	optInsecureSkipVerify       = Prefix + "insecureSkipVerify"
+	optSANURIPrefixes           = Prefix + "subjectAltNameURIPrefixes"
+	optClientCertificateRef     = Prefix + "clientCertificateRef"
+	optCRLRef                   = Prefix + "crlRef"
+	optCRLDistributionPoints    = Prefix + "crlDistributionPoints"
+	optCRLDistributionPointURLs = Prefix + "crlDistributionPointURLs"
 )
 
 // insecureSkipVerifyFlag is the control plane's opt-in for
@@ -75,7 +76,10 @@ type Options struct {
 	// CRLDistributionPoints is what a missing or stale fetched list does
 	// (FailClosed or KeepLastGood); "" fetches none.
 	CRLDistributionPoints CRLFetchPolicy `json:"crlDistributionPoints,omitempty"`
-	InsecureSkipVerify    bool           `json:"insecureSkipVerify,omitempty"`
+	// CRLDistributionPointURLs are lists to fetch besides those the CAs
+	// name: an issuing CA's own list, named only in the leaves it signs.
+	CRLDistributionPointURLs []string `json:"crlDistributionPointURLs,omitempty"`
+	InsecureSkipVerify       bool     `json:"insecureSkipVerify,omitempty"`
 }
 
 // optionKeyPattern is Gateway API's validation of an option key
@@ -139,7 +143,7 @@ func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
 		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
-		optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints:
+		optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints, optCRLDistributionPointURLs:
 		return true
 	}
 	return false
@@ -176,6 +180,8 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		}
 	case optCRLDistributionPoints:
 		o.CRLDistributionPoints, err = parseCRLFetchPolicy(value)
+	case optCRLDistributionPointURLs:
+		o.CRLDistributionPointURLs, err = parseCRLURLs(value)
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -193,7 +199,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints, optCRLDistributionPointURLs} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)
@@ -351,6 +357,9 @@ func (o *Options) checkCombination(given map[string]string) error {
 		if o.CRLDistributionPoints != "" {
 			return insecureConflict(optCRLDistributionPoints)
 		}
+	}
+	if v, ok := given[optCRLDistributionPointURLs]; ok && o.CRLDistributionPoints == "" {
+		return fmt.Errorf("option %s: %s needs %s (FailClosed or KeepLastGood)", optCRLDistributionPointURLs, quoteValue(v), optCRLDistributionPoints)
 	}
 	if o.CRLRef != nil && o.CRLDistributionPoints != "" {
 		return fmt.Errorf("option %s: %s cannot be used with %s: a policy has one source of revocation lists", optCRLDistributionPoints, quoteValue(given[optCRLDistributionPoints]), optCRLRef)

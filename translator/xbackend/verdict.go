@@ -208,7 +208,7 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 	}
 	if policy := opts.CRLDistributionPoints; err == nil && policy != "" && v.CA != nil {
 		var problem string
-		if v.CA, v.FetchedCRLs, problem = backendtls.WithFetchedCRLs(policy, cfg.CRLFetch, v.CA, ix); problem != "" {
+		if v.CA, v.FetchedCRLs, problem = backendtls.WithFetchedCRLs(policy, opts.CRLDistributionPointURLs, cfg.CRLFetch, v.CA, ix); problem != "" {
 			msg := "metadata.annotations: " + problem
 			v.unresolved(backendtls.ReasonCRLUnavailable, msg)
 			v.Reject(ReasonInvalid, msg)
