@@ -278,6 +278,10 @@ type listTimes struct{ thisUpdate, nextUpdate time.Time }
 // keep makes a verified list the last good one, unless it is older than
 // that (a replayed list would undo revocations).
 func (f *Fetcher) keep(u string, p *point, der []byte, t *listTimes, now time.Time) error {
+	if !t.nextUpdate.IsZero() && !now.Before(t.nextUpdate) {
+		// Envoy would refuse every certificate of the CA with it.
+		return failed(outcomeInvalid, "the list's nextUpdate %s has passed", stamp(t.nextUpdate))
+	}
 	if old := p.list; old != nil && old.DER != nil && t.thisUpdate.Before(old.ThisUpdate) {
 		return failed(outcomeOlder, "the list's thisUpdate %s is older than the last good list's %s", stamp(t.thisUpdate), stamp(old.ThisUpdate))
 	}

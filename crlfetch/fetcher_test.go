@@ -152,6 +152,12 @@ func TestFetchVerifies(t *testing.T) {
 	if string(der) != string(good) || !strings.Contains(e, `the list (issuer "CN=ca") is not signed by a CA certificate naming this distribution point`) {
 		t.Fatalf("after a list of another key: last good kept %v, error %q", string(der) == string(good), e)
 	}
+	srv.serve(ca.list(t, 3, t0.Add(-48*time.Hour), 24*time.Hour)) // expired when served
+	c.advance(time.Minute)
+	f.Step(context.Background())
+	if der, e := only(t, f); string(der) != string(good) || !strings.Contains(e, "the list's nextUpdate 2025-12-31T00:00:00Z has passed") {
+		t.Fatalf("after an expired list: last good kept %v, error %q", string(der) == string(good), e)
+	}
 	srv.serve(ca.list(t, 0, t0.Add(-time.Hour), 24*time.Hour)) // replayed, older
 	c.advance(time.Minute)
 	f.Step(context.Background())
