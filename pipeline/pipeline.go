@@ -44,6 +44,10 @@ type Options struct {
 	// each is handed the statuses the one before returned.
 	Conditions []Conditions
 
+	// CRLFetcher, when set, fetches the revocation lists translations
+	// want, and its lists join the source's inputs.
+	CRLFetcher CRLFetcher
+
 	// Translate defaults to a Translator of the pipeline's own, which
 	// reuses what unchanged objects translated to (CA parses, clusters,
 	// statuses) from one event to the next, and, with a ChangeSource,
@@ -97,6 +101,9 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = MaxDelay
+	}
+	if opts.CRLFetcher != nil {
+		opts.Source = withFetchedCRLs(opts.Source, opts.CRLFetcher)
 	}
 	log := opts.Logger
 	if log == nil {

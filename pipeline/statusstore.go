@@ -35,6 +35,7 @@ type StatusStore struct {
 	governed   func() map[types.NamespacedName][]string
 	refusals   func() []translator.FleetRefusal
 	withheld   func() []string
+	crls       func() any
 }
 
 var _ StatusSink = (*StatusStore)(nil)
@@ -194,6 +195,14 @@ func (s *StatusStore) ShowWithheld(list func() []string) {
 	s.withheld = list
 }
 
+// ShowFetchedCRLs adds the revocation lists fetched from distribution
+// points (crlfetch.Fetcher's Status) to /debug/status.
+func (s *StatusStore) ShowFetchedCRLs(list func() any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.crls = list
+}
+
 // debugRefusal is one entry of /debug/status's refusals.
 type debugRefusal struct {
 	Fleet     string   `json:"fleet,omitempty"`
@@ -220,7 +229,7 @@ func debugRefusals(list []translator.FleetRefusal) []debugRefusal {
 // rejections.
 func (s *StatusStore) DebugJSON() ([]byte, error) {
 	s.mu.RLock()
-	statuses, gatewayAPI, rejections, handshakes, certs, governed, refusals, withheld := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.certs, s.governed, s.refusals, s.withheld
+	statuses, gatewayAPI, rejections, handshakes, certs, governed, refusals, withheld, crls := s.statuses, s.gatewayAPI, s.rejections, s.handshakes, s.certs, s.governed, s.refusals, s.withheld, s.crls
 	s.mu.RUnlock()
 	policies := []debugPolicy{}
 	var clusters map[types.NamespacedName][]string
@@ -256,6 +265,9 @@ func (s *StatusStore) DebugJSON() ([]byte, error) {
 		if c := certs(); c != nil {
 			out = append(out, jsonField{"backendCertificates", c})
 		}
+	}
+	if crls != nil {
+		out = append(out, jsonField{"fetchedCRLs", crls()})
 	}
 	return json.MarshalIndent(out, "", "  ")
 }

@@ -32,6 +32,9 @@ func (p *Pipeline) pass() {
 		return
 	}
 
+	if p.opts.CRLFetcher != nil {
+		p.opts.CRLFetcher.Want(out.CRLDistributionPoints)
+	}
 	changed, err := p.opts.Publisher.Publish(out)
 	if err != nil {
 		p.metrics.publishErrors.Inc()

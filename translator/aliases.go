@@ -47,6 +47,8 @@ const (
 
 	KindXBackend              = input.KindXBackend
 	KindXBackendTrafficPolicy = input.KindXBackendTrafficPolicy
+
+	KindFetchedCRL = input.KindFetchedCRL
 )
 
 // MaxConditionMessage is the API server's limit on a condition message.

@@ -41,6 +41,10 @@ type Options struct {
 	// tlsplane.io/Provisioning and tlsplane.io/InfrastructureMetadata
 	// conditions.
 	Provisioning *infrastructure.Policy
+	// CRLFetch honours tlsplane.io/crlDistributionPoints: the control
+	// plane fetches the lists Output.CRLDistributionPoints names and adds
+	// them to the Inputs (FetchedCRLs). Without it such a policy is Invalid.
+	CRLFetch bool
 }
 
 // DefaultListenerAddress binds Gateway listeners on every IPv4 address of
@@ -97,6 +101,12 @@ type Output struct {
 	// what only that fleet is served besides the clusters: its listeners,
 	// route configurations and listener certificates.
 	Fleets map[string]*FleetResources
+
+	// CRLDistributionPoints are the URLs whose revocation lists policies
+	// and XBackends with tlsplane.io/crlDistributionPoints want fetched,
+	// each with the CA certificates (DER, unique, sorted) one of which must
+	// have signed the list; nil when none does.
+	CRLDistributionPoints map[string][][]byte
 
 	// GatewayAPI is the status of each GatewayClass, Gateway and HTTPRoute
 	// this controller owns.

@@ -17,6 +17,8 @@ import (
 type update struct {
 	policies    map[types.NamespacedName]*gwv1.BackendTLSPolicy // changed: the object now, nil when deleted
 	refs        map[backendtls.Ref]bool                         // ConfigMaps and Secrets changed
+	crls        map[string]bool                                 // fetched revocation lists changed, by URL
+	crlWants    bool                                            // a verdict wanting distribution points changed
 	services    map[types.NamespacedName]bool                   // to translate again
 	slices      map[types.NamespacedName]bool                   // Services whose EndpointSlices changed
 	gateways    bool                                            // the Gateway rules run whole
@@ -44,7 +46,7 @@ type update struct {
 
 func newUpdate() *update {
 	return &update{
-		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, refs: map[backendtls.Ref]bool{},
+		policies: map[types.NamespacedName]*gwv1.BackendTLSPolicy{}, refs: map[backendtls.Ref]bool{}, crls: map[string]bool{},
 		services: map[types.NamespacedName]bool{}, slices: map[types.NamespacedName]bool{}, routes: map[types.NamespacedName]bool{},
 		grpcRoutes: map[types.NamespacedName]bool{},
 		judged:     map[types.NamespacedName]bool{}, attached: map[types.NamespacedName]bool{}, statuses: map[types.NamespacedName]bool{},
@@ -100,6 +102,11 @@ func (w *world) apply(c Change, u *update) bool {
 		u.refs[backendtls.Ref{Kind: KindSecret, Name: nn}] = true
 		u.gateways = u.gateways || w.gateway.any() // listener certificates
 		return ok
+	case KindFetchedCRL:
+		// Keyed by URL alone: it has no namespace.
+		u.xbackends = u.xbackends || len(w.ix.XBackends) > 0
+		u.crls[c.Key.Name] = true
+		return store(w.ix.FetchedCRLs, c.Key.Name, c.Object, deleted)
 	case KindGatewayClass:
 		u.gateways = true
 		return store(w.gateway.classes, c.Key, c.Object, deleted)

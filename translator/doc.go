@@ -31,6 +31,8 @@
 //     passes (they are few: a change reaching one redoes them all).
 //   - whole.go: Translate, the whole pass: judge every policy, translate
 //     every Service port, run the Gateway rules, write the statuses.
+//   - crlwants.go: the distribution points verdicts want fetched
+//     (Output.CRLDistributionPoints), and the policies each one reaches.
 //   - translator.go: the Translator: its memory and its state.
 //   - state.go, gateway_objects.go: the state Update starts from.
 //   - memory.go: the steps a Translator reuses across calls.

@@ -100,6 +100,7 @@ func configs(opts Options) (backendtls.Config, gateway.Config) {
 	return backendtls.Config{
 			SystemCABundlePath:      system,
 			AllowInsecureSkipVerify: opts.AllowInsecureSkipVerify,
+			CRLFetch:                opts.CRLFetch,
 			CAExpiryWarning:         opts.CAExpiryWarning,
 			ControllerName:          opts.ControllerName,
 		}, gateway.Config{
@@ -132,6 +133,9 @@ type verdictEntry struct {
 	// missing).
 	refs    []backendtls.Ref
 	objects []metav1.Object
+	// fetched are the fetched lists of the verdict's distribution points,
+	// as judged (nil when missing).
+	fetched []*input.FetchedCRL
 	gov     *governor
 }
 
@@ -148,6 +152,9 @@ func (m *memory) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
 				break
 			}
 		}
+		for i, want := range e.gov.verdict.FetchedCRLs.Wants {
+			same = same && e.fetched[i] == ix.FetchedCRLs[want.URL]
+		}
 		if same {
 			return e.gov
 		}
@@ -160,6 +167,12 @@ func (m *memory) judge(p *gwv1.BackendTLSPolicy, ix *input.Index) *governor {
 	e := &verdictEntry{policy: p, refs: refs, objects: make([]metav1.Object, len(refs)), gov: g}
 	for i, ref := range refs {
 		e.objects[i] = ref.Object(ix)
+	}
+	if wants := g.verdict.FetchedCRLs.Wants; len(wants) > 0 {
+		e.fetched = make([]*input.FetchedCRL, len(wants))
+		for i, want := range wants {
+			e.fetched[i] = ix.FetchedCRLs[want.URL]
+		}
 	}
 	m.verdicts.Put(nn, e)
 	return e.gov

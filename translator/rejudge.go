@@ -36,7 +36,16 @@ func (t *Translator) rejudge(u *update) {
 			u.judged[nn] = true
 		}
 	}
+	for url := range u.crls {
+		for nn := range w.byCRL[url] {
+			u.judged[nn] = true
+		}
+	}
 	for nn := range u.judged {
+		if old := w.verdicts[nn]; old != nil && len(old.verdict.FetchedCRLs.Wants) > 0 {
+			w.indexCRLWants(nn, old.verdict, false)
+			u.crlWants = true
+		}
 		p := w.policies[nn]
 		if p == nil {
 			delete(w.verdicts, nn)
@@ -45,6 +54,10 @@ func (t *Translator) rejudge(u *update) {
 			continue
 		}
 		w.verdicts[nn] = t.judge(p, w.ix)
+		if v := w.verdicts[nn].verdict; len(v.FetchedCRLs.Wants) > 0 {
+			w.indexCRLWants(nn, v, true)
+			u.crlWants = true
+		}
 		for _, svc := range w.targets[nn] {
 			u.services[svc] = true
 		}

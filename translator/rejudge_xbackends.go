@@ -19,7 +19,8 @@ import (
 
 // xbackendConfig is what judging an XBackend reads of the options.
 func (m *memory) xbackendConfig() xbackend.Config {
-	return xbackend.Config{SystemCABundlePath: m.policyConfig.SystemCABundlePath, AllowInsecureSkipVerify: m.policyConfig.AllowInsecureSkipVerify}
+	return xbackend.Config{SystemCABundlePath: m.policyConfig.SystemCABundlePath, AllowInsecureSkipVerify: m.policyConfig.AllowInsecureSkipVerify,
+		CRLFetch: m.policyConfig.CRLFetch}
 }
 
 // translateXBackends judges and emits every XBackend of ix, with the

@@ -32,6 +32,8 @@ type world struct {
 	byService map[types.NamespacedName]map[types.NamespacedName]bool
 	byRef     map[backendtls.Ref]map[types.NamespacedName]bool
 	refs      []backendtls.Ref // index's buffer
+	// byCRL: the policies whose verdict wants each distribution point.
+	byCRL map[string]map[types.NamespacedName]bool
 	// slicesOf lists the EndpointSlice keys of each Service.
 	slicesOf map[types.NamespacedName]map[types.NamespacedName]bool
 
@@ -105,6 +107,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
 		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
 		byRef:       map[backendtls.Ref]map[types.NamespacedName]bool{},
+		byCRL:       map[string]map[types.NamespacedName]bool{},
 		slicesOf:    make(map[types.NamespacedName]map[types.NamespacedName]bool, len(in.EndpointSlices)),
 		verdicts:    make(map[types.NamespacedName]*governor, len(verdicts)),
 		attachments: make(map[types.NamespacedName][]*backendtls.Attachment, len(verdicts)),
@@ -128,6 +131,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		w.policies[v.Name] = v.Policy
 		w.attachments[v.Name] = byPolicy[i]
 		w.index(v.Name, v.Policy)
+		w.indexCRLWants(v.Name, v, true)
 		w.scheduleNote(v, now, m.policyConfig)
 	}
 	// The last EndpointSlice of a key wins, as the index's Services do.

@@ -89,6 +89,9 @@ func (w *world) output(u *update, xbackends map[types.NamespacedName]gwxv1a1.Bac
 	}
 	out.Statuses = statuses.M
 
+	if u.crlWants || u.xbackends {
+		out.CRLDistributionPoints = w.crlDistributionPoints()
+	}
 	if u.warnings {
 		out.Warnings = expandSorted(w.warnings)
 	}

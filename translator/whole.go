@@ -95,6 +95,10 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged, ix, t.policyConfig.ControllerName, stamp)
 	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	out.XBackendOrigins = xbackends.origins
+	for _, v := range verdicts {
+		out.CRLDistributionPoints = addCRLWants(out.CRLDistributionPoints, v.FetchedCRLs.Wants)
+	}
+	out.CRLDistributionPoints = xbackendCRLWants(out.CRLDistributionPoints, xbackends.verdicts)
 	if b.unserved != nil {
 		backendtls.MarkUnserved(byPolicy, b.unserved, ix)
 	}

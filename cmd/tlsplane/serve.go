@@ -59,6 +59,7 @@ type serveConfig struct {
 	xdsLimits               *xdsLimitFlags
 	dirLimits               *manifests.Limits
 	provision               *provisionFlags
+	crlFetch                *crlFetchFlags
 	// xdsConnections are xdsLimits completed for the file limit (runServe);
 	// zero bounds nothing.
 	xdsConnections xds.ConnectionLimits
@@ -88,6 +89,7 @@ var serveFlagGroups = []flagGroup{
 		"kube-api-qps", "kube-api-burst"}},
 	{"Gateway provisioning (Kubernetes mode)", []string{"provision-gateways", "provision-namespaces",
 		"provision-allowed-label-keys", "provision-allowed-annotation-keys", "provision-denied-keys", "gateway-envoy-image", "gateway-xds-address", "gateway-service-type", "gateway-xds-client-secret"}},
+	crlFetchGroup,
 	{"Logging", []string{"log-format", "log-level"}},
 }
 
@@ -130,6 +132,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if err := cfg.xdsLimits.check(); err != nil {
 		return nil, err
 	}
+	if err := cfg.crlFetch.check(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -169,6 +174,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	cfg.xdsLimits = registerXDSLimitFlags(fs)
 	cfg.dirLimits = registerDirLimits(fs)
 	cfg.provision = registerProvisionFlags(fs)
+	cfg.crlFetch = registerCRLFetchFlags(fs)
 	return cfg, fs
 }
 
@@ -333,6 +339,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 		// policies' statuses say so at the next pass.
 		OnRefusalsChanged: func() { pl.Changed() },
 	})
+	fetcher := cfg.crlFetch.fetcher(reg)
 	pl, err = pipeline.New(pipeline.Options{
 		Source:    source,
 		Publisher: pub,
@@ -348,7 +355,9 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			GatewayAPIChannel:       cfg.gatewayAPIChannel,
 			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 			Provisioning:            cfg.provision.policy(),
+			CRLFetch:                fetcher != nil,
 		},
+		CRLFetcher: crlFetcherOf(fetcher),
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,
 	})
@@ -385,6 +394,9 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 	store.ShowClusters(pub.Governed)
 	store.ShowRefusals(pub.Refusals)
 	store.ShowWithheld(pub.WithheldClusters)
+	if fetcher != nil {
+		store.ShowFetchedCRLs(func() any { return fetcher.Status() })
+	}
 	admin := &http.Server{
 		Handler:           newAdminHandler(pub, store, xdsServer, reg),
 		ReadHeaderTimeout: 10 * time.Second,

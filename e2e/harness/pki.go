@@ -36,6 +36,19 @@ func NewAuthority(t testing.TB, cn string) *Authority {
 // long-lived CA).
 func NewAuthorityUntil(t testing.TB, cn string, notAfter time.Time) *Authority {
 	t.Helper()
+	return newAuthority(t, cn, notAfter, nil)
+}
+
+// NewAuthorityWithCRL is NewAuthority whose certificate names crlURLs in
+// its CRL distribution points extension: a self-signed CA's points name
+// where its own revocation list is published.
+func NewAuthorityWithCRL(t testing.TB, cn string, crlURLs ...string) *Authority {
+	t.Helper()
+	return newAuthority(t, cn, time.Now().Add(24*time.Hour), crlURLs)
+}
+
+func newAuthority(t testing.TB, cn string, notAfter time.Time, crlURLs []string) *Authority {
+	t.Helper()
 	key := newKey(t, elliptic.P256())
 	tmpl := &x509.Certificate{
 		SerialNumber:          newSerial(t),
@@ -45,6 +58,7 @@ func NewAuthorityUntil(t testing.TB, cn string, notAfter time.Time) *Authority {
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		CRLDistributionPoints: crlURLs,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

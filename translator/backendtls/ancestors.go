@@ -78,7 +78,7 @@ func GatewayAncestorStatuses(v *Verdict, as []*Attachment, gateways [][]types.Na
 			}
 		}
 		for _, ref := range refs {
-			out = AddAncestor(out, index, ref, controller, cond, resolved)
+			out = AddAncestor(out, index, ref, controller, appendFreshness([]metav1.Condition{cond, resolved}, v)...)
 		}
 	}
 	return out

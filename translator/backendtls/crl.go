@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,20 +97,34 @@ func resolveCRL(namespace string, ref tlsopts.ObjectRef, bundle *Bundle, ix *inp
 		if block.Type != "X509 CRL" {
 			return nil, fmt.Sprintf("%s key %q has a %s in PEM block %d, not an X509 CRL", what, crlKey, block.Type, n)
 		}
-		list, err := x509.ParseRevocationList(block.Bytes)
-		if err != nil {
+		if issuer, err := crl.add(&out, block.Bytes, cas); errors.Is(err, errNotSigned) {
+			return nil, fmt.Sprintf("%s key %q: the CRL in PEM block %d (issuer %q) %v", what, crlKey, n, issuer, err)
+		} else if err != nil {
 			return nil, fmt.Sprintf("%s key %q has an invalid CRL in PEM block %d: %v", what, crlKey, n, err)
 		}
-		if !signedByOneOf(list, cas) {
-			return nil, fmt.Sprintf("%s key %q: the CRL in PEM block %d (issuer %q) is not signed by a CA the policy trusts", what, crlKey, n, list.Issuer.String())
-		}
-		if !list.NextUpdate.IsZero() && (crl.NextUpdate.IsZero() || list.NextUpdate.Before(crl.NextUpdate)) {
-			crl.NextUpdate = list.NextUpdate
-		}
-		_ = pem.Encode(&out, &pem.Block{Type: block.Type, Bytes: block.Bytes})
 	}
 	crl.PEM = out.String()
 	return crl, ""
+}
+
+// errNotSigned: a list no CA of the policy signed.
+var errNotSigned = errors.New("is not signed by a CA the policy trusts")
+
+// add checks that der is a list signed by one of cas, then appends it, as
+// PEM, to out and notes its nextUpdate. The error is the parser's, or
+// errNotSigned with the list's issuer.
+func (crl *CRL) add(out *bytes.Buffer, der []byte, cas []*x509.Certificate) (issuer string, err error) {
+	list, err := x509.ParseRevocationList(der)
+	if err != nil {
+		return "", err
+	}
+	if !signedByOneOf(list, cas) {
+		return list.Issuer.String(), errNotSigned
+	}
+	if !list.NextUpdate.IsZero() && (crl.NextUpdate.IsZero() || list.NextUpdate.Before(crl.NextUpdate)) {
+		crl.NextUpdate = list.NextUpdate
+	}
+	return list.Issuer.String(), pem.Encode(out, &pem.Block{Type: "X509 CRL", Bytes: der})
 }
 
 // certificates parses a normalised PEM bundle.

@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
 )
 
 // maxAncestors is the API's limit on status.ancestors.
@@ -30,7 +31,7 @@ func AncestorStatuses(v *Verdict, attachments []*Attachment, controller gwv1.Gat
 		out = append(out, gwv1.PolicyAncestorStatus{
 			AncestorRef:    ref,
 			ControllerName: controller,
-			Conditions:     []metav1.Condition{condition.Capped(acceptedCondition(v, a)), resolved},
+			Conditions:     appendFreshness([]metav1.Condition{condition.Capped(acceptedCondition(v, a)), resolved}, v),
 		})
 	}
 	return out
@@ -87,6 +88,21 @@ func conflictMessage(a *Attachment) string {
 		why = "it is as old and its namespace/name sorts first"
 	}
 	return fmt.Sprintf("BackendTLSPolicy %s takes precedence on %s: %s", a.Winner.Name, on, why)
+}
+
+// appendFreshness adds ConditionRevocationListsFresh when the policy
+// fetches its revocation lists.
+func appendFreshness(conditions []metav1.Condition, v *Verdict) []metav1.Condition {
+	f := v.FetchedCRLs.Freshness
+	if f == nil {
+		return conditions
+	}
+	c := metav1.Condition{Type: ConditionRevocationListsFresh, Status: metav1.ConditionFalse, Reason: f.Reason,
+		Message: "spec.options " + tlsopts.CRLDistributionPointsKey + ": " + f.Message}
+	if f.Fresh {
+		c.Status = metav1.ConditionTrue
+	}
+	return append(conditions, condition.Capped(c))
 }
 
 // resolvedRefsCondition is the same on every ancestor: it is about the

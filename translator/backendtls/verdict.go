@@ -33,6 +33,9 @@ type Verdict struct {
 	// CRL is the revocation lists served with the CA bundle
 	// (tlsplane.io/crlRef); nil without.
 	CRL *CRL
+	// FetchedCRLs are the distribution points tlsplane.io/crlDistributionPoints
+	// wants and how fresh their lists are; zero without the option.
+	FetchedCRLs FetchedCRLs
 	// optionProblems say why an object an option names (the client
 	// certificate, the CRL) cannot be used, with ResolvedRefs' reason.
 	optionProblems []RefProblem
@@ -66,6 +69,9 @@ type Config struct {
 	SystemCABundlePath string
 	// AllowInsecureSkipVerify honours tlsplane.io/insecureSkipVerify.
 	AllowInsecureSkipVerify bool
+	// CRLFetch: revocation lists are fetched from distribution points
+	// (tlsplane.io/crlDistributionPoints is honoured).
+	CRLFetch bool
 	// CAExpiryWarning is how long before a trusted CA expires an accepted
 	// policy's Accepted message warns; DefaultCAExpiryWarning when zero,
 	// never when negative.
@@ -106,6 +112,12 @@ func Judge(p *gwv1.BackendTLSPolicy, ix *input.Index, cfg Config, m Memos) *Verd
 		var problem string
 		if v.Trust.Bundle, v.CRL, problem = WithCRL(nn.Namespace, *ref, v.Trust.Bundle, ix); problem != "" {
 			v.rejectOption(ReasonInvalidCRLRef, problem)
+		}
+	}
+	if policy := tlsOpts.CRLDistributionPoints; err == nil && policy != "" && v.Trust.Bundle != nil {
+		var problem string
+		if v.Trust.Bundle, v.FetchedCRLs, problem = WithFetchedCRLs(policy, tlsOpts.CRLDistributionPointURLs, cfg.CRLFetch, v.Trust.Bundle, ix); problem != "" {
+			v.rejectOption(ReasonCRLUnavailable, problem)
 		}
 	}
 	if p.Spec.Validation.Hostname == "" {

@@ -25,6 +25,8 @@ type Index struct {
 	DatagramBackends RouteBackends
 	// XBackends are the external backends, with the engine's verdicts.
 	XBackends XBackends
+	// FetchedCRLs are the fetched revocation lists, by URL.
+	FetchedCRLs map[string]*FetchedCRL
 }
 
 // NewIndex indexes the namespaced objects of in.
@@ -38,6 +40,10 @@ func NewIndex(in Inputs) *Index {
 		StreamBackends:   RouteBackends{},
 		DatagramBackends: RouteBackends{},
 		XBackends:        indexXBackends(in),
+		FetchedCRLs:      make(map[string]*FetchedCRL, len(in.FetchedCRLs)),
+	}
+	for _, c := range in.FetchedCRLs {
+		ix.FetchedCRLs[c.Name] = c
 	}
 	// The last object of a key wins, as everywhere.
 	for _, rk := range RouteKinds {

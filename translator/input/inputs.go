@@ -38,6 +38,12 @@ type Inputs struct {
 	// shape the traffic to the Services and XBackends they target.
 	XBackends               []*gwxv1a1.XBackend
 	XBackendTrafficPolicies []*gwxv1a1.XBackendTrafficPolicy
+
+	// FetchedCRLs are the revocation lists tlsplane fetched from the
+	// distribution points of the CAs that policies with the option
+	// tlsplane.io/crlDistributionPoints trust (Output.CRLDistributionPoints).
+	// No manifest source supplies them: the pipeline adds the fetcher's.
+	FetchedCRLs []*FetchedCRL
 }
 
 // Add appends obj to the list of its kind; false when it is of no input

@@ -17,18 +17,20 @@ const Prefix = "tlsplane.io/"
 
 // The spec.options keys tlsplane implements.
 const (
-	optMinimumVersion          = Prefix + "minimumVersion"
-	optMaximumVersion          = Prefix + "maximumVersion"
-	optCiphers                 = Prefix + "ciphers"
-	optECDHCurves              = Prefix + "ecdhCurves"
-	optSignatureAlgorithms     = Prefix + "signatureAlgorithms"
-	optVerifyCertificateHashes = Prefix + "verifyCertificateHashes"
-	optAllowExpiredCertificate = Prefix + "allowExpiredCertificate"
-	optALPNProtocols           = Prefix + "alpnProtocols"
-	optInsecureSkipVerify      = Prefix + "insecureSkipVerify"
-	optSANURIPrefixes          = Prefix + "subjectAltNameURIPrefixes"
-	optClientCertificateRef    = Prefix + "clientCertificateRef"
-	optCRLRef                  = Prefix + "crlRef"
+	optMinimumVersion           = Prefix + "minimumVersion"
+	optMaximumVersion           = Prefix + "maximumVersion"
+	optCiphers                  = Prefix + "ciphers"
+	optECDHCurves               = Prefix + "ecdhCurves"
+	optSignatureAlgorithms      = Prefix + "signatureAlgorithms"
+	optVerifyCertificateHashes  = Prefix + "verifyCertificateHashes"
+	optAllowExpiredCertificate  = Prefix + "allowExpiredCertificate"
+	optALPNProtocols            = Prefix + "alpnProtocols"
+	optInsecureSkipVerify       = Prefix + "insecureSkipVerify"
+	optSANURIPrefixes           = Prefix + "subjectAltNameURIPrefixes"
+	optClientCertificateRef     = Prefix + "clientCertificateRef"
+	optCRLRef                   = Prefix + "crlRef"
+	optCRLDistributionPoints    = Prefix + "crlDistributionPoints"
+	optCRLDistributionPointURLs = Prefix + "crlDistributionPointURLs"
 	// optProfile is in profiles.go.
 )
 
@@ -71,8 +73,14 @@ type Options struct {
 	ClientCertificateRef string `json:"clientCertificateRef,omitempty"`
 	// CRLRef names the ConfigMap or Secret, in the policy's namespace,
 	// whose key ca.crl holds the revocation lists of the trusted CAs.
-	CRLRef             *ObjectRef `json:"crlRef,omitempty"`
-	InsecureSkipVerify bool       `json:"insecureSkipVerify,omitempty"`
+	CRLRef *ObjectRef `json:"crlRef,omitempty"`
+	// CRLDistributionPoints is what a missing or stale fetched list does
+	// (FailClosed or KeepLastGood); "" fetches none.
+	CRLDistributionPoints CRLFetchPolicy `json:"crlDistributionPoints,omitempty"`
+	// CRLDistributionPointURLs are lists to fetch besides those the CAs
+	// name: an issuing CA's own list, named only in the leaves it signs.
+	CRLDistributionPointURLs []string `json:"crlDistributionPointURLs,omitempty"`
+	InsecureSkipVerify       bool     `json:"insecureSkipVerify,omitempty"`
 	// Profile is the tlsplane.io/profile asked for ("" for none): its
 	// parts are already in the fields above; the cluster carries the name.
 	Profile string `json:"profile,omitempty"`
@@ -142,7 +150,7 @@ func isOptionName(key string) bool {
 	switch key {
 	case optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves, optSignatureAlgorithms,
 		optVerifyCertificateHashes, optAllowExpiredCertificate, optALPNProtocols, optInsecureSkipVerify,
-		optSANURIPrefixes, optClientCertificateRef, optCRLRef, optProfile:
+		optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints, optCRLDistributionPointURLs, optProfile:
 		return true
 	}
 	return false
@@ -179,6 +187,10 @@ func (o *Options) set(key, value string, allowInsecure bool) error {
 		}
 	case optProfile:
 		o.Profile, err = parseProfile(value)
+	case optCRLDistributionPoints:
+		o.CRLDistributionPoints, err = parseCRLFetchPolicy(value)
+	case optCRLDistributionPointURLs:
+		o.CRLDistributionPointURLs, err = parseCRLURLs(value)
 	case optInsecureSkipVerify:
 		o.InsecureSkipVerify, err = parseBool(value)
 		if err == nil && o.InsecureSkipVerify && !allowInsecure {
@@ -196,7 +208,7 @@ func optionNames() []string {
 	names := []string{}
 	for _, key := range []string{optMinimumVersion, optMaximumVersion, optCiphers, optECDHCurves,
 		optSignatureAlgorithms, optVerifyCertificateHashes, optAllowExpiredCertificate,
-		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef, optProfile} {
+		optALPNProtocols, optInsecureSkipVerify, optSANURIPrefixes, optClientCertificateRef, optCRLRef, optCRLDistributionPoints, optCRLDistributionPointURLs, optProfile} {
 		names = append(names, strings.TrimPrefix(key, Prefix))
 	}
 	sort.Strings(names)
@@ -354,6 +366,15 @@ func (o *Options) checkCombination(given map[string]string) error {
 		if o.CRLRef != nil {
 			return insecureConflict(optCRLRef)
 		}
+		if o.CRLDistributionPoints != "" {
+			return insecureConflict(optCRLDistributionPoints)
+		}
+	}
+	if v, ok := given[optCRLDistributionPointURLs]; ok && o.CRLDistributionPoints == "" {
+		return fmt.Errorf("option %s: %s needs %s (FailClosed or KeepLastGood)", optCRLDistributionPointURLs, quoteValue(v), optCRLDistributionPoints)
+	}
+	if o.CRLRef != nil && o.CRLDistributionPoints != "" {
+		return fmt.Errorf("option %s: %s cannot be used with %s: a policy has one source of revocation lists", optCRLDistributionPoints, quoteValue(given[optCRLDistributionPoints]), optCRLRef)
 	}
 	return nil
 }

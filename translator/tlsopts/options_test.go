@@ -115,7 +115,7 @@ func TestParseOptionsInvalid(t *testing.T) {
 		{"un-prefixed key", specOptions("ciphers", "AES128-SHA"), false,
 			`option "ciphers": un-prefixed keys are reserved by Gateway API; tlsplane's options are under tlsplane.io/`},
 		{"unknown key", specOptions("tlsplane.io/cipher", "AES128-SHA"), false,
-			`option "tlsplane.io/cipher": unknown option; tlsplane implements allowExpiredCertificate, alpnProtocols, ciphers, clientCertificateRef, crlRef, ecdhCurves, insecureSkipVerify, maximumVersion, minimumVersion, profile, signatureAlgorithms, subjectAltNameURIPrefixes, verifyCertificateHashes`},
+			`option "tlsplane.io/cipher": unknown option; tlsplane implements allowExpiredCertificate, alpnProtocols, ciphers, clientCertificateRef, crlDistributionPointURLs, crlDistributionPoints, crlRef, ecdhCurves, insecureSkipVerify, maximumVersion, minimumVersion, profile, signatureAlgorithms, subjectAltNameURIPrefixes, verifyCertificateHashes`},
 		{"key with upper-case domain", specOptions("TLSplane.io/ciphers", "AES128-SHA"), false,
 			`option "TLSplane.io/ciphers": not a valid key: Gateway API keys are a DNS subdomain, /, and a name`},
 		{"key with a space", specOptions(" tlsplane.io/ciphers", "AES128-SHA"), false,

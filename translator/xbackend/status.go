@@ -11,6 +11,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/condition"
+	"github.com/tlsplane/tlsplane/translator/tlsopts"
 )
 
 // MaxParents is the API's limit on status.parents.
@@ -26,7 +27,16 @@ func (v *Verdict) Conditions() []metav1.Condition {
 	if v.ResolvedReason != "" {
 		resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, v.ResolvedReason, v.ResolvedMessage
 	}
-	return []metav1.Condition{accepted, resolved}
+	conds := []metav1.Condition{accepted, resolved}
+	if f := v.FetchedCRLs.Freshness; f != nil {
+		fresh := metav1.Condition{Type: backendtls.ConditionRevocationListsFresh, Status: metav1.ConditionFalse, Reason: f.Reason,
+			Message: fmt.Sprintf("XBackend %s: metadata.annotations %s: %s", v.Name, tlsopts.CRLDistributionPointsKey, f.Message)}
+		if f.Fresh {
+			fresh.Status = metav1.ConditionTrue
+		}
+		conds = append(conds, fresh)
+	}
+	return conds
 }
 
 // acceptedMessage says what an accepted XBackend is sent: plaintext

@@ -51,6 +51,9 @@ type Verdict struct {
 	// CRL is the revocation lists served with CA (tlsplane.io/crlRef);
 	// nil for none.
 	CRL *backendtls.CRL
+	// FetchedCRLs are what tlsplane.io/crlDistributionPoints wants and how
+	// fresh the lists are; zero without the option.
+	FetchedCRLs backendtls.FetchedCRLs
 
 	// RejectReason and RejectMessage say why it is not Accepted ("" when
 	// it is); ResolvedReason and ResolvedMessage why a reference does not
@@ -81,6 +84,8 @@ type Config struct {
 	SystemCABundlePath string
 	// AllowInsecureSkipVerify honours tlsplane.io/insecureSkipVerify.
 	AllowInsecureSkipVerify bool
+	// CRLFetch honours tlsplane.io/crlDistributionPoints.
+	CRLFetch bool
 }
 
 // Judge decides an XBackend: its destination and protocol, then its TLS.
@@ -198,6 +203,14 @@ func (v *Verdict) judgeTLS(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m b
 		if v.CA, v.CRL, problem = backendtls.WithCRL(v.Name.Namespace, *ref, v.CA, ix); problem != "" {
 			msg := "metadata.annotations: " + problem
 			v.unresolved(backendtls.ReasonInvalidCRLRef, msg)
+			v.Reject(ReasonInvalid, msg)
+		}
+	}
+	if policy := opts.CRLDistributionPoints; err == nil && policy != "" && v.CA != nil {
+		var problem string
+		if v.CA, v.FetchedCRLs, problem = backendtls.WithFetchedCRLs(policy, opts.CRLDistributionPointURLs, cfg.CRLFetch, v.CA, ix); problem != "" {
+			msg := "metadata.annotations: " + problem
+			v.unresolved(backendtls.ReasonCRLUnavailable, msg)
 			v.Reject(ReasonInvalid, msg)
 		}
 	}
