@@ -49,6 +49,7 @@ type serveConfig struct {
 	fleetScope              snapshots.FleetScope
 	handshakeWindow         time.Duration
 	caExpiryWarning         time.Duration
+	backendCertificates     translator.BackendCertificates
 	handshakeRefresh        time.Duration
 	kube                    *kubeFlags
 	xdsAuth                 *xdsAuthFlags
@@ -71,7 +72,8 @@ Flags may be given as --flag value or --flag=value.
 var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
-	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh"}},
+	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
+		"backend-certificate-sample", "xds-cluster-name"}},
 	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	xdsLimitsGroup,
@@ -144,6 +146,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.DurationVar(&cfg.handshakeWindow, "handshake-window", handshakes.DefaultWindow, "how far back the upstream TLS counters Envoys report on the metrics service count towards a policy's tlsplane.io/HandshakesSucceeding condition, and how long it stays without reports")
 	fs.DurationVar(&cfg.handshakeRefresh, "handshake-message-refresh", handshakes.DefaultRefresh, "how often a failing tlsplane.io/HandshakesSucceeding condition's counts are brought up to date when only they changed (a flip is written at once)")
 	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
+	registerBackendCertificateFlags(fs, &cfg.backendCertificates)
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	cfg.xdsLimits = registerXDSLimitFlags(fs)
@@ -317,6 +320,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			GatewayAPIChannel:       cfg.gatewayAPIChannel,
 			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 			Provisioning:            cfg.provision.policy(),
+			BackendCertificates:     cfg.backendCertificates,
 		},
 		Logger:     logger.With("stage", "pipeline"),
 		Registerer: reg,

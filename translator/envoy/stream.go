@@ -18,8 +18,8 @@ const tcpProxyFilterName = "envoy.filters.network.tcp_proxy"
 // streamChain is one TLS or TCP listener's filter chain: a TCP proxy to
 // the backends, after terminating TLS when the chain has certificates. A
 // connection whose share goes to an invalid backend is refused
-// (invalidBackendCluster names no cluster). With log set, a chain with a
-// backend logs its upstream certificates.
+// (invalidBackendCluster names no cluster). With log set, a terminating
+// chain with a backend logs its upstream certificates.
 func streamChain(listener string, c plan.StreamChain, log *plan.CertificateLog) (*listenerv3.FilterChain, error) {
 	proxy := &tcpproxyv3.TcpProxy{StatPrefix: statPrefix(listener + "/" + c.Name)}
 	name := func(b plan.WeightedBackend) string {
@@ -40,7 +40,9 @@ func streamChain(listener string, c plan.StreamChain, log *plan.CertificateLog) 
 		}
 		proxy.ClusterSpecifier = &tcpproxyv3.TcpProxy_WeightedClusters{WeightedClusters: weighted}
 	}
-	if log != nil && slices.ContainsFunc(c.Backends, func(b plan.WeightedBackend) bool { return b.Cluster != "" }) {
+	// Only a chain that terminates TLS reaches clusters with upstream TLS:
+	// Passthrough and TCP chains send to raw clusters, which have none.
+	if log != nil && len(c.CertSecrets) > 0 && slices.ContainsFunc(c.Backends, func(b plan.WeightedBackend) bool { return b.Cluster != "" }) {
 		accessLog, err := tcpProxyLog(log)
 		if err != nil {
 			return nil, err
