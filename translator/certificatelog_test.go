@@ -185,4 +185,3 @@ func TestUpdateMatchesTranslateWithCertificateLog(t *testing.T) {
 		runUpdates(t, r, pool, opts, func(int) time.Time { return fuzzNow }, 25)
 	}
 }
-

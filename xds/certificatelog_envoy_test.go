@@ -76,7 +76,7 @@ func startTLSBackend(t testing.TB) *tlsBackend {
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(0x5eed1e55), Subject: pkix.Name{CommonName: sceneHost, Organization: []string{"shop"}},
 		DNSNames:  []string{sceneHost},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(30 * time.Hour).Truncate(time.Second).UTC(),
-		KeyUsage:  x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
