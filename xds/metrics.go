@@ -91,6 +91,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		fleets: map[string]int{},
 		series: map[[2]string]int{},
 	}
+	// Every reason's series exists from the start: the reasons are few and
+	// fixed, and a rate reads from zero.
+	for _, reason := range []string{DroppedOtherLog, DroppedOversize, DroppedNoCertificate, DroppedUnparsable, DroppedNotServed} {
+		m.sightingsDropped.WithLabelValues(reason)
+	}
 	if reg != nil {
 		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused, m.statsReports, m.statsDropped, m.sightings, m.sightingsDropped)
 	}

@@ -24,7 +24,7 @@ var (
 	certLogCost     = flag.Bool("perf.certlog", false, "run TestCertificateLogCost (needs the tlsplane and Envoy binaries)")
 	certLogRate     = flag.Int("certlog.rate", 1000, "requests per second through Envoy to the TLS backend")
 	certLogDuration = flag.Duration("certlog.duration", 30*time.Second, "how long each measurement sends requests")
-	certLogRepeat   = flag.Int("certlog.repeat", 3, "measurements of each sample rate, interleaved")
+	certLogRepeat   = flag.Int("certlog.repeat", 3, "rounds, each measuring every sample rate at once")
 	certLogSamples  = flag.String("certlog.samples", "0,1,100", "--backend-certificate-sample values measured (0: the access log off)")
 )
 
@@ -32,11 +32,13 @@ var (
 // Envoy: tlsplane serve --dir with one Gateway (an HTTP listener, an
 // HTTPRoute to a Service a BackendTLSPolicy targets, its endpoint a real
 // TLS backend on loopback), one real Envoy of that Gateway, and requests
-// at -certlog.rate over keep-alive connections for -certlog.duration, once
-// per sample rate in -certlog.samples, -certlog.repeat times interleaved.
-// Envoy's CPU time comes from /proc/PID/stat before and after the load. It
-// reports; it asserts only that the load was served and that, with the
-// log on, sightings reached tlsplane.
+// at -certlog.rate over keep-alive connections for -certlog.duration. Each
+// round runs one tlsplane and Envoy per sample rate in -certlog.samples,
+// loaded at the same time (the machine's other work weighs on each
+// alike); -certlog.repeat rounds. Envoy's CPU time comes from
+// /proc/PID/stat before and after the load. It reports; it asserts only
+// that the load was served and that, with the log on, sightings reached
+// tlsplane.
 func TestCertificateLogCost(t *testing.T) {
 	if !*certLogCost {
 		t.Skip("a measurement: run with -perf.certlog")
@@ -51,10 +53,11 @@ func TestCertificateLogCost(t *testing.T) {
 	backend := startCertLogBackend(t)
 	results := map[string][]certLogRun{}
 	for r := range *certLogRepeat {
-		for _, sample := range samples {
-			run := measureCertLog(t, tlsplaneBin, envoyBin, backend, sample, fmt.Sprintf("%s-%d", sample, r))
-			t.Logf("sample %s%% run %d: %s", sample, r+1, run)
-			results[sample] = append(results[sample], run)
+		runs := measureCertLogs(t, tlsplaneBin, envoyBin, backend, samples, r)
+		for i, sample := range samples {
+			t.Logf("round %d, sample %s%%: %s; %+.2f%% against sample %s%% in the round", r+1, sample, runs[i],
+				100*(runs[i].cpuPercent()-runs[0].cpuPercent())/runs[0].cpuPercent(), samples[0])
+			results[sample] = append(results[sample], runs[i])
 		}
 	}
 	base := meanCPU(results[samples[0]])
@@ -171,9 +174,18 @@ endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
 `, port, ca, b.port)
 }
 
-// measureCertLog starts tlsplane with --backend-certificate-sample sample
-// and an Envoy of the Gateway, warms up, then measures one load.
-func measureCertLog(t *testing.T, tlsplaneBin, envoyBin string, b certLogBackend, sample, name string) certLogRun {
+// certLogSetup is one sample rate's tlsplane and Envoy, serving.
+type certLogSetup struct {
+	sample string
+	tp     *harness.TLSPlane
+	envoy  *harness.Envoy
+	client *http.Client
+	url    string
+}
+
+// startCertLog starts tlsplane with --backend-certificate-sample sample
+// and an Envoy of the Gateway, and waits until Envoy serves the route.
+func startCertLog(t *testing.T, tlsplaneBin, envoyBin string, b certLogBackend, sample, name string) *certLogSetup {
 	t.Helper()
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
@@ -182,33 +194,59 @@ func measureCertLog(t *testing.T, tlsplaneBin, envoyBin string, b certLogBackend
 	}
 	port := harness.FreePort(t)
 	harness.WriteAtomic(t, filepath.Join(manifests, "gateway.yaml"), []byte(certLogManifests(b, port)))
-	tp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{Bin: tlsplaneBin, LogDir: dir, Name: "tlsplane-" + name,
+	s := &certLogSetup{sample: sample, url: "http://127.0.0.1:" + strconv.Itoa(port) + "/",
+		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16, MaxConnsPerHost: 16}}}
+	s.tp = harness.StartTLSPlane(t, harness.TLSPlaneOptions{Bin: tlsplaneBin, LogDir: dir, Name: "tlsplane-" + name,
 		Args: []string{"--dir", manifests, "--backend-certificate-sample", sample, "--log-level", "warn"}})
-	defer tp.Stop(5 * time.Second)
-	envoy := harness.StartEnvoy(t, harness.EnvoyOptions{Bin: envoyBin, LogDir: dir, Name: "envoy-" + name,
-		NodeID: "certlog", Fleet: "shop/edge", XDSAddress: tp.XDSAddress(), GatewayListeners: true})
-	defer envoy.Stop(5 * time.Second)
+	s.envoy = harness.StartEnvoy(t, harness.EnvoyOptions{Bin: envoyBin, LogDir: dir, Name: "envoy-" + name,
+		NodeID: "certlog", Fleet: "shop/edge", XDSAddress: s.tp.XDSAddress(), GatewayListeners: true})
+	if err := harness.Eventually(30*time.Second, 100*time.Millisecond, func() error { return certLogGet(s.client, s.url) }); err != nil {
+		t.Fatalf("Envoy never served %s: %v", s.url, err)
+	}
+	return s
+}
 
-	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16, MaxConnsPerHost: 16}}
-	defer client.CloseIdleConnections()
-	if err := harness.Eventually(30*time.Second, 100*time.Millisecond, func() error { return certLogGet(client, url) }); err != nil {
-		t.Fatalf("Envoy never served %s: %v", url, err)
+func (s *certLogSetup) stop() {
+	s.client.CloseIdleConnections()
+	s.envoy.Stop(5 * time.Second)
+	s.tp.Stop(5 * time.Second)
+}
+
+// measureCertLogs starts every sample rate's setup, warms them up, then
+// loads them all at once, so that what else the machine runs weighs on
+// each alike, and reads each Envoy's CPU time around the load.
+func measureCertLogs(t *testing.T, tlsplaneBin, envoyBin string, b certLogBackend, samples []string, round int) []certLogRun {
+	t.Helper()
+	setups := make([]*certLogSetup, len(samples))
+	for i, sample := range samples {
+		setups[i] = startCertLog(t, tlsplaneBin, envoyBin, b, sample, fmt.Sprintf("%s-%d", sample, round))
+		defer setups[i].stop()
 	}
-	certLogLoad(client, url, *certLogRate, 2*time.Second) // warm up: connections, first sightings
-	before := processCPU(t, envoy.PID())
-	start := time.Now()
-	requests, failures := certLogLoad(client, url, *certLogRate, *certLogDuration)
-	run := certLogRun{requests: requests, failures: failures, wall: time.Since(start), cpu: processCPU(t, envoy.PID()) - before}
+	runs := make([]certLogRun, len(setups))
+	var wg sync.WaitGroup
+	for i, s := range setups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			certLogLoad(s.client, s.url, *certLogRate, 2*time.Second) // warm up: connections, first sightings
+			before := processCPU(t, s.envoy.PID())
+			start := time.Now()
+			requests, failures := certLogLoad(s.client, s.url, *certLogRate, *certLogDuration)
+			runs[i] = certLogRun{requests: requests, failures: failures, wall: time.Since(start), cpu: processCPU(t, s.envoy.PID()) - before}
+		}()
+	}
+	wg.Wait()
 	time.Sleep(1500 * time.Millisecond) // Envoy flushes its access log buffer every second
-	run.sightings = metricValue(t, tp.AdminURL("/metrics"), "tlsplane_xds_certificate_sightings_total")
-	if failures > requests/100 {
-		t.Errorf("%d of %d requests failed", failures, requests)
+	for i, s := range setups {
+		runs[i].sightings = metricValue(t, s.tp.AdminURL("/metrics"), "tlsplane_xds_certificate_sightings_total")
+		if runs[i].failures > runs[i].requests/100 {
+			t.Errorf("sample %s%%: %d of %d requests failed", s.sample, runs[i].failures, runs[i].requests)
+		}
+		if s.sample != "0" && runs[i].sightings == 0 {
+			t.Errorf("sample %s%%: no sighting reached tlsplane", s.sample)
+		}
 	}
-	if sample != "0" && run.sightings == 0 {
-		t.Errorf("sample %s%%: no sighting reached tlsplane", sample)
-	}
-	return run
+	return runs
 }
 
 func certLogGet(client *http.Client, url string) error {
