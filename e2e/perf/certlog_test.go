@@ -51,20 +51,22 @@ func TestCertificateLogCost(t *testing.T) {
 		}
 	}
 	backend := startCertLogBackend(t)
-	results := map[string][]certLogRun{}
+	// By position in -certlog.samples: a rate given twice (0,0,1) measures
+	// the noise between two identical Envoys.
+	results := make([][]certLogRun, len(samples))
 	for r := range *certLogRepeat {
 		runs := measureCertLogs(t, tlsplaneBin, envoyBin, backend, samples, r)
 		for i, sample := range samples {
 			t.Logf("round %d, sample %s%%: %s; %+.2f%% against sample %s%% in the round", r+1, sample, runs[i],
 				100*(runs[i].cpuPercent()-runs[0].cpuPercent())/runs[0].cpuPercent(), samples[0])
-			results[sample] = append(results[sample], runs[i])
+			results[i] = append(results[i], runs[i])
 		}
 	}
-	base := meanCPU(results[samples[0]])
-	for _, sample := range samples {
-		m := meanCPU(results[sample])
+	base := meanCPU(results[0])
+	for i, sample := range samples {
+		m := meanCPU(results[i])
 		t.Logf("sample %s%%: Envoy CPU %.2f%% of a core (mean of %d), %+.2f%% against sample %s%%",
-			sample, m, len(results[sample]), 100*(m-base)/base, samples[0])
+			sample, m, len(results[i]), 100*(m-base)/base, samples[0])
 	}
 }
 
@@ -242,7 +244,8 @@ func measureCertLogs(t *testing.T, tlsplaneBin, envoyBin string, b certLogBacken
 		if runs[i].failures > runs[i].requests/100 {
 			t.Errorf("sample %s%%: %d of %d requests failed", s.sample, runs[i].failures, runs[i].requests)
 		}
-		if s.sample != "0" && runs[i].sightings == 0 {
+		// A rate that expects a few dozen sightings must see some.
+		if p, _ := strconv.ParseFloat(s.sample, 64); p*float64(runs[i].requests)/100 >= 20 && runs[i].sightings == 0 {
 			t.Errorf("sample %s%%: no sighting reached tlsplane", s.sample)
 		}
 	}
