@@ -33,7 +33,8 @@ import (
 // The scene of the certificate log tests: Gateway shop/edge with an HTTP
 // listener (an HTTPRoute to Service web) and a TLS listener terminating
 // term.shop.test (a TLSRoute to Service vault); one BackendTLSPolicy has
-// Envoy speak TLS to both, whose endpoints are one real TLS backend.
+// Envoy speak TLS to both, whose endpoints are one real TLS backend. The
+// HTTPRoute sends /plain to Service plain, a plaintext backend.
 const (
 	sceneNamespace = "shop"
 	sceneHost      = "backend.shop.test" // the backend certificate's SAN, the policy's hostname
@@ -118,8 +119,9 @@ func (b *tlsBackend) negotiated(cipher string) bool {
 }
 
 // sceneInputs are the scene's objects; the Gateway listens on httpPort
-// and tlsPort of 127.0.0.1.
-func sceneInputs(t testing.TB, b *tlsBackend, httpPort, tlsPort int) translator.Inputs {
+// and tlsPort of 127.0.0.1; its HTTPRoute sends /plain to Service plain,
+// a plaintext backend on plainPort.
+func sceneInputs(t testing.TB, b *tlsBackend, httpPort, tlsPort, plainPort int) translator.Inputs {
 	t.Helper()
 	service := func(name string) string {
 		return fmt.Sprintf(`apiVersion: v1
@@ -136,6 +138,19 @@ ports: [{name: https, port: %[3]d, protocol: TCP}]
 endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
 `, name, scenePort, b.port)
 	}
+	plain := fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {namespace: shop, name: plain}
+spec:
+  ports: [{name: http, port: 8080, targetPort: %[1]d, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: shop, name: plain-1, labels: {kubernetes.io/service-name: plain}}
+addressType: IPv4
+ports: [{name: http, port: %[1]d, protocol: TCP}]
+endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
+`, plainPort)
 	yaml := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: tlsplane}
@@ -159,7 +174,10 @@ kind: HTTPRoute
 metadata: {namespace: shop, name: web}
 spec:
   parentRefs: [{name: edge, sectionName: http}]
-  rules: [{backendRefs: [{name: web, port: %[4]d}]}]
+  rules:
+  - backendRefs: [{name: web, port: %[4]d}]
+  - matches: [{path: {type: PathPrefix, value: /plain}}]
+    backendRefs: [{name: plain, port: 8080}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
@@ -186,7 +204,8 @@ data:
 %[6]s
 ---
 %[7]s---
-%[8]s`, httpPort, tlsPort, sceneTermHost, scenePort, sceneHost, indent(b.caPEM, "    "), service("web"), service("vault"))
+%[8]s---
+%[9]s`, httpPort, tlsPort, sceneTermHost, scenePort, sceneHost, indent(b.caPEM, "    "), service("web"), service("vault"), plain)
 	in, err := manifests.Limits{}.Parse("scene.yaml", []byte(yaml), func(w string) { t.Errorf("manifest warning: %s", w) })
 	if err != nil {
 		t.Fatal(err)
@@ -232,13 +251,27 @@ func loopbackPort(t testing.TB) int {
 	return 0
 }
 
-// httpGet asks Envoy's HTTP listener for / until it answers 200.
-func httpGetOK(t testing.TB, client *http.Client, port int) {
+// startPlainBackend serves plaintext HTTP on 127.0.0.1 and returns its port.
+func startPlainBackend(t testing.TB) int {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "plain\n") }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(lis)
+	t.Cleanup(func() { srv.Close() })
+	return lis.Addr().(*net.TCPAddr).Port
+}
+
+// httpGetOK asks Envoy's HTTP listener for path until it answers 200.
+func httpGetOK(t testing.TB, client *http.Client, port int, path string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
-		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -295,8 +328,9 @@ func TestCertificateLogReportsWhatEnvoySaw(t *testing.T) {
 		}
 	}})
 	b := startTLSBackend(t)
+	plain := startPlainBackend(t)
 	httpPort, tlsPort := loopbackPort(t), loopbackPort(t)
-	h.publish(t, sceneOutput(t, sceneInputs(t, b, httpPort, tlsPort), 100), true)
+	h.publish(t, sceneOutput(t, sceneInputs(t, b, httpPort, tlsPort, plain), 100), true)
 	admin, _ := runEnvoyOf(t, bin, "GRPC", h.addr, sceneFleet)
 	waitFor(t, admin, "/listeners", fmt.Sprint(tlsPort))
 	select {
@@ -305,7 +339,9 @@ func TestCertificateLogReportsWhatEnvoySaw(t *testing.T) {
 	default:
 	}
 
-	httpGetOK(t, &http.Client{Timeout: 3 * time.Second}, httpPort)
+	client := &http.Client{Timeout: 3 * time.Second}
+	httpGetOK(t, client, httpPort, "/plain") // a plaintext upstream: nothing to report
+	httpGetOK(t, client, httpPort, "/")
 	tlsGetOK(t, tlsPort)
 
 	web := plan.ClusterName(sceneNamespace, "web", scenePort)
@@ -336,6 +372,14 @@ func TestCertificateLogReportsWhatEnvoySaw(t *testing.T) {
 		if s.Seen.IsZero() || time.Since(s.Seen) > time.Minute {
 			t.Errorf("%s: seen at %s", cluster, s.Seen)
 		}
+	}
+	// Only TLS upstreams are logged: the plaintext one sent no entry
+	// (the service would have dropped it as without a certificate).
+	if len(seen) != 2 {
+		t.Errorf("sightings of %d clusters, want 2: %v", len(seen), seen)
+	}
+	if n := counterValue(t, h.metrics.sightingsDropped.WithLabelValues(DroppedNoCertificate)); n != 0 {
+		t.Errorf("%v entries without a certificate reached the service: the plaintext upstream was logged", n)
 	}
 	t.Logf("HTTP route: %+v", seen[web])
 	t.Logf("TLS route: %+v", seen[vault])
