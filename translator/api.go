@@ -1,6 +1,8 @@
 package translator
 
 import (
+	"cmp"
+	"math"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -13,6 +15,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // Options are the control plane's settings that change translation.
@@ -45,6 +48,39 @@ type Options struct {
 	// plane fetches the lists Output.CRLDistributionPoints names and adds
 	// them to the Inputs (FetchedCRLs). Without it such a policy is Invalid.
 	CRLFetch bool
+	// BackendCertificates has Gateways' Envoys report a sample of the
+	// certificates their backends present; the zero value reports none.
+	BackendCertificates BackendCertificates
+}
+
+// BackendCertificates is how Gateways' Envoys report the certificates
+// their backends present: a sample of upstream TLS requests and
+// connections, logged to the access log service of tlsplane's xDS server.
+type BackendCertificates struct {
+	// SamplePercent of upstream requests (each attempt) and connections
+	// are reported, from 0.0001 to 100; 0 (or less) reports none and emits
+	// no access log.
+	SamplePercent float64
+	// XDSCluster is the bootstrap's cluster that reaches tlsplane's xDS
+	// server; empty means DefaultXDSCluster.
+	XDSCluster string
+}
+
+// DefaultXDSCluster is the xDS cluster's name in every bootstrap tlsplane
+// ships (examples, the provisioner's).
+const DefaultXDSCluster = "tlsplane"
+
+// certificateLog is the listeners' certificate log; nil when off.
+func (b BackendCertificates) certificateLog() *plan.CertificateLog {
+	if !(b.SamplePercent > 0) {
+		return nil
+	}
+	perMillion := uint32(plan.AllLogged)
+	if b.SamplePercent < 100 {
+		// At least one in a million: a positive rate is never off.
+		perMillion = max(1, uint32(math.Round(b.SamplePercent*plan.AllLogged/100)))
+	}
+	return &plan.CertificateLog{PerMillion: perMillion, Cluster: cmp.Or(b.XDSCluster, DefaultXDSCluster)}
 }
 
 // DefaultListenerAddress binds Gateway listeners on every IPv4 address of

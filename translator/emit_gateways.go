@@ -54,7 +54,7 @@ func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Conf
 	}
 	for _, gs := range res.Gateways {
 		refuseUnservableCertificate(gs, e.clientCertificateRules)
-		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress, e.traffic.sessions)
+		fleet, tables, refused, warnings := emitFleet(gs, cfg.ListenerAddress, e.traffic.sessions, e.certificateLog)
 		fleet.Reached = res.ReachedClusters(gs)
 		out.fleets[gs.Fleet()] = fleet
 		out.tables[gs.Name()] = tables
@@ -72,8 +72,9 @@ func (e *emitter) translateGateways(in Inputs, ix *input.Index, cfg gateway.Conf
 // certificates. A listener Envoy would reject is left out, with its
 // routes, so the rest is still served; refused says why, per socket, for
 // the Gateway's status, and a warning names it. sessions are the
-// clusters' session persistence, by name, every route table reads.
-func emitFleet(gs *gateway.Gateway, address string, sessions map[string]*plan.Session) (*FleetResources, []*tableState, map[gateway.Socket]string, []string) {
+// clusters' session persistence, by name, every route table reads; log,
+// when set, is every listener's certificate log.
+func emitFleet(gs *gateway.Gateway, address string, sessions map[string]*plan.Session, log *plan.CertificateLog) (*FleetResources, []*tableState, map[gateway.Socket]string, []string) {
 	fleet := &FleetResources{}
 	var (
 		tables   []*tableState
@@ -83,6 +84,7 @@ func emitFleet(gs *gateway.Gateway, address string, sessions map[string]*plan.Se
 	secrets := map[string]bool{}
 	clientCAs := map[string]bool{}
 	for _, p := range gs.Ports(address) {
+		p.Plan.CertificateLog = log
 		l, err := envoy.Listener(p.Plan)
 		routes := make([]*routev3.RouteConfiguration, 0, len(p.Tables))
 		for _, tb := range p.Tables {

@@ -27,6 +27,9 @@ type emitter struct {
 	// traffic is the call's XBackendTrafficPolicies judged: the retry
 	// budgets of Service ports, the sessions of route tables.
 	traffic traffic
+	// certificateLog is every Gateway listener's certificate log (the
+	// options'); nil when off.
+	certificateLog *plan.CertificateLog
 }
 
 // fleetEmitter is what the Gateway fleets' own clusters are emitted with.

@@ -71,6 +71,7 @@ func (m *memory) reset(opts Options) bool {
 	}
 	m.opts = opts
 	m.policyConfig, m.gatewayConfig = configs(opts)
+	m.certificateLog = opts.BackendCertificates.certificateLog()
 	m.memos, m.httpOptions = newMemos(), &envoy.HTTPOptionsMemo{}
 	m.verdicts = memo.Generations[types.NamespacedName, *verdictEntry]{}
 	m.services = memo.Generations[types.NamespacedName, *serviceEntry]{}

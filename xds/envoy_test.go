@@ -67,12 +67,21 @@ func TestRealEnvoy(t *testing.T) {
 	}
 }
 
-// runEnvoy starts Envoy with ADS at xdsAddr and returns its admin URL.
+// runEnvoy starts Envoy of fleet edge with ADS at xdsAddr and returns its
+// admin URL.
 func runEnvoy(t *testing.T, bin, apiType, xdsAddr string) string {
+	t.Helper()
+	admin, _ := runEnvoyOf(t, bin, apiType, xdsAddr, "edge")
+	return admin
+}
+
+// runEnvoyOf starts Envoy of fleet with ADS at xdsAddr, reached through
+// its cluster "xds"; it returns its admin URL and process.
+func runEnvoyOf(t *testing.T, bin, apiType, xdsAddr, fleet string) (string, *exec.Cmd) {
 	t.Helper()
 	dir := t.TempDir()
 	host, port, _ := strings.Cut(xdsAddr, ":")
-	bootstrap := fmt.Sprintf(`node: {id: envoy-test, cluster: edge}
+	bootstrap := fmt.Sprintf(`node: {id: envoy-test, cluster: %q}
 admin: {address: {socket_address: {address: 127.0.0.1, port_value: 0}}}
 dynamic_resources:
   ads_config:
@@ -80,6 +89,7 @@ dynamic_resources:
     transport_api_version: V3
     grpc_services: [{envoy_grpc: {cluster_name: xds}}]
   cds_config: {ads: {}, resource_api_version: V3}
+  lds_config: {ads: {}, resource_api_version: V3}
 static_resources:
   clusters:
   - name: xds
@@ -92,7 +102,7 @@ static_resources:
     load_assignment:
       cluster_name: xds
       endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: %s, port_value: %s}}}}]}]
-`, apiType, host, port)
+`, fleet, apiType, host, port)
 	cfg := filepath.Join(dir, "envoy.yaml")
 	if err := os.WriteFile(cfg, []byte(bootstrap), 0o600); err != nil {
 		t.Fatal(err)
@@ -113,7 +123,7 @@ static_resources:
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
-			return "http://" + strings.TrimSpace(string(b))
+			return "http://" + strings.TrimSpace(string(b)), cmd
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("Envoy did not write its admin address")

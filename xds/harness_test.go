@@ -44,13 +44,20 @@ type harness struct {
 
 func start(t *testing.T, opts snapshots.Options) *harness {
 	t.Helper()
+	return startWith(t, opts, Options{})
+}
+
+// startWith is start with the server's options; OnNACK is the harness's.
+func startWith(t *testing.T, opts snapshots.Options, serverOpts Options) *harness {
+	t.Helper()
 	h := &harness{pub: snapshots.New(opts), nacks: make(chan NACK, 16)}
-	srv := NewServer(h.pub, Options{OnNACK: func(n NACK) {
+	serverOpts.OnNACK = func(n NACK) {
 		select {
 		case h.nacks <- n:
 		default:
 		}
-	}})
+	}
+	srv := NewServer(h.pub, serverOpts)
 	h.server, h.metrics = srv, srv.metrics
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

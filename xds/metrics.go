@@ -40,6 +40,10 @@ type metrics struct {
 	// and the clusters dropped from them as not served to the fleet.
 	statsReports prometheus.Counter
 	statsDropped prometheus.Counter
+	// sightings and sightingsDropped count the access log service's
+	// entries handed on as certificate sightings, and those dropped.
+	sightings        prometheus.Counter
+	sightingsDropped *prometheus.CounterVec
 
 	mu sync.Mutex
 	// fleets counts the open streams holding each fleet label value.
@@ -76,11 +80,24 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tlsplane_xds_stats_clusters_dropped_total",
 			Help: "Clusters dropped from metrics service reports because the reporting fleet is not served them.",
 		}),
+		sightings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlsplane_xds_certificate_sightings_total",
+			Help: "Upstream TLS connections Envoy's access log service reported (sampled), handed on as certificate sightings.",
+		}),
+		sightingsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tlsplane_xds_certificate_sightings_dropped_total",
+			Help: "Access log entries dropped, by reason: other_log, oversize, no_certificate, unparsable, not_served (a cluster the reporting fleet is not served).",
+		}, []string{"reason"}),
 		fleets: map[string]int{},
 		series: map[[2]string]int{},
 	}
+	// Every reason's series exists from the start: the reasons are few and
+	// fixed, and a rate reads from zero.
+	for _, reason := range []string{DroppedOtherLog, DroppedOversize, DroppedNoCertificate, DroppedUnparsable, DroppedNotServed} {
+		m.sightingsDropped.WithLabelValues(reason)
+	}
 	if reg != nil {
-		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused, m.statsReports, m.statsDropped)
+		reg.MustRegister(m.streams, m.responses, m.nacks, m.refused, m.statsReports, m.statsDropped, m.sightings, m.sightingsDropped)
 	}
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,7 +69,8 @@ type Options struct {
 	OnClusterStats func(ClusterStats)
 	// OnCertificateSighting is called with every sampled upstream TLS
 	// connection an Envoy's access log service reports, on the stream's
-	// goroutine: it must return quickly.
+	// goroutine: it must return quickly. Entries about clusters the
+	// reporting fleet is not served are left out.
 	OnCertificateSighting func(CertificateSighting)
 	// Security is the channel's TLS and fleet authorization; the zero
 	// value serves plaintext to anyone who can connect.
@@ -151,6 +153,10 @@ func NewServer(pub *snapshots.Publisher, opts Options) *Server {
 	metricsv3.RegisterMetricsServiceServer(g, &metricsService{
 		log: logger, metrics: m, fleetIdentity: opts.Security.Fleet,
 		serves: pub.ServesCluster, onReport: opts.OnClusterStats,
+	})
+	accesslogv3.RegisterAccessLogServiceServer(g, &accessLogService{
+		log: logger, metrics: m, fleetIdentity: opts.Security.Fleet,
+		serves: pub.ServesCluster, onSighting: opts.OnCertificateSighting,
 	})
 	return &Server{log: logger, grpc: g, cancel: cancel, metrics: m, cb: cb, adm: adm, refused: refused}
 }

@@ -50,6 +50,7 @@ type serveConfig struct {
 	fleetScope              snapshots.FleetScope
 	handshakeWindow         time.Duration
 	caExpiryWarning         time.Duration
+	backendCertificates     translator.BackendCertificates
 	handshakeRefresh        time.Duration
 	certExpiryWarning       time.Duration
 	certRetention           time.Duration
@@ -80,7 +81,7 @@ var serveFlagGroups = []flagGroup{
 	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
-		"backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
+		"backend-certificate-sample", "xds-cluster-name", "backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
 	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	xdsLimitsGroup,
@@ -169,6 +170,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.DurationVar(&cfg.certRetention, "backend-certificate-retention", backendcerts.DefaultRetention, "how long an upstream host's certificate stays in the inventory after Envoys last reported it (at least 1m)")
 	fs.IntVar(&cfg.certMaxEntries, "backend-certificate-max-entries", backendcerts.DefaultMaxEntries, "most (fleet, cluster, upstream host) entries the inventory of backend certificates keeps; when full, the one seen longest ago is dropped (tlsplane_backend_certificate_evictions_total)")
 	fs.DurationVar(&cfg.caExpiryWarning, "ca-expiry-warning", translator.DefaultCAExpiryWarning, "warn in an accepted policy's Accepted message when a CA it trusts expires within this long, or has expired; 0 never warns")
+	registerBackendCertificateFlags(fs, &cfg.backendCertificates)
 	cfg.kube = registerKubeFlags(fs)
 	cfg.xdsAuth = registerXDSAuthFlags(fs)
 	cfg.xdsLimits = registerXDSLimitFlags(fs)
@@ -356,6 +358,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			CAExpiryWarning:         caExpiryWarning(cfg.caExpiryWarning),
 			Provisioning:            cfg.provision.policy(),
 			CRLFetch:                fetcher != nil,
+			BackendCertificates:     cfg.backendCertificates,
 		},
 		CRLFetcher: crlFetcherOf(fetcher),
 		Logger:     logger.With("stage", "pipeline"),

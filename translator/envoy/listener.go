@@ -37,7 +37,7 @@ func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
 		}}},
 	}
 	if p.HTTP != nil {
-		hcm, err := connectionManager(p.Name, p.HTTP.Name)
+		hcm, err := connectionManager(p.Name, p.HTTP.Name, p.CertificateLog)
 		if err != nil {
 			return nil, err
 		}
@@ -55,14 +55,14 @@ func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
 		}}
 	}
 	for _, s := range p.Streams {
-		chain, err := streamChain(p.Name, s)
+		chain, err := streamChain(p.Name, s, p.CertificateLog)
 		if err != nil {
 			return nil, err
 		}
 		l.FilterChains = append(l.FilterChains, chain)
 	}
 	for _, c := range p.Chains {
-		hcm, err := connectionManager(p.Name+"/"+c.Listener, c.Routes.Name)
+		hcm, err := connectionManager(p.Name+"/"+c.Listener, c.Routes.Name, p.CertificateLog)
 		if err != nil {
 			return nil, err
 		}
@@ -89,9 +89,18 @@ func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
 	return l, l.ValidateAll()
 }
 
-// connectionManager is the HTTP connection manager of one route table.
-func connectionManager(statName, routeConfig string) (*listenerv3.Filter, error) {
-	router, err := anypb.New(&routerv3.Router{})
+// connectionManager is the HTTP connection manager of one route table;
+// its router logs upstream certificates when log is set.
+func connectionManager(statName, routeConfig string, log *plan.CertificateLog) (*listenerv3.Filter, error) {
+	r := &routerv3.Router{}
+	if log != nil {
+		upstreamLog, err := routerUpstreamLog(log)
+		if err != nil {
+			return nil, err
+		}
+		r.UpstreamLog = upstreamLog
+	}
+	router, err := anypb.New(r)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package envoy
 
 import (
+	"slices"
+
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
@@ -16,8 +18,9 @@ const tcpProxyFilterName = "envoy.filters.network.tcp_proxy"
 // streamChain is one TLS or TCP listener's filter chain: a TCP proxy to
 // the backends, after terminating TLS when the chain has certificates. A
 // connection whose share goes to an invalid backend is refused
-// (invalidBackendCluster names no cluster).
-func streamChain(listener string, c plan.StreamChain) (*listenerv3.FilterChain, error) {
+// (invalidBackendCluster names no cluster). With log set, a terminating
+// chain with a backend logs its upstream certificates.
+func streamChain(listener string, c plan.StreamChain, log *plan.CertificateLog) (*listenerv3.FilterChain, error) {
 	proxy := &tcpproxyv3.TcpProxy{StatPrefix: statPrefix(listener + "/" + c.Name)}
 	name := func(b plan.WeightedBackend) string {
 		if b.Cluster == "" {
@@ -36,6 +39,16 @@ func streamChain(listener string, c plan.StreamChain) (*listenerv3.FilterChain, 
 			weighted.Clusters = append(weighted.Clusters, &tcpproxyv3.TcpProxy_WeightedCluster_ClusterWeight{Name: name(b), Weight: b.Weight})
 		}
 		proxy.ClusterSpecifier = &tcpproxyv3.TcpProxy_WeightedClusters{WeightedClusters: weighted}
+	}
+	// Only a chain that terminates TLS reaches clusters with upstream TLS:
+	// Passthrough and TCP chains send to raw clusters, which have none.
+	if log != nil && len(c.CertSecrets) > 0 && slices.ContainsFunc(c.Backends, func(b plan.WeightedBackend) bool { return b.Cluster != "" }) {
+		accessLog, err := tcpProxyLog(log)
+		if err != nil {
+			return nil, err
+		}
+		proxy.AccessLog = accessLog
+		proxy.AccessLogOptions = &tcpproxyv3.TcpProxy_TcpAccessLogOptions{FlushAccessLogOnConnected: true}
 	}
 	packed, err := anypb.New(proxy)
 	if err != nil {

@@ -23,6 +23,9 @@ type Listener struct {
 	// UDP is set for a port of UDP listeners: its datagrams are proxied
 	// by session, and the listener has nothing else.
 	UDP *UDPProxy `json:"udp,omitempty"`
+	// CertificateLog, when set, has the listener's HTTP routers and TCP
+	// proxies report a sample of their upstream TLS connections.
+	CertificateLog *CertificateLog `json:"certificateLog,omitempty"`
 }
 
 // StreamChain is one TLS listener's hostname, or a TCP listener: the
