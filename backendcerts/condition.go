@@ -2,6 +2,8 @@ package backendcerts
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -46,25 +48,30 @@ func (inv *Inventory) Apply(statuses map[types.NamespacedName]gwv1.PolicyStatus,
 	}
 	byPolicy, preferred := inv.observe(func(p types.NamespacedName) bool { _, ok := statuses[p]; return ok }, origins, now, false)
 	inv.metrics.setExpiry(byPolicy)
-	conds := make(map[types.NamespacedName]metav1.Condition, len(byPolicy))
-	for key, obs := range byPolicy {
-		conds[key] = inv.condition(obs, preferred, now, "policy")
-	}
-	for key, st := range previous {
-		if _, seen := byPolicy[key]; seen {
-			continue
-		}
-		if _, exists := statuses[key]; !exists {
-			continue
-		}
-		for _, a := range st.Ancestors {
-			if a.ControllerName == controller && hasCondition(a.Conditions) {
-				conds[key] = inv.noSightings("policy")
-				break
-			}
-		}
-	}
+	conds := inv.conditions(byPolicy, preferred, now, "policy", func(key types.NamespacedName) bool {
+		_, exists := statuses[key]
+		return exists && slices.ContainsFunc(previous[key].Ancestors, func(a gwv1.PolicyAncestorStatus) bool {
+			return a.ControllerName == controller && hasCondition(a.Conditions)
+		})
+	}, maps.Keys(previous))
 	return translator.WithAncestorCondition(statuses, conds, previous, controller, now)
+}
+
+// conditions is the condition of each object observed, and Unknown
+// NoSightings for each of previous whose last status carried ours (had)
+// and that nothing was observed for now. kind names the object in messages.
+func (inv *Inventory) conditions(observed map[types.NamespacedName][]Entry, preferred map[string]string, now time.Time,
+	kind string, had func(types.NamespacedName) bool, previous iter.Seq[types.NamespacedName]) map[types.NamespacedName]metav1.Condition {
+	conds := make(map[types.NamespacedName]metav1.Condition, len(observed))
+	for key, obs := range observed {
+		conds[key] = inv.condition(obs, preferred, now, kind)
+	}
+	for key := range previous {
+		if _, seen := observed[key]; !seen && had(key) {
+			conds[key] = inv.noSightings(kind)
+		}
+	}
+	return conds
 }
 
 // hasCondition reports whether conds holds ConditionBackendCertificatesValid.

@@ -1,9 +1,10 @@
 package backendcerts
 
 import (
+	"maps"
+	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
@@ -23,23 +24,11 @@ func (inv *Inventory) ApplyXBackends(statuses map[types.NamespacedName]gwxv1a1.B
 		controller = translator.DefaultControllerName
 	}
 	byBackend, preferred := inv.observe(func(b types.NamespacedName) bool { _, ok := statuses[b]; return ok }, origins, now, true)
-	conds := make(map[types.NamespacedName]metav1.Condition, len(byBackend))
-	for key, obs := range byBackend {
-		conds[key] = inv.condition(obs, preferred, now, "XBackend")
-	}
-	for key, st := range previous {
-		if _, seen := byBackend[key]; seen {
-			continue
-		}
-		if _, exists := statuses[key]; !exists {
-			continue
-		}
-		for _, a := range st.Ancestors {
-			if a.ControllerName == controller && hasCondition(a.Conditions) {
-				conds[key] = inv.noSightings("XBackend")
-				break
-			}
-		}
-	}
+	conds := inv.conditions(byBackend, preferred, now, "XBackend", func(key types.NamespacedName) bool {
+		_, exists := statuses[key]
+		return exists && slices.ContainsFunc(previous[key].Ancestors, func(a gwxv1a1.BackendAncestorStatus) bool {
+			return a.ControllerName == controller && hasCondition(a.Conditions)
+		})
+	}, maps.Keys(previous))
 	return translator.WithXBackendCondition(statuses, conds, previous, controller, now)
 }
