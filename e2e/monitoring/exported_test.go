@@ -31,10 +31,11 @@ import (
 )
 
 // declaredFamilies are the metric families tlsplane's source declares
-// (Name: "tlsplane_…" outside tests, e2e/ and perf/).
+// (Name: "tlsplane_…", or prometheus.NewDesc("tlsplane_…" for a
+// collector's, outside tests, e2e/ and perf/).
 func declaredFamilies(t *testing.T) []string {
 	t.Helper()
-	decl := regexp.MustCompile(`Name:\s*"(tlsplane_\w+)"`)
+	decl := regexp.MustCompile(`(?:Name:\s*|NewDesc\(\s*)"(tlsplane_\w+)"`)
 	var names []string
 	root := harness.RepoRoot()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -189,10 +190,11 @@ func driveSighting(t *testing.T, conn *grpc.ClientConn) {
 
 // TestMetricsExported checks that every metric the rules and the dashboard
 // select is one tlsplane exports. A vector appears in /metrics only once
-// it has a child, so the test runs the real binary on the quickstart and
-// makes each series exist: an ADS stream that NACKs, an Envoy's metrics
-// service report of failed handshakes, and an Envoy's access log report
-// of a backend's certificate. Then every family declared
+// it has a child, so the test runs the real binary on the quickstart (and
+// a policy whose CA's revocation list tlsplane fetches) and makes each
+// series exist: an ADS stream that NACKs, an Envoy's metrics service
+// report of failed handshakes, and an Envoy's access log report of a
+// backend's certificate. Then every family declared
 // in tlsplane's source must show in /metrics, or be one of KubernetesOnly
 // (checked in e2e/kube): the drive is complete, and a metric renamed in
 // the source fails here rather than leaving a panel empty.
@@ -200,9 +202,10 @@ func TestMetricsExported(t *testing.T) {
 	used := usedMetrics(t)
 	declared := declaredFamilies(t)
 
+	dir, crlArgs := quickstartWithCRL(t)
 	tp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: tlsplaneBin(t), LogDir: t.TempDir(), Name: "tlsplane",
-		Args: []string{"--dir", filepath.Join(harness.RepoRoot(), "examples", "quickstart"), "--handshake-window", "1m"},
+		Args: append([]string{"--dir", dir, "--handshake-window", "1m"}, crlArgs...),
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
