@@ -52,7 +52,9 @@ func TestBackendCertificatesAcrossReplicas(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.gateway.GatewayV1().GatewayClasses().Delete(context.Background(), class, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.gateway.GatewayV1().GatewayClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
 	port := harness.FreePort(t)
 	if _, err := c.gateway.GatewayV1().Gateways(ns).Create(ctx, httpGateway(ns, "edge", class, "127.0.0.1", int32(port)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
