@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
 	prommodel "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -21,15 +24,18 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/tlsplane/tlsplane/e2e/harness"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // declaredFamilies are the metric families tlsplane's source declares
-// (Name: "tlsplane_…" outside tests, e2e/ and perf/).
+// (Name: "tlsplane_…", or prometheus.NewDesc("tlsplane_…" for a
+// collector's, outside tests, e2e/ and perf/).
 func declaredFamilies(t *testing.T) []string {
 	t.Helper()
-	decl := regexp.MustCompile(`Name:\s*"(tlsplane_\w+)"`)
+	decl := regexp.MustCompile(`(?:Name:\s*|NewDesc\(\s*)"(tlsplane_\w+)"`)
 	var names []string
 	root := harness.RepoRoot()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -144,11 +150,51 @@ func driveHandshakes(t *testing.T, conn *grpc.ClientConn) {
 	}
 }
 
+// driveSighting reports, as an Envoy of fleet "monitoring" would on the
+// access log service, that backend 127.0.0.1:8443 (the quickstart's
+// endpoint) of shop/payments/8443, governed by BackendTLSPolicy
+// shop/payments, presented the quickstart's backend certificate over TLS
+// 1.3: the inventory's expiry series exist only after that.
+func driveSighting(t *testing.T, conn *grpc.ClientConn) {
+	t.Helper()
+	leaf, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "examples", "quickstart", "certs", "payments.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := accesslogv3.NewAccessLogServiceClient(conn).StreamAccessLogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := &accesslogdatav3.HTTPAccessLogEntry{CommonProperties: &accesslogdatav3.AccessLogCommon{
+		StartTime:       timestamppb.Now(),
+		UpstreamCluster: "shop/payments/8443",
+		UpstreamRemoteAddress: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+			Address: "127.0.0.1", PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: 8443}}}},
+		// Envoy's %UPSTREAM_PEER_CERT% is the URL-encoded PEM.
+		CustomTags: map[string]string{plan.CertificateTag: url.PathEscape(string(leaf)), plan.TLSVersionTag: "TLSv1.3", plan.TLSCipherTag: "TLS_AES_128_GCM_SHA256"},
+	}}
+	msg := &accesslogv3.StreamAccessLogsMessage{
+		Identifier: &accesslogv3.StreamAccessLogsMessage_Identifier{Node: &corev3.Node{Id: "monitoring-1", Cluster: "monitoring"}, LogName: plan.CertificateLogName},
+		LogEntries: &accesslogv3.StreamAccessLogsMessage_HttpLogs{HttpLogs: &accesslogv3.StreamAccessLogsMessage_HTTPAccessLogEntries{
+			LogEntry: []*accesslogdatav3.HTTPAccessLogEntry{entry}}},
+	}
+	if err := stream.Send(msg); err != nil {
+		t.Fatalf("access log service: %v", err)
+	}
+	if _, err := stream.CloseAndRecv(); err != nil {
+		t.Fatalf("access log service: %v", err)
+	}
+}
+
 // TestMetricsExported checks that every metric the rules and the dashboard
 // select is one tlsplane exports. A vector appears in /metrics only once
-// it has a child, so the test runs the real binary on the quickstart and
-// makes each series exist: an ADS stream that NACKs, and an Envoy's
-// metrics service report of failed handshakes. Then every family declared
+// it has a child, so the test runs the real binary on the quickstart (and
+// a policy whose CA's revocation list tlsplane fetches) and makes each
+// series exist: an ADS stream that NACKs, an Envoy's metrics service
+// report of failed handshakes, and an Envoy's access log report of a
+// backend's certificate. Then every family declared
 // in tlsplane's source must show in /metrics, or be one of KubernetesOnly
 // (checked in e2e/kube): the drive is complete, and a metric renamed in
 // the source fails here rather than leaving a panel empty.
@@ -156,9 +202,10 @@ func TestMetricsExported(t *testing.T) {
 	used := usedMetrics(t)
 	declared := declaredFamilies(t)
 
+	dir, crlArgs := quickstartWithCRL(t)
 	tp := harness.StartTLSPlane(t, harness.TLSPlaneOptions{
 		Bin: tlsplaneBin(t), LogDir: t.TempDir(), Name: "tlsplane",
-		Args: []string{"--dir", filepath.Join(harness.RepoRoot(), "examples", "quickstart"), "--handshake-window", "1m"},
+		Args: append([]string{"--dir", dir, "--handshake-window", "1m"}, crlArgs...),
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -172,11 +219,12 @@ func TestMetricsExported(t *testing.T) {
 	t.Cleanup(func() { conn.Close() })
 	driveXDS(t, tp.XDSAddress())
 	driveHandshakes(t, conn)
+	driveSighting(t, conn)
 
 	// Everything declared, but what only Kubernetes mode registers.
 	var want []string
 	for _, f := range declared {
-		if !slices.Contains(KubernetesOnly, f) && !slices.Contains(ProvisionerOnly, f) && !slices.Contains(SightingsOnly, f) {
+		if !slices.Contains(KubernetesOnly, f) && !slices.Contains(ProvisionerOnly, f) {
 			want = append(want, f)
 		}
 	}
@@ -202,11 +250,6 @@ func TestMetricsExported(t *testing.T) {
 		t.Errorf("%v: drive them in this test, or list them in KubernetesOnly (or ProvisionerOnly) when only Kubernetes mode (or the Gateway provisioner) registers them", err)
 	}
 
-	for _, f := range SightingsOnly {
-		if !slices.Contains(declared, f) {
-			t.Errorf("SightingsOnly lists %s, which tlsplane's source does not declare", f)
-		}
-	}
 	for _, f := range slices.Concat(KubernetesOnly, ProvisionerOnly) {
 		if !slices.Contains(declared, f) {
 			t.Errorf("KubernetesOnly or ProvisionerOnly lists %s, which tlsplane's source does not declare", f)
@@ -232,8 +275,6 @@ func TestMetricsExported(t *testing.T) {
 		case exported:
 		case (slices.Contains(KubernetesOnly, family(n)) || slices.Contains(ProvisionerOnly, family(n))) && slices.Contains(declared, family(n)):
 			t.Logf("%s: Kubernetes mode only (declared in the source; e2e/kube checks it live)", n)
-		case slices.Contains(SightingsOnly, family(n)) && slices.Contains(declared, family(n)):
-			t.Logf("%s: only once Envoys reported a backend certificate (declared in the source)", n)
 		default:
 			t.Errorf("%s (used by %s) is not exported by tlsplane", n, strings.Join(used[n], "; "))
 		}

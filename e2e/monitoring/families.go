@@ -29,13 +29,3 @@ var KubernetesOnly = []string{
 var ProvisionerOnly = []string{
 	"tlsplane_gateway_provisioner_writes_total",
 }
-
-// SightingsOnly are the families whose series exist only once an Envoy's
-// access log service reported a backend certificate (the inventory's
-// expiry per policy and cluster). TestMetricsExported requires each
-// declared; the real-Envoy inventory test in e2e/envoy reads each live.
-// Once the access log service is merged, TestMetricsExported can drive a
-// sighting itself and this list goes.
-var SightingsOnly = []string{
-	"tlsplane_backend_certificate_expiry_timestamp_seconds",
-}
