@@ -26,6 +26,10 @@ type profileCase struct {
 	curveOneOf []string
 	// offered, when set, is the groups Envoy's hello must offer, in order.
 	offered []string
+	// notFIPS: Envoy 1.40 from PyPI is a BoringSSL build, not
+	// BoringSSL-FIPS, so a fips-140-3 cluster must never reach it: the
+	// policy says so instead (tlsplane's build check).
+	notFIPS bool
 }
 
 func (c profileCase) svc() string { return "profile-" + c.name }
@@ -39,10 +43,12 @@ func (c profileCase) path() string { return "/" + c.name }
 // cipher of each connection) what each tlsplane.io/profile negotiates:
 // without any option Envoy's defaults choose the post-quantum hybrid
 // X25519MLKEM768; post-quantum and modern choose it too; intermediate, the
-// classical profile, chooses X25519; fips-140-3 a NIST curve and, in
-// TLS 1.2, an approved AES-GCM suite; and post-quantum, which offers only
-// the hybrid, fails against a backend without it instead of falling back.
-// Each cluster carries its profile in Envoy's own config (metadata).
+// classical profile, chooses X25519; post-quantum, which offers only the
+// hybrid, fails against a backend without it instead of falling back; and
+// fips-140-3 is never sent to this Envoy, which is not a BoringSSL-FIPS
+// build: the policy's DataPlaneAccepted says so, naming the fleet, the
+// build and the profile. Each cluster carries its profile in Envoy's own
+// config (metadata).
 func TestCryptoProfilesNegotiate(t *testing.T) {
 	e := newEnvIn(t, "GRPC", "profiles")
 	ca := harness.NewAuthority(t, "tlsplane e2e profiles CA")
@@ -58,10 +64,9 @@ func TestCryptoProfilesNegotiate(t *testing.T) {
 		{name: "post-quantum", profile: "post-quantum", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3", offered: []string{"X25519MLKEM768"}},
 		{name: "modern", profile: "modern", be: pq, curve: "X25519MLKEM768", version: "TLS 1.3", offered: []string{"X25519MLKEM768", "X25519", "CurveP256"}},
 		{name: "intermediate", profile: "intermediate", be: pq, curve: "X25519", version: "TLS 1.3", offered: []string{"X25519", "CurveP256", "CurveP384"}},
-		{name: "fips", profile: "fips-140-3", be: pq, curveOneOf: []string{"CurveP256", "CurveP384"}, version: "TLS 1.3", offered: []string{"CurveP256", "CurveP384"}},
+		{name: "fips", profile: "fips-140-3", be: pq, notFIPS: true},
 		{name: "none-tls12", be: pq12, curve: "X25519", version: "TLS 1.2"},
 		{name: "intermediate-tls12", profile: "intermediate", be: pq12, curve: "X25519", version: "TLS 1.2", cipher: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
-		{name: "fips-tls12", profile: "fips-140-3", be: pq12, curveOneOf: []string{"CurveP256", "CurveP384"}, version: "TLS 1.2", cipher: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
 		{name: "post-quantum-vs-classical", profile: "post-quantum", be: classical},
 		{name: "none-vs-classical", be: classical, curve: "X25519", version: "TLS 1.3"},
 	}
@@ -82,6 +87,11 @@ func TestCryptoProfilesNegotiate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cluster := clusterName(c.svc(), svcPortNumber)
+			if c.notFIPS {
+				refusedByBuild(t, e, c, cluster)
+				report = append(report, fmt.Sprintf("%-26s %-13s not sent: this Envoy is not a BoringSSL-FIPS build", c.name, c.profile))
+				return
+			}
 			v := e.waitCluster(t, cluster, activeTLS(hostAbc, c.be.port))
 			if got := clusterProfile(t, v); got != c.profile {
 				t.Errorf("Envoy's cluster %s carries profile %q, want %q", cluster, got, c.profile)
@@ -104,6 +114,39 @@ func TestCryptoProfilesNegotiate(t *testing.T) {
 		})
 	}
 	t.Logf("what Envoy 1.40 negotiated with the Go backends:\n%s", strings.Join(report, "\n"))
+}
+
+// refusedByBuild: the case's policy is DataPlaneAccepted=False
+// EnvoyBuildRefuses, naming the fleet, the build and the profile, and
+// Envoy never holds its cluster.
+func refusedByBuild(t *testing.T, e *env, c profileCase, cluster string) {
+	t.Helper()
+	var last *condition
+	err := harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
+		cond, err := policyConditionOf(e, c.svc(), "tlsplane.io/DataPlaneAccepted")
+		if err != nil {
+			return err
+		}
+		last = cond
+		if cond == nil || cond.Status != "False" || cond.Reason != "EnvoyBuildRefuses" {
+			return fmt.Errorf("DataPlaneAccepted %+v, want False EnvoyBuildRefuses", cond)
+		}
+		for _, want := range []string{"fleet " + envoyNodeFleet + ":", "Envoy 1.40", "BoringSSL", `profile "fips-140-3"`, cluster} {
+			if !strings.Contains(cond.Message, want) {
+				return fmt.Errorf("DataPlaneAccepted message %q lacks %q", cond.Message, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("policy %s: %v (last %+v)\n--- tlsplane log:\n%s", c.svc(), err, last, e.tlsplane.LogTail(15))
+	}
+	if v, err := e.envoy.cluster(cluster); err == nil && (v.active || v.warming) {
+		t.Errorf("Envoy holds cluster %s (%s), whose profile fips-140-3 its build cannot honour", cluster, v)
+	}
+	if r, err := e.tryRequest(cluster, c.path()); err == nil && r.Status == http.StatusOK {
+		t.Errorf("%s answered 200 through Envoy: it must not be served to a non-FIPS build", cluster)
+	}
 }
 
 // negotiate sends requests until one gives what the case wants (Envoy may
