@@ -68,7 +68,16 @@ func handshakeTopic(t Tracker) topic {
 		},
 		forget:  t.ForgetPeer,
 		horizon: t.Window,
-		metrics: peerMetrics("tlsplane_handshake_peer", "handshake windows"),
+		metrics: metricOpts{
+			peers: prometheus.GaugeOpts{Name: "tlsplane_handshake_peers",
+				Help: "Other replicas whose Envoys' handshake windows this replica counts (their ConfigMaps)."},
+			writes: prometheus.CounterOpts{Name: "tlsplane_handshake_peer_writes_total",
+				Help: "Writes of this replica's handshake windows to its ConfigMap."},
+			writeErrors: prometheus.CounterOpts{Name: "tlsplane_handshake_peer_write_errors_total",
+				Help: "Failed writes of this replica's handshake windows; retried at the next interval."},
+			readErrors: prometheus.CounterOpts{Name: "tlsplane_handshake_peer_read_errors_total",
+				Help: "Peers' handshake windows that could not be decoded and were ignored."},
+		},
 	}
 }
 
@@ -91,7 +100,16 @@ func certificateTopic(inv Inventory) topic {
 		},
 		forget:  inv.ForgetPeer,
 		horizon: inv.Retention,
-		metrics: peerMetrics("tlsplane_backend_certificate_peer", "backend certificate inventory"),
+		metrics: metricOpts{
+			peers: prometheus.GaugeOpts{Name: "tlsplane_backend_certificate_peers",
+				Help: "Other replicas whose Envoys' backend certificate inventory this replica counts (their ConfigMaps)."},
+			writes: prometheus.CounterOpts{Name: "tlsplane_backend_certificate_peer_writes_total",
+				Help: "Writes of this replica's backend certificate inventory to its ConfigMap."},
+			writeErrors: prometheus.CounterOpts{Name: "tlsplane_backend_certificate_peer_write_errors_total",
+				Help: "Failed writes of this replica's backend certificate inventory; retried at the next interval."},
+			readErrors: prometheus.CounterOpts{Name: "tlsplane_backend_certificate_peer_read_errors_total",
+				Help: "Peers' backend certificate inventories that could not be decoded and were ignored."},
+		},
 	}
 }
 
@@ -111,20 +129,5 @@ func encodeCertificates(s backendcerts.Shared) ([]byte, error) {
 		if data, err = gzipJSON(urgent); err != nil || len(data) <= maxPublishedBytes {
 			return data, err
 		}
-	}
-}
-
-// peerMetrics names a topic's metrics prefix+"s", prefix+"_writes_total",
-// and so on; noun is what the topic shares, for their help.
-func peerMetrics(prefix, noun string) metricOpts {
-	return metricOpts{
-		peers: prometheus.GaugeOpts{Name: prefix + "s",
-			Help: "Other replicas whose Envoys' " + noun + " this replica counts (their ConfigMaps)."},
-		writes: prometheus.CounterOpts{Name: prefix + "_writes_total",
-			Help: "Writes of this replica's " + noun + " to its ConfigMap."},
-		writeErrors: prometheus.CounterOpts{Name: prefix + "_write_errors_total",
-			Help: "Failed writes of this replica's " + noun + "; retried at the next interval."},
-		readErrors: prometheus.CounterOpts{Name: prefix + "_read_errors_total",
-			Help: "A peer's " + noun + " that could not be decoded and was ignored."},
 	}
 }
