@@ -130,11 +130,30 @@ func checkListeners(part fleetPart, baseSecrets map[string]types.Resource) error
 // referencedSecrets lists the SDS secrets a cluster asks for over ADS, in
 // its transport socket and its transport socket matches.
 func referencedSecrets(c *clusterv3.Cluster) ([]string, error) {
+	contexts, err := upstreamTLSContexts(c)
+	if err != nil {
+		return nil, err
+	}
+	return secretsOf(contexts), nil
+}
+
+// secretsOf names the ADS secrets the contexts read.
+func secretsOf(contexts []*tlsv3.UpstreamTlsContext) []string {
+	var names []string
+	for _, tls := range contexts {
+		names = appendADSSecrets(names, tls.GetCommonTlsContext())
+	}
+	return names
+}
+
+// upstreamTLSContexts decodes c's upstream TLS contexts (its transport
+// socket's and its matches'), once for everything a digest reads of them.
+func upstreamTLSContexts(c *clusterv3.Cluster) ([]*tlsv3.UpstreamTlsContext, error) {
 	sockets := []*corev3.TransportSocket{c.GetTransportSocket()}
 	for _, m := range c.GetTransportSocketMatches() {
 		sockets = append(sockets, m.GetTransportSocket())
 	}
-	var names []string
+	var out []*tlsv3.UpstreamTlsContext
 	for _, ts := range sockets {
 		cfg := ts.GetTypedConfig()
 		if cfg == nil || !cfg.MessageIs((*tlsv3.UpstreamTlsContext)(nil)) {
@@ -144,9 +163,9 @@ func referencedSecrets(c *clusterv3.Cluster) ([]string, error) {
 		if err := cfg.UnmarshalTo(tls); err != nil {
 			return nil, fmt.Errorf("cluster %s: transport_socket %s: %w", c.GetName(), ts.GetName(), err)
 		}
-		names = appendADSSecrets(names, tls.GetCommonTlsContext())
+		out = append(out, tls)
 	}
-	return names, nil
+	return out, nil
 }
 
 // sortedNames keeps error messages deterministic.

@@ -99,12 +99,11 @@ func (d *digests) digestOf(r types.Resource) (*digest, error) {
 	dg := &digest{name: name, wire: cache.HashResource(b)}
 	switch r := r.(type) {
 	case *clusterv3.Cluster:
-		if dg.secrets, err = referencedSecrets(r); err != nil {
+		contexts, err := upstreamTLSContexts(r)
+		if err != nil {
 			return nil, err
 		}
-		if dg.tls, err = clusterTLSOf(r); err != nil {
-			return nil, err
-		}
+		dg.secrets, dg.tls = secretsOf(contexts), clusterTLSFrom(r, contexts)
 	case *listenerv3.Listener:
 		refs, err := referencesOf(r)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/tlsplane/tlsplane/translator/tlsopts"
@@ -157,25 +156,22 @@ func contains(list []string, name string) bool {
 // clusterTLSOf reads c's TLS parameters and profile; nil when nothing in
 // them can be refused by a build.
 func clusterTLSOf(c *clusterv3.Cluster) (*clusterTLS, error) {
+	contexts, err := upstreamTLSContexts(c)
+	if err != nil {
+		return nil, err
+	}
+	return clusterTLSFrom(c, contexts), nil
+}
+
+// clusterTLSFrom is clusterTLSOf from c's decoded upstream TLS contexts.
+func clusterTLSFrom(c *clusterv3.Cluster, contexts []*tlsv3.UpstreamTlsContext) *clusterTLS {
 	t := &clusterTLS{}
 	t.profile = c.GetMetadata().GetFilterMetadata()[tlsopts.ClusterMetadataNamespace].GetFields()[tlsopts.ClusterMetadataProfile].GetStringValue()
-	sockets := []*corev3.TransportSocket{c.GetTransportSocket()}
-	for _, m := range c.GetTransportSocketMatches() {
-		sockets = append(sockets, m.GetTransportSocket())
-	}
-	for _, ts := range sockets {
-		cfg := ts.GetTypedConfig()
-		if cfg == nil || !cfg.MessageIs((*tlsv3.UpstreamTlsContext)(nil)) {
-			continue
-		}
-		tls := &tlsv3.UpstreamTlsContext{}
-		if err := cfg.UnmarshalTo(tls); err != nil {
-			return nil, fmt.Errorf("cluster %s: transport_socket %s: %w", c.GetName(), ts.GetName(), err)
-		}
+	for _, tls := range contexts {
 		t.addParams(tls.GetCommonTlsContext().GetTlsParams())
 	}
 	if !t.tuned() {
-		return nil, nil
+		return nil
 	}
-	return t, nil
+	return t
 }
