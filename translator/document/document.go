@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -79,19 +80,43 @@ func Render(in translator.Inputs, out translator.Output, format string) ([]byte,
 // makes) in format, keys sorted, as Render does.
 func Encode(doc any, format string) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := EncodeTo(&buf, doc, format); err != nil {
 		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// EncodeTo is Encode writing to w. A YAML document of lists (what Render
+// builds) is converted one element at a time: sigs.k8s.io/yaml's
+// JSON→YAML round trip of the whole document was 2.4 GiB and 39 s at
+// 10,000 Services.
+func EncodeTo(w io.Writer, doc any, format string) error {
 	switch format {
 	case FormatJSON:
-		return buf.Bytes(), nil
+		return encodeJSON(w, doc)
 	case FormatYAML, "":
-		return yaml.JSONToYAML(buf.Bytes())
+		if lists, ok := doc.(map[string][]any); ok {
+			return encodeYAMLLists(w, lists)
+		}
+		var buf bytes.Buffer
+		if err := encodeJSON(&buf, doc); err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML(buf.Bytes())
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(y)
+		return err
 	}
-	return nil, fmt.Errorf("output format %q: want %q or %q", format, FormatYAML, FormatJSON)
+	return fmt.Errorf("output format %q: want %q or %q", format, FormatYAML, FormatJSON)
+}
+
+func encodeJSON(w io.Writer, doc any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }
 
 // withStatus is a copy of the policy carrying its computed status and the
