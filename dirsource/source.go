@@ -158,6 +158,9 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 	// readNow. last is the event before, to recognise a rename.
 	named, placed := map[string]bool{}, map[string]bool{}
 	whole, readNow := false, false
+	// The periodic walk runs on its own goroutine: an edit never waits
+	// for it (45 ms at 10,000 files when it ran here).
+	walks, walking := make(chan walked, 1), false
 	var last fsnotify.Event
 	if again {
 		arm()
@@ -203,8 +206,13 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 			whole = true
 			arm()
 		case <-resync.C:
-			whole = true
-			arm()
+			s.startWalk(&walking, walks)
+		case w := <-walks:
+			walking = false
+			if s.applyWalk(watcher, w, changed) != nil {
+				whole = true
+				arm()
+			}
 		case <-pending.C:
 			armed = false
 			for _, rel := range s.suspect {

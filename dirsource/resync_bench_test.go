@@ -1,0 +1,63 @@
+package dirsource
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tlsplane/tlsplane/manifests"
+)
+
+// BenchmarkEditDuringResync: one file among n is renamed into place while
+// the periodic walk runs back to back (Resync 1 ms), so most edits land
+// during a walk; an operation runs from the rename to the changed
+// callback, and p50/p99 of that latency are reported.
+func BenchmarkEditDuringResync(b *testing.B) {
+	for _, n := range []int{10000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			old := time.Now().Add(-time.Hour)
+			for i := range n {
+				path := filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i))
+				writeAtomically(b, path, serviceManifest(i, 0))
+				if err := os.Chtimes(path, old, old); err != nil {
+					b.Fatal(err)
+				}
+			}
+			src, err := New(Options{Dir: dir, Parse: manifests.Parser(func(string) {}), Resync: time.Millisecond})
+			if err != nil {
+				b.Fatal(err)
+			}
+			changed := make(chan struct{}, 1)
+			runUntilCleanup(b, src, changed)
+			select {
+			case <-src.Synced():
+			case <-time.After(2 * time.Minute):
+				b.Fatal("not synced within 2m")
+			}
+			var took []time.Duration
+			gen := 0
+			for b.Loop() {
+				gen++
+				i := gen * 7919 % n
+				// Spread the edits over the walk's cycle.
+				time.Sleep(time.Duration(gen*7%31) * time.Millisecond)
+				start := time.Now()
+				writeAtomically(b, filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i)), serviceManifest(i, gen))
+				select {
+				case <-changed:
+				case <-time.After(10 * time.Second):
+					b.Fatalf("edit %d of svc-%d not signalled within 10s", gen, i)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
+		})
+	}
+}
