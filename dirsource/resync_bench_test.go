@@ -16,7 +16,7 @@ import (
 // during a walk; an operation runs from the rename to the changed
 // callback, and p50/p99 of that latency are reported.
 func BenchmarkEditDuringResync(b *testing.B) {
-	for _, n := range []int{10000} {
+	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
 			old := time.Now().Add(-time.Hour)
@@ -58,6 +58,48 @@ func BenchmarkEditDuringResync(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 			b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
+		})
+	}
+}
+
+// BenchmarkApplyWalk: what the event loop does with a finished walk of n
+// unchanged files, a chunk per turn of the event loop: an edit waits
+// for one turn at most (longest-turn-ms).
+func BenchmarkApplyWalk(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			old := time.Now().Add(-time.Hour)
+			for i := range n {
+				path := filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i))
+				writeAtomically(b, path, serviceManifest(i, 0))
+				if err := os.Chtimes(path, old, old); err != nil {
+					b.Fatal(err)
+				}
+			}
+			src, err := New(Options{Dir: dir, Parse: manifests.Parser(func(string) {})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := src.rescan(nil); err != nil {
+				b.Fatal(err)
+			}
+			w := walk(dir)
+			var longest time.Duration
+			for b.Loop() {
+				a, err := src.beginWalk(nil, w, func() { b.Fatal("changed") })
+				if err != nil || a == nil {
+					b.Fatal("walk not compared", err)
+				}
+				for done := false; !done; {
+					start := time.Now()
+					if done, err = src.applyChunk(nil, a, func() { b.Fatal("changed") }); err != nil {
+						b.Fatal(err)
+					}
+					longest = max(longest, time.Since(start))
+				}
+			}
+			b.ReportMetric(float64(longest.Microseconds())/1000, "longest-turn-ms")
 		})
 	}
 }

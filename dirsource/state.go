@@ -55,6 +55,9 @@ type fileState struct {
 	// stamped: the periodic walk skips a file whose stamp holds.
 	stamp   stamp
 	stamped bool
+	// seen is the number of the last periodic walk that listed the path;
+	// a path the last walk did not list is read again (gone, perhaps).
+	seen uint64
 }
 
 // pass is what one read of the directory, whole or in part, did.
