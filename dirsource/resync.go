@@ -4,8 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
+)
+
+// walkPace files are stated between pauses of walkPause: 10,000 files
+// take 4 ms longer to walk.
+const (
+	walkPace  = 250
+	walkPause = 100 * time.Microsecond
 )
 
 // walked is one periodic walk, done off Run's goroutine so an edit never
@@ -29,7 +37,13 @@ func walk(dir string) walked {
 		return walked{err: err}
 	}
 	stats := make(map[string]stamp, len(list.files))
-	for _, rel := range list.files {
+	for i, rel := range list.files {
+		if i%walkPace == walkPace-1 {
+			// Leave the cores to the event loop and the pipeline now and
+			// then: on two cores a walk running flat out tripled the tail
+			// of an edit's latency.
+			time.Sleep(walkPause)
+		}
 		info, err := os.Stat(filepath.Join(root, rel))
 		if err != nil || !info.Mode().IsRegular() {
 			continue // read again by the event loop, which finds out why
