@@ -32,7 +32,7 @@ func walk(dir string) walked {
 	if err != nil {
 		return walked{err: err}
 	}
-	list, err := listManifests(root)
+	list, err := listManifests(root, true)
 	if err != nil {
 		return walked{err: err}
 	}
@@ -64,8 +64,8 @@ func (s *Source) startWalk(walking *bool, walks chan<- walked) {
 }
 
 // walkChunk bounds the files compared per turn of Run's loop: an event
-// waits for one chunk at most (about 0.3 ms), not for the whole walk.
-const walkChunk = 1000
+// waits for one chunk at most (under 0.1 ms at 10,000 files), not for the whole walk.
+const walkChunk = 250
 
 // applying is a finished walk being compared, a chunk per turn.
 type applying struct {

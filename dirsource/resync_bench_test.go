@@ -20,7 +20,7 @@ func BenchmarkEditDuringResync(b *testing.B) {
 	for _, c := range []struct {
 		n      int
 		resync time.Duration
-	}{{10000, time.Minute}, {10000, time.Millisecond}, {100000, time.Millisecond}} {
+	}{{10000, time.Minute}, {10000, time.Millisecond}, {100000, time.Minute}, {100000, time.Millisecond}} {
 		n := c.n
 		b.Run(fmt.Sprintf("files=%d/resync=%v", n, c.resync), func(b *testing.B) {
 			dir := b.TempDir()
