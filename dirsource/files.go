@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tlsplane/tlsplane/manifests"
 )
@@ -32,10 +33,15 @@ type listing struct {
 
 // listManifests walks root (already resolved through symlinks). Symlinked
 // files are followed, as a ConfigMap volume needs; symlinked directories
-// are not, so a loop cannot trap the walk.
-func listManifests(root string) (listing, error) {
+// are not, so a loop cannot trap the walk. paced pauses now and then
+// (the periodic walk, off the event loop; see walkPace).
+func listManifests(root string, paced bool) (listing, error) {
 	l := listing{unusable: map[string]error{}, links: map[string]bool{}}
+	entries := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if entries++; paced && entries%walkPace == 0 {
+			time.Sleep(walkPause)
+		}
 		if err != nil {
 			if path == root {
 				return err

@@ -62,6 +62,9 @@ func (s *Source) forget(rel string) []objectKey {
 		touched = append(touched, k)
 	}
 	s.held -= st.size
+	if st.seen == s.walks {
+		s.seen-- // see applyChunk
+	}
 	delete(s.files, rel)
 	delete(s.links, rel)
 	s.countsDirty = true

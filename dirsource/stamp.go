@@ -41,10 +41,16 @@ func inodeOf(info fs.FileInfo) uint64 {
 // unchanged reports whether the file at path still has the stamp st's
 // content was read with: its read can be skipped.
 func (st *fileState) unchanged(path string, link bool) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() &&
+		st.holds(stamp{size: info.Size(), mtime: info.ModTime(), inode: inodeOf(info)}, link)
+}
+
+// holds reports whether a file found with metadata now (and link) still
+// has the content st was read with.
+func (st *fileState) holds(now stamp, link bool) bool {
 	if !st.stamped || st.failing || st.replaced || st.suspect > 0 || st.link != link {
 		return false
 	}
-	info, err := os.Stat(path)
-	return err == nil && info.Mode().IsRegular() && info.Size() == st.stamp.size &&
-		info.ModTime().Equal(st.stamp.mtime) && inodeOf(info) == st.stamp.inode
+	return now.size == st.stamp.size && now.mtime.Equal(st.stamp.mtime) && now.inode == st.stamp.inode
 }

@@ -55,6 +55,9 @@ type fileState struct {
 	// stamped: the periodic walk skips a file whose stamp holds.
 	stamp   stamp
 	stamped bool
+	// seen is the number of the last periodic walk that listed the path;
+	// a path the last walk did not list is read again (gone, perhaps).
+	seen uint64
 }
 
 // pass is what one read of the directory, whole or in part, did.
@@ -76,7 +79,7 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
 	s.rewatchRoot(watcher)
-	list, err := listManifests(root)
+	list, err := listManifests(root, false)
 	if err != nil {
 		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
