@@ -23,15 +23,7 @@ func BenchmarkEditDuringResync(b *testing.B) {
 	}{{10000, time.Minute}, {10000, time.Millisecond}, {100000, time.Minute}, {100000, time.Millisecond}} {
 		n := c.n
 		b.Run(fmt.Sprintf("files=%d/resync=%v", n, c.resync), func(b *testing.B) {
-			dir := b.TempDir()
-			old := time.Now().Add(-time.Hour)
-			for i := range n {
-				path := filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i))
-				writeAtomically(b, path, serviceManifest(i, 0))
-				if err := os.Chtimes(path, old, old); err != nil {
-					b.Fatal(err)
-				}
-			}
+			dir := oldFiles(b, n)
 			src, err := New(Options{Dir: dir, Parse: manifests.Parser(func(string) {}), Resync: c.resync})
 			if err != nil {
 				b.Fatal(err)
@@ -73,15 +65,7 @@ func BenchmarkEditDuringResync(b *testing.B) {
 func BenchmarkApplyWalk(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			old := time.Now().Add(-time.Hour)
-			for i := range n {
-				path := filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i))
-				writeAtomically(b, path, serviceManifest(i, 0))
-				if err := os.Chtimes(path, old, old); err != nil {
-					b.Fatal(err)
-				}
-			}
+			dir := oldFiles(b, n)
 			src, err := New(Options{Dir: dir, Parse: manifests.Parser(func(string) {})})
 			if err != nil {
 				b.Fatal(err)
@@ -107,4 +91,20 @@ func BenchmarkApplyWalk(b *testing.B) {
 			b.ReportMetric(float64(longest.Microseconds())/1000, "longest-turn-ms")
 		})
 	}
+}
+
+// oldFiles is a directory of n Service manifests, last modified an hour
+// ago, so a walk finds nothing changed since they were read.
+func oldFiles(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range n {
+		path := filepath.Join(dir, fmt.Sprintf("svc-%d.yaml", i))
+		writeAtomically(b, path, serviceManifest(i, 0))
+		if err := os.Chtimes(path, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
 }
