@@ -16,6 +16,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/plan"
+	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
 // Options are the control plane's settings that change translation.
@@ -51,6 +52,9 @@ type Options struct {
 	// BackendCertificates has Gateways' Envoys report a sample of the
 	// certificates their backends present; the zero value reports none.
 	BackendCertificates BackendCertificates
+	// XBackendHostnames are the external hostnames an XBackend may name
+	// (one value for the process, like Provisioning); nil allows any.
+	XBackendHostnames *xbackend.Hostnames
 }
 
 // BackendCertificates is how Gateways' Envoys report the certificates

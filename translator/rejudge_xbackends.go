@@ -20,7 +20,7 @@ import (
 // xbackendConfig is what judging an XBackend reads of the options.
 func (m *memory) xbackendConfig() xbackend.Config {
 	return xbackend.Config{SystemCABundlePath: m.policyConfig.SystemCABundlePath, AllowInsecureSkipVerify: m.policyConfig.AllowInsecureSkipVerify,
-		CRLFetch: m.policyConfig.CRLFetch}
+		CRLFetch: m.policyConfig.CRLFetch, Hostnames: m.opts.XBackendHostnames}
 }
 
 // translateXBackends judges and emits every XBackend of ix, with the

@@ -27,6 +27,7 @@ import (
 	"github.com/tlsplane/tlsplane/pipeline"
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/xbackend"
 	"github.com/tlsplane/tlsplane/xds"
 )
 
@@ -46,6 +47,7 @@ type serveConfig struct {
 	allowInsecureSkipVerify bool
 	listenerAddress         string
 	gatewayAPIChannel       translator.Channel
+	xbackendHostnames       *xbackend.Hostnames
 	fleetNamespaces         map[string][]string
 	fleetScope              snapshots.FleetScope
 	handshakeWindow         time.Duration
@@ -82,7 +84,7 @@ var serveFlagGroups = []flagGroup{
 	dirLimitsGroup,
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
 		"backend-certificate-sample", "xds-cluster-name", "backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
-	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning"}},
+	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning", "xbackend-hostnames"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
 	xdsLimitsGroup,
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
@@ -153,6 +155,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs.BoolVar(&cfg.allowInsecureSkipVerify, "allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option; without this flag such a policy is Invalid")
 	registerListenerAddress(fs, &cfg.listenerAddress)
 	registerGatewayAPIChannel(fs, &cfg.gatewayAPIChannel)
+	registerXBackendHostnames(fs, &cfg.xbackendHostnames)
 	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces, and grant it the private keys of their clusters' client certificates: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed is served as --fleet-scope says", func(v string) error {
 		fleets, err := parseFleetNamespaces(v)
 		cfg.fleetNamespaces = fleets
@@ -359,6 +362,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			Provisioning:            cfg.provision.policy(),
 			CRLFetch:                fetcher != nil,
 			BackendCertificates:     cfg.backendCertificates,
+			XBackendHostnames:       cfg.xbackendHostnames,
 		},
 		CRLFetcher: crlFetcherOf(fetcher),
 		Logger:     logger.With("stage", "pipeline"),

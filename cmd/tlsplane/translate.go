@@ -15,6 +15,7 @@ import (
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/document"
+	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
 var translateHelp = `Usage: tlsplane translate [flags] PATH...
@@ -35,7 +36,7 @@ could not be served), 1 when nothing could be translated, 2 for bad usage.
 
 var translateFlagGroups = []flagGroup{
 	{"Output", []string{"o"}},
-	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify"}},
+	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "xbackend-hostnames"}},
 	dirLimitsGroup,
 }
 
@@ -51,6 +52,8 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
 	var listenerAddress string
 	registerListenerAddress(fs, &listenerAddress)
+	var xbackendHostnames *xbackend.Hostnames
+	registerXBackendHostnames(fs, &xbackendHostnames)
 	var channel translator.Channel
 	registerGatewayAPIChannel(fs, &channel)
 	limits := registerDirLimits(fs)
@@ -82,6 +85,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 		SystemCABundlePath:      *systemCA,
 		AllowInsecureSkipVerify: *allowInsecure,
 		ListenerAddress:         listenerAddress,
+		XBackendHostnames:       xbackendHostnames,
 		GatewayAPIChannel:       channel,
 	})
 	for _, w := range out.Warnings {

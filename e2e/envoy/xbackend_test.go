@@ -37,6 +37,7 @@ func TestXBackend(t *testing.T) {
 			{"server-only-san-mismatch-fails-closed", xbSANMismatch},
 			{"client-and-server-presents-client-certificate", xbClientAndServer},
 			{"client-and-server-missing-secret-refused", xbMissingClientSecret},
+			{"hostname-off-the-allow-list-refused", xbOffAllowList},
 			{"dns-change-followed", xbDNSChange},
 			{"rotation-changes-secrets-only", xbRotation},
 			{"protocol-http2-over-tls", xbHTTP2},
@@ -101,6 +102,8 @@ const (
 	xbGRPCHost     = "grpc.xb.test"
 	xbTCPHost      = "tcp.xb.test"
 	xbCurvesHost   = "curves.xb.test" // the Go backend that reports key exchanges
+	// Resolved too, but off tlsplane's --xbackend-hostnames (*.xb.test).
+	xbOffListHost = "sentinel.off-list.example"
 	// Client certificates' subjects, as the mtls backends echo them.
 	xbClientCN  = "xbackend-client"
 	xbRotateCN1 = "xbackend-rotate-1"
@@ -146,7 +149,7 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	if err := os.WriteFile(systemBundle, ca.PEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.serveArgs = []string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle}
+	e.serveArgs = []string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle, "--xbackend-hostnames", "*.xb.test"}
 
 	w.dns = harness.StartDNS(t, e.logDir, xbRecords("127.0.0.1"))
 	secureLeaf := leaf(ca, "xb-secure", xbSecureHost, xbSNIHost, xbSystemHost, xbH2Host, xbH11Host, xbTermBackend, xbGRPCHost, xbTCPHost)
@@ -203,6 +206,8 @@ func (w *xbWorld) objects(t *testing.T, ca, otherCA, gwCA *harness.Authority, cl
 		{name: "mtls", hostname: xbMTLSHost, port: w.mtlsPort, tls: &xbTLS{mode: "ClientAndServer", caRefs: []string{"ca"}, clientSecret: "client"}},
 		{name: "mtls-missing", hostname: xbSentinelHost, port: w.sentinelPort,
 			tls: &xbTLS{mode: "ClientAndServer", caRefs: []string{"ca"}, clientSecret: "no-such-client"}},
+		// Plaintext to the sentinel: only the allow-list stands between.
+		{name: "off-list", hostname: xbOffListHost, port: w.sentinelPort, tls: &xbTLS{mode: "None"}},
 		{name: "move", hostname: xbMoveHost, port: w.movePort, tls: serverOnly("ca")},
 		{name: "rotate", hostname: xbRotateHost, port: w.rotatePort, tls: &xbTLS{mode: "ClientAndServer", caRefs: []string{"rotate-ca"}, clientSecret: "rotate-client"}},
 		{name: "h2", hostname: xbH2Host, port: w.securePort, protocol: "HTTP2", tls: serverOnly("ca")},
@@ -255,7 +260,7 @@ func (w *xbWorld) writeRotation(t *testing.T, ca *harness.Authority, client *har
 func xbRecords(moveTo string) harness.DNSRecords {
 	records := harness.DNSRecords{xbMoveHost: {moveTo}}
 	for _, h := range []string{xbPlainHost, xbSecureHost, xbSystemHost, xbSentinelHost, xbMTLSHost, xbRotateHost,
-		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost, xbBudgetHost, xbCurvesHost} {
+		xbH2Host, xbH11Host, xbH2CHost, xbTermBackend, xbGRPCHost, xbTCPHost, xbBudgetHost, xbCurvesHost, xbOffListHost} {
 		records[h] = []string{"127.0.0.1"}
 	}
 	return records
@@ -408,6 +413,38 @@ func xbMissingClientSecret(t *testing.T, w *xbWorld) {
 	}
 	t.Logf("%s; XBackend Accepted %s %s: %s; ResolvedRefs %s %s; route ResolvedRefs %s %s: %s",
 		r, acc.Status, acc.Reason, acc.Message, res.Status, res.Reason, rc.Status, rc.Reason, rc.Message)
+}
+
+// xbOffAllowList: an XBackend whose hostname resolves (to the sentinel,
+// in plaintext) but is off tlsplane's --xbackend-hostnames is not
+// Accepted: its route's share is answered 500 and the sentinel sees
+// nothing (the world's no-plaintext check), the message naming the
+// hostname, the flag and the list.
+func xbOffAllowList(t *testing.T, w *xbWorld) {
+	r := w.await(t, "off-list", w.get("off-list"), func(r response) error {
+		if r.Status == 200 {
+			t.Fatalf("off-list: answered 200 by %s, a hostname off the allow-list", r.Echo.Name)
+		}
+		return status(500)(r)
+	})
+	st := w.translatedXBackend(t, "off-list")
+	if len(st.Parents) != 1 {
+		t.Fatalf("XBackend %s/off-list: status.parents %+v, want one, the Gateway %s", xbNS, st.Parents, xbFleet)
+	}
+	var acc condition
+	for _, c := range st.Parents[0].Conditions {
+		if c.Type == "Accepted" {
+			acc = c
+		}
+	}
+	want := fmt.Sprintf("%q is not among the hostnames this control plane allows (--xbackend-hostnames *.xb.test)", xbOffListHost)
+	if acc.Status != "False" || acc.Reason != "Invalid" || !strings.Contains(acc.Message, want) {
+		t.Errorf("Accepted = %+v, want False Invalid with %q", acc, want)
+	}
+	if rc := w.routeCondition(t, "off-list", "ResolvedRefs"); rc.Status != "False" || rc.Reason != "InvalidBackend" {
+		t.Errorf("HTTPRoute %s/off-list: ResolvedRefs = %+v, want False InvalidBackend", xbNS, rc)
+	}
+	t.Logf("%s; XBackend Accepted %s %s: %s", r, acc.Status, acc.Reason, acc.Message)
 }
 
 // xbDNSChangeTimeout bounds how long new connections may keep going to

@@ -86,6 +86,8 @@ type Config struct {
 	AllowInsecureSkipVerify bool
 	// CRLFetch honours tlsplane.io/crlDistributionPoints.
 	CRLFetch bool
+	// Hostnames are the external hostnames XBackends may name; nil: any.
+	Hostnames *Hostnames
 }
 
 // Judge decides an XBackend: its destination and protocol, then its TLS.
@@ -97,7 +99,7 @@ func Judge(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m backendtls.Memos)
 	if x.Spec.TLS != nil && x.Spec.TLS.Mode != "" {
 		v.Mode = x.Spec.TLS.Mode
 	}
-	v.judgeDestination(x)
+	v.judgeDestination(x, cfg.Hostnames)
 	switch v.Protocol {
 	case "", gwxv1a1.BackendProtocolHTTP, gwxv1a1.BackendProtocolHTTP11, gwxv1a1.BackendProtocolHTTP2,
 		gwxv1a1.BackendProtocolGRPC, gwxv1a1.BackendProtocolMCP, gwxv1a1.BackendProtocolTCP:
@@ -121,8 +123,9 @@ func Judge(x *gwxv1a1.XBackend, ix *input.Index, cfg Config, m backendtls.Memos)
 	return v
 }
 
-// judgeDestination checks type, hostname and port.
-func (v *Verdict) judgeDestination(x *gwxv1a1.XBackend) {
+// judgeDestination checks type, hostname (against the operator's
+// allow-list too) and port.
+func (v *Verdict) judgeDestination(x *gwxv1a1.XBackend, allowed *Hostnames) {
 	if x.Spec.Type != gwxv1a1.BackendTypeExternalHostname {
 		v.Reject(ReasonInvalid, fmt.Sprintf("spec.type: %q is not supported, only %q", x.Spec.Type, gwxv1a1.BackendTypeExternalHostname))
 		return
@@ -133,19 +136,25 @@ func (v *Verdict) judgeDestination(x *gwxv1a1.XBackend) {
 	}
 	host := string(x.Spec.ExternalHostname.Hostname)
 	v.Hostname = host
-	if problem := hostnameProblem(host); problem != "" {
-		v.Reject(ReasonInvalid, fmt.Sprintf("spec.externalHostname.hostname: %q %s", host, problem))
+	switch trimmed := strings.TrimSuffix(strings.ToLower(host), "."); {
+	case hostnameProblem(trimmed) != "":
+		v.Reject(ReasonInvalid, fmt.Sprintf("spec.externalHostname.hostname: %q %s", host, hostnameProblem(trimmed)))
+	case isLoopbackName(trimmed) && !allowed.Names(trimmed):
+		v.Reject(ReasonInvalid, fmt.Sprintf("spec.externalHostname.hostname: %q is a loopback name (RFC 6761): it reaches the Envoy host itself; "+
+			"only an operator's --xbackend-hostnames naming it allows it", host))
+	case !allowed.Allows(trimmed):
+		v.Reject(ReasonInvalid, fmt.Sprintf("spec.externalHostname.hostname: %q is not among the hostnames this control plane allows (%s %s)", host, allowed.Flag, allowed))
 	}
 	if v.Port < 1 || v.Port > 65535 {
 		v.Reject(ReasonInvalid, fmt.Sprintf("spec.port.port: %d is not a port (1-65535)", v.Port))
 	}
 }
 
-// hostnameProblem says why host may not name an external backend: an IP
-// address, or a name inside the cluster (GEP-4894: XBackends are outside
-// it; Services reach what is inside).
-func hostnameProblem(host string) string {
-	trimmed := strings.TrimSuffix(strings.ToLower(host), ".")
+// hostnameProblem says why a hostname (lower case, no trailing dot) may
+// not name an external backend: an IP address, or a name inside the
+// cluster (GEP-4894: XBackends are outside it; Services reach what is
+// inside).
+func hostnameProblem(trimmed string) string {
 	if _, err := netip.ParseAddr(strings.Trim(trimmed, "[]")); err == nil {
 		return "is an IP address; an XBackend names a host by DNS"
 	}
