@@ -11,8 +11,8 @@ import (
 func registerXBackendHostnames(fs *flag.FlagSet, allowed **xbackend.Hostnames) {
 	const name = "xbackend-hostnames"
 	fs.Func(name, "the external hostnames an XBackend may name: `HOST|*.DOMAIN[,...]` (a wildcard is one or more labels before DOMAIN); "+
-		"an XBackend naming another is Accepted=False, Invalid. Empty (the default) allows every external hostname; IP addresses, "+
-		".cluster.local and localhost names are refused whatever this says", func(v string) error {
+		"an XBackend naming another is Accepted=False, Invalid. Empty (the default) allows every external hostname but localhost names, "+
+		"which only a list naming them allows; IP addresses and .cluster.local are refused whatever this says", func(v string) error {
 		h, err := xbackend.ParseHostnames(v, "--"+name)
 		*allowed = h
 		return err

@@ -79,6 +79,9 @@ func TestXBackend(t *testing.T) {
 	})
 }
 
+// xbAllowList is the world's egress allow-list, for serve and translate.
+var xbAllowList = []string{"--xbackend-hostnames", "*.xb.test"}
+
 // The XBackend world: namespace, Gateway, and the hostnames CoreDNS knows.
 const (
 	xbNS      = "xb"
@@ -149,7 +152,7 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	if err := os.WriteFile(systemBundle, ca.PEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.serveArgs = []string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle, "--xbackend-hostnames", "*.xb.test"}
+	e.serveArgs = append([]string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle}, xbAllowList...)
 
 	w.dns = harness.StartDNS(t, e.logDir, xbRecords("127.0.0.1"))
 	secureLeaf := leaf(ca, "xb-secure", xbSecureHost, xbSNIHost, xbSystemHost, xbH2Host, xbH11Host, xbTermBackend, xbGRPCHost, xbTCPHost)
@@ -666,7 +669,8 @@ type xbStatus struct {
 func (w *xbWorld) translatedXBackend(t *testing.T, name string) xbStatus {
 	t.Helper()
 	systemBundle := filepath.Join(w.pkiDir, "system-ca-bundle.pem")
-	out, err := exec.Command(w.tlsplaneBin, "translate", "-o", "json", "--system-ca-bundle", systemBundle, w.manifestDir).Output()
+	args := append([]string{"translate", "-o", "json", "--system-ca-bundle", systemBundle, w.manifestDir}, xbAllowList...)
+	out, err := exec.Command(w.tlsplaneBin, args...).Output()
 	if err != nil && len(out) == 0 {
 		t.Fatalf("tlsplane translate: %v", err)
 	}
