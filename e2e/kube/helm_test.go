@@ -240,6 +240,7 @@ fleetNamespaces:
   internal: [ops]
   edge: [shop, pay]
 fleetScope: all
+xbackendHostnames: [api.stripe.com, "*.partner.example"]
 xds:
   tlsSecretName: edge-xds-certs
   handshakeTimeout: 3s
@@ -344,6 +345,7 @@ func TestHelmChartValues(t *testing.T) {
 		"--controller-name=example.com/edge-tls",
 		"--fleet-namespaces=edge=shop,pay;internal=ops",
 		"--fleet-scope=all",
+		"--xbackend-hostnames=api.stripe.com,*.partner.example",
 		"--leader-elect=true",
 		"--leader-election-id=edge-status-writer",
 		"--leader-election-lease-duration=30s",
