@@ -82,7 +82,17 @@ func writeElements(w io.Writer, key string, list []any) error {
 	for range workers {
 		go func() {
 			for i := range next {
-				y, err := elementYAML(key, list[i], true)
+				v, err := list[i], error(nil)
+				if d, ok := v.(deferred); ok {
+					if v, err = d(); err != nil {
+						slots[i] <- result{nil, err}
+						continue
+					}
+				}
+				y, err := elementYAML(key, v, true)
+				if err != nil {
+					err = fmt.Errorf("%s[%d]: %w", key, i, err)
+				}
 				slots[i] <- result{y, err}
 			}
 		}()
@@ -91,7 +101,7 @@ func writeElements(w io.Writer, key string, list []any) error {
 		r := <-slots[i]
 		<-tokens
 		if r.err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, r.err)
+			return r.err
 		}
 		if _, err := w.Write(r.y); err != nil {
 			return err
