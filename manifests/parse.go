@@ -159,9 +159,12 @@ func convertDocuments(path string, raws [][]byte) []document {
 
 func convertDocument(path string, doc int, raw []byte) document {
 	where := fmt.Sprintf("%s: document %d", path, doc)
-	jsonDoc, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return document{yamlErr: fmt.Errorf("%s: %s", where, excerptError(err))}
+	jsonDoc, ok := blockYAMLToJSON(raw)
+	if !ok {
+		var err error
+		if jsonDoc, err = yaml.YAMLToJSON(raw); err != nil {
+			return document{yamlErr: fmt.Errorf("%s: %s", where, excerptError(err))}
+		}
 	}
 	var d document
 	d.foreign = notKubernetesObject(jsonDoc)
