@@ -33,6 +33,18 @@ const (
 // their computed status; each key only when it has some). It is pure; keys are
 // sorted, so equal inputs give equal bytes.
 func Render(in translator.Inputs, out translator.Output, format string) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := RenderTo(&buf, in, out, format); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// RenderTo is Render writing to w as the document is made: in YAML, each
+// element is written once made, so the document is never held whole
+// (390 MB at 100,000 Services). After an error, w holds the document up
+// to the element that failed.
+func RenderTo(w io.Writer, in translator.Inputs, out translator.Output, format string) error {
 	policies := in.Policies
 	doc := map[string][]any{
 		"clusters":  make([]any, 0, len(out.Clusters)),
@@ -77,10 +89,10 @@ func Render(in translator.Inputs, out translator.Output, format string) ([]byte,
 	renderGatewayAPI(doc, in, out)
 	if format == FormatJSON {
 		if err := makeDeferred(doc); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return Encode(doc, format)
+	return EncodeTo(w, doc, format)
 }
 
 // deferred is a document element made only when it is written: YAML
