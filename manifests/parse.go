@@ -170,8 +170,12 @@ func convertDocument(path string, doc int, raw []byte) document {
 	}
 	var d document
 	var in translator.Inputs
-	d.foreign = notKubernetesObject(jsonDoc)
 	d.err = decodeObject(where, jsonDoc, &in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
+	// A document decodeObject reads is an object (or empty): only one it
+	// refuses needs the second look.
+	if d.err != nil {
+		d.foreign = notKubernetesObject(jsonDoc)
+	}
 	// A document's objects alone are kept: a whole Inputs per document
 	// was 200 MiB at 100,000 Services.
 	for _, k := range input.ObjectKinds {
