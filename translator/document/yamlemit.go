@@ -327,30 +327,7 @@ func (e *yamlEmitter) plain(s string, allowBreaks bool) {
 	if !e.whitespace {
 		e.put(' ')
 	}
-	spaces, breaks := false, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == ' ':
-			if allowBreaks && !spaces && e.column > yamlBestWidth && (i+1 >= len(s) || s[i+1] != ' ') {
-				e.writeIndent()
-			} else {
-				e.put(c)
-			}
-			spaces = true
-		case c == '\n':
-			if !breaks {
-				e.putBreak()
-			}
-			e.putBreak()
-			e.indention, breaks = true, true
-		default:
-			if breaks {
-				e.writeIndent()
-			}
-			e.put(c)
-			e.indention, spaces, breaks = false, false, false
-		}
-	}
+	e.folded(s, allowBreaks, false)
 	e.whitespace, e.indention = false, false
 }
 
@@ -358,11 +335,19 @@ func (e *yamlEmitter) plain(s string, allowBreaks bool) {
 // as plain does but never at its first or last byte.
 func (e *yamlEmitter) singleQuoted(s string, allowBreaks bool) {
 	e.indicator("'", true, false, false)
+	e.folded(s, allowBreaks, true)
+	e.indicator("'", false, false, false)
+	e.whitespace, e.indention = false, false
+}
+
+// folded writes the text of a plain or single-quoted scalar, a single
+// space past the width becoming a line break.
+func (e *yamlEmitter) folded(s string, allowBreaks, quoted bool) {
 	spaces, breaks := false, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == ' ':
-			if allowBreaks && !spaces && e.column > yamlBestWidth && i > 0 && i < len(s)-1 && s[i+1] != ' ' {
+			if allowBreaks && !spaces && e.column > yamlBestWidth && (!quoted || i > 0 && i < len(s)-1) && (i+1 >= len(s) || s[i+1] != ' ') {
 				e.writeIndent()
 			} else {
 				e.put(c)
@@ -378,15 +363,13 @@ func (e *yamlEmitter) singleQuoted(s string, allowBreaks bool) {
 			if breaks {
 				e.writeIndent()
 			}
-			if c == '\'' {
+			if quoted && c == '\'' {
 				e.put('\'')
 			}
 			e.put(c)
 			e.indention, spaces, breaks = false, false, false
 		}
 	}
-	e.indicator("'", false, false, false)
-	e.whitespace, e.indention = false, false
 }
 
 // doubleQuoted writes s between double quotes, escaping newlines, quotes
