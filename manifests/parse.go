@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -14,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // DefaultNamespace is where an object without a namespace goes, as kubectl
@@ -28,8 +32,25 @@ const maxListDepth = 4
 // warn, which may be nil, receives one message per skipped object. An error
 // names the file and the document: YAML that does not parse, or a document
 // that is not a Kubernetes object. Messages quote input values only up to
-// MaxExcerptBytes.
+// MaxExcerptBytes. A file of many documents is converted on every core;
+// its warnings and its first error are the same as one at a time.
 func (l Limits) Parse(path string, data []byte, warn func(string)) (translator.Inputs, error) {
+	return l.parse(path, data, warn, false)
+}
+
+// ParseSkippingForeign is Parse for a file found in a directory, where
+// manifests sit beside other YAML (an Envoy bootstrap): a document that
+// parses as YAML but is not a Kubernetes object (a mapping with a string
+// apiVersion and kind) is skipped, with a warning, the others keeping
+// their numbers. The warnings of skipped documents come first. A file
+// refused as a whole (a document the YAML reader cannot split, or aliases
+// over AliasBytes) is read as Parse reads it, skipping nothing, so the
+// first document that is not an object is the error.
+func (l Limits) ParseSkippingForeign(path string, data []byte, warn func(string)) (translator.Inputs, error) {
+	return l.parse(path, data, warn, true)
+}
+
+func (l Limits) parse(path string, data []byte, warn func(string), skipForeign bool) (translator.Inputs, error) {
 	l = l.orDefaults()
 	if warn == nil {
 		warn = func(string) {}
@@ -37,7 +58,47 @@ func (l Limits) Parse(path string, data []byte, warn func(string)) (translator.I
 	if int64(len(data)) > l.FileBytes {
 		return translator.Inputs{}, l.fileTooLarge(path, int64(len(data)))
 	}
+	// Split, and bound the aliases, one document at a time and before
+	// any is decoded: decoding expands them.
+	raws, stop := l.split(path, data)
+	docs := convertDocuments(path, raws)
 	var in translator.Inputs
+	// A file refused as a whole skips nothing (see ParseSkippingForeign).
+	skip := skipForeign && stop == nil
+	if skipForeign {
+		for i, d := range docs {
+			if d.foreign != "" {
+				warn(fmt.Sprintf("%s: document %d: skipped: not a Kubernetes object (%s)", path, i+1, d.foreign))
+			}
+		}
+	}
+	for _, d := range docs {
+		if d.yamlErr != nil {
+			return translator.Inputs{}, d.yamlErr
+		}
+		if skip && d.foreign != "" {
+			continue
+		}
+		for _, w := range d.warnings {
+			warn(w)
+		}
+		if d.err != nil {
+			return translator.Inputs{}, d.err
+		}
+		for _, o := range d.objects {
+			in.Add(o)
+		}
+	}
+	if stop != nil {
+		return translator.Inputs{}, stop
+	}
+	return in, nil
+}
+
+// split is data's documents, up to the first that cannot be split or
+// whose aliases take the file over AliasBytes; stop says why it stopped
+// there.
+func (l Limits) split(path string, data []byte) (raws [][]byte, stop error) {
 	budget := expansionBudget{limit: l.AliasBytes, left: l.AliasBytes}
 	// The YAML line reader drops a last line that exactly fills its 4 KiB
 	// buffer when no newline ends it: a file cut at that size would lose its
@@ -49,23 +110,104 @@ func (l Limits) Parse(path string, data []byte, warn func(string)) (translator.I
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return in, nil
+			return raws, nil
 		}
 		if err != nil {
-			return translator.Inputs{}, fmt.Errorf("%s: document %d: %s", path, doc, excerptError(err))
+			return raws, fmt.Errorf("%s: document %d: %s", path, doc, excerptError(err))
 		}
 		if err := budget.spend(path, doc, raw); err != nil {
-			return translator.Inputs{}, err
+			return raws, err
 		}
-		where := fmt.Sprintf("%s: document %d", path, doc)
-		jsonDoc, err := yaml.YAMLToJSON(raw)
-		if err != nil {
-			return translator.Inputs{}, fmt.Errorf("%s: %s", where, excerptError(err))
+		raws = append(raws, raw)
+	}
+}
+
+// document is one document of a file, converted: its objects and
+// warnings, or its error; yamlErr when it is not YAML; foreign says why
+// it is not a Kubernetes object.
+type document struct {
+	objects      []metav1.Object
+	warnings     []string
+	err, yamlErr error
+	foreign      string
+}
+
+// docsPerWorker is the fewest documents worth another goroutine.
+const docsPerWorker = 64
+
+// convertDocuments converts each raw document, on up to GOMAXPROCS
+// goroutines for a file of many, dropping each once converted.
+func convertDocuments(path string, raws [][]byte) []document {
+	docs := make([]document, len(raws))
+	workers := min(runtime.GOMAXPROCS(0), len(raws)/docsPerWorker)
+	if workers <= 1 {
+		for i := range raws {
+			docs[i], raws[i] = convertDocument(path, i+1, raws[i]), nil
 		}
-		if err := decodeObject(where, jsonDoc, &in, warn, 0); err != nil {
-			return translator.Inputs{}, err
+		return docs
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
+				docs[i], raws[i] = convertDocument(path, i+1, raws[i]), nil
+			}
+		})
+	}
+	wg.Wait()
+	return docs
+}
+
+func convertDocument(path string, doc int, raw []byte) document {
+	where := fmt.Sprintf("%s: document %d", path, doc)
+	jsonDoc, ok := blockYAMLToJSON(raw)
+	if !ok {
+		var err error
+		if jsonDoc, err = yaml.YAMLToJSON(raw); err != nil {
+			return document{yamlErr: fmt.Errorf("%s: %s", where, excerptError(err))}
 		}
 	}
+	var d document
+	var in translator.Inputs
+	d.err = decodeObject(where, jsonDoc, &in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
+	// A document decodeObject reads is an object (or empty): only one it
+	// refuses needs the second look.
+	if d.err != nil {
+		d.foreign = notKubernetesObject(jsonDoc)
+	}
+	// A document's objects alone are kept: a whole Inputs per document
+	// was 200 MiB at 100,000 Services.
+	for _, k := range input.ObjectKinds {
+		d.objects = append(d.objects, k.Objects(&in)...)
+	}
+	return d
+}
+
+// notKubernetesObject says why a document converted to JSON is not a
+// Kubernetes object, or "" when it is one or is empty.
+func notKubernetesObject(doc []byte) string {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 || bytes.Equal(doc, []byte("null")) {
+		return ""
+	}
+	if doc[0] != '{' {
+		return "not a YAML mapping"
+	}
+	var probe struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if err := json.Unmarshal(doc, &probe); err != nil {
+		return ""
+	}
+	if s, ok := probe.APIVersion.(string); !ok || s == "" {
+		return "no apiVersion"
+	}
+	if s, ok := probe.Kind.(string); !ok || s == "" {
+		return "no kind"
+	}
+	return ""
 }
 
 // Parse is DefaultLimits.Parse.

@@ -1,16 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/translator"
@@ -35,10 +26,11 @@ func readManifests(paths []string, limits manifests.Limits, warn func(string)) (
 			return err
 		}
 		read += int64(len(data))
+		parse := limits.Parse
 		if f.Root != "" {
-			data = withoutForeignDocuments(f.Path, data, limits.AliasBytes, warn)
+			parse = limits.ParseSkippingForeign
 		}
-		in, err := limits.Parse(f.Path, data, warn)
+		in, err := parse(f.Path, data, warn)
 		if err != nil {
 			return err
 		}
@@ -67,79 +59,4 @@ func readManifests(paths []string, limits manifests.Limits, warn func(string)) (
 		}
 	}
 	return manifests.Merge(parts, warn), nil
-}
-
-// withoutForeignDocuments replaces each document of data that parses as
-// YAML but is not a Kubernetes object (a mapping with apiVersion and kind)
-// by an empty one, with a warning, so manifests.Parse numbers the others
-// as they are in the file. Documents that do not parse are kept: Parse
-// reports them, as it refuses a file whose aliases expand by more than
-// aliasBytes.
-func withoutForeignDocuments(path string, data []byte, aliasBytes int64, warn func(string)) []byte {
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data[:len(data):len(data)], '\n')
-	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out bytes.Buffer
-	skipped := false
-	left := aliasBytes
-	for doc := 1; ; doc++ {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return data
-		}
-		// Decoding expands aliases: a file over the bound is left to
-		// manifests.Parse to refuse, before anything is expanded.
-		n, err := manifests.AliasBytes(raw)
-		if err != nil || n > left {
-			return data
-		}
-		left -= n
-		if why := notKubernetesObject(raw); why != "" {
-			warn(fmt.Sprintf("%s: document %d: skipped: not a Kubernetes object (%s)", path, doc, why))
-			raw, skipped = []byte("null\n"), true
-		}
-		out.WriteString("---\n")
-		out.Write(raw)
-		if !bytes.HasSuffix(raw, []byte("\n")) {
-			out.WriteByte('\n')
-		}
-	}
-	if !skipped {
-		return data
-	}
-	return out.Bytes()
-}
-
-// notKubernetesObject says why a parsed document is not a Kubernetes
-// object, or "" when it is one, is empty, or does not parse.
-func notKubernetesObject(raw []byte) string {
-	doc, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return ""
-	}
-	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 || bytes.Equal(doc, []byte("null")) {
-		return ""
-	}
-	if doc[0] != '{' {
-		return "not a YAML mapping"
-	}
-	var probe struct {
-		APIVersion any `json:"apiVersion"`
-		Kind       any `json:"kind"`
-	}
-	if err := json.Unmarshal(doc, &probe); err != nil {
-		return ""
-	}
-	if s, ok := probe.APIVersion.(string); !ok || s == "" {
-		return "no apiVersion"
-	}
-	if s, ok := probe.Kind.(string); !ok || s == "" {
-		return "no kind"
-	}
-	return ""
 }

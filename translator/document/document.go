@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -32,6 +33,18 @@ const (
 // their computed status; each key only when it has some). It is pure; keys are
 // sorted, so equal inputs give equal bytes.
 func Render(in translator.Inputs, out translator.Output, format string) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := RenderTo(&buf, in, out, format); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// RenderTo is Render writing to w as the document is made: in YAML, each
+// element is written once made, so the document is never held whole
+// (390 MB at 100,000 Services). After an error, w holds the document up
+// to the element that failed.
+func RenderTo(w io.Writer, in translator.Inputs, out translator.Output, format string) error {
 	policies := in.Policies
 	doc := map[string][]any{
 		"clusters":  make([]any, 0, len(out.Clusters)),
@@ -39,41 +52,73 @@ func Render(in translator.Inputs, out translator.Output, format string) ([]byte,
 		"secrets":   make([]any, 0, len(out.Secrets)),
 		"policies":  make([]any, 0, len(policies)),
 	}
-	add := func(key string, m proto.Message) error {
-		v, err := ProtoValue(m)
-		if err != nil {
-			return err
-		}
-		doc[key] = append(doc[key], v)
-		return nil
+	add := func(key, what string, m proto.Message) {
+		doc[key] = append(doc[key], deferred(func() (any, error) {
+			v, err := ProtoValue(m)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			return v, nil
+		}))
 	}
 	for _, c := range out.Clusters {
-		if err := add("clusters", c); err != nil {
-			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
-		}
+		add("clusters", "cluster "+c.Name, c)
 	}
 	for _, e := range out.Endpoints {
-		if err := add("endpoints", e); err != nil {
-			return nil, fmt.Errorf("endpoints %s: %w", e.ClusterName, err)
-		}
+		add("endpoints", "endpoints "+e.ClusterName, e)
 	}
 	for _, s := range out.Secrets {
-		if err := add("secrets", redacted(s)); err != nil {
-			return nil, fmt.Errorf("secret %s: %w", s.Name, err)
-		}
+		doc["secrets"] = append(doc["secrets"], deferred(func() (any, error) {
+			v, err := ProtoValue(redacted(s))
+			if err != nil {
+				return nil, fmt.Errorf("secret %s: %w", s.Name, err)
+			}
+			return v, nil
+		}))
 	}
 	for _, p := range translator.UniquePolicies(policies) {
-		v, err := jsonValue(withStatus(p, out))
-		if err != nil {
-			return nil, fmt.Errorf("BackendTLSPolicy %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		doc["policies"] = append(doc["policies"], v)
+		doc["policies"] = append(doc["policies"], deferred(func() (any, error) {
+			v, err := jsonValue(withStatus(p, out))
+			if err != nil {
+				return nil, fmt.Errorf("BackendTLSPolicy %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			return v, nil
+		}))
 	}
 
-	if err := renderGatewayAPI(doc, in, out); err != nil {
-		return nil, err
+	renderGatewayAPI(doc, in, out)
+	if format == FormatJSON {
+		if err := makeDeferred(doc); err != nil {
+			return err
+		}
 	}
-	return Encode(doc, format)
+	return EncodeTo(w, doc, format)
+}
+
+// deferred is a document element made only when it is written: YAML
+// writes each on one of its workers, so the document's values are never
+// all held at once. Its error names the object.
+type deferred func() (any, error)
+
+// makeDeferred replaces each deferred element of doc by its value, in
+// order, stopping at the first error.
+func makeDeferred(doc map[string][]any) error {
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for i, v := range doc[k] {
+			if d, ok := v.(deferred); ok {
+				var err error
+				if doc[k][i], err = d(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Encode writes a document value (maps, slices and the values ProtoValue

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"cmp"
 	"fmt"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -23,32 +22,35 @@ import (
 const redactedKey = "<redacted>"
 
 // renderGatewayAPI adds the Gateway API part of the document, only when
-// there is one, so documents of policies alone keep their shape.
-func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator.Output) error {
+// there is one, so documents of policies alone keep their shape. Its
+// elements are deferred.
+func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator.Output) {
 	if len(out.Fleets) > 0 {
 		doc["fleets"] = []any{}
 	}
 	for _, name := range input.SortedNames(out.Fleets) {
 		f := out.Fleets[name]
-		fleet := map[string]any{"name": name}
-		var err error
-		if fleet["listeners"], err = protoValues("listener", f.Listeners, nil); err != nil {
-			return err
-		}
-		if fleet["routes"], err = protoValues("route configuration", f.Routes, nil); err != nil {
-			return err
-		}
-		if fleet["secrets"], err = protoValues("secret", f.Secrets, func(m proto.Message) proto.Message { return redacted(m.(*tlsv3.Secret)) }); err != nil {
-			return err
-		}
-		if len(f.Clusters) > 0 {
-			// Only Gateways with a backend client certificate have them:
-			// other fleets' documents keep their shape.
-			if fleet["clusters"], err = protoValues("cluster", f.Clusters, nil); err != nil {
-				return err
+		doc["fleets"] = append(doc["fleets"], deferred(func() (any, error) {
+			fleet := map[string]any{"name": name}
+			var err error
+			if fleet["listeners"], err = protoValues("listener", f.Listeners, nil); err != nil {
+				return nil, err
 			}
-		}
-		doc["fleets"] = append(doc["fleets"], fleet)
+			if fleet["routes"], err = protoValues("route configuration", f.Routes, nil); err != nil {
+				return nil, err
+			}
+			if fleet["secrets"], err = protoValues("secret", f.Secrets, func(m proto.Message) proto.Message { return redacted(m.(*tlsv3.Secret)) }); err != nil {
+				return nil, err
+			}
+			if len(f.Clusters) > 0 {
+				// Only Gateways with a backend client certificate have them:
+				// other fleets' documents keep their shape.
+				if fleet["clusters"], err = protoValues("cluster", f.Clusters, nil); err != nil {
+					return nil, err
+				}
+			}
+			return fleet, nil
+		}))
 	}
 	st := out.GatewayAPI
 	if len(st.GatewayClasses) > 0 {
@@ -59,34 +61,33 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 		if !ok {
 			continue
 		}
-		o := c.DeepCopy()
-		o.APIVersion, o.Kind, o.Status = gwv1.GroupVersion.String(), "GatewayClass", status
-		if err := appendJSON(doc, "gatewayclasses", o); err != nil {
-			return fmt.Errorf("GatewayClass %s: %w", c.Name, err)
-		}
+		doc["gatewayclasses"] = append(doc["gatewayclasses"], deferred(func() (any, error) {
+			o := c.DeepCopy()
+			o.APIVersion, o.Kind, o.Status = gwv1.GroupVersion.String(), "GatewayClass", status
+			v, err := jsonValue(o)
+			if err != nil {
+				return nil, fmt.Errorf("GatewayClass %s: %w", c.Name, err)
+			}
+			return v, nil
+		}))
 	}
-	// Each key is rendered even after an error: they are pure, and the
-	// first error is the one returned.
-	errs := []error{
-		renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(o *gwv1.Gateway) *gwv1.GatewayStatus { return &o.Status }),
-		renderWithStatus(doc, "listenersets", "ListenerSet", in.ListenerSets, st.ListenerSets, func(o *gwv1.ListenerSet) *gwv1.ListenerSetStatus { return &o.Status }),
-	}
+	renderWithStatus(doc, "gateways", "Gateway", in.Gateways, st.Gateways, func(o *gwv1.Gateway) *gwv1.GatewayStatus { return &o.Status })
+	renderWithStatus(doc, "listenersets", "ListenerSet", in.ListenerSets, st.ListenerSets, func(o *gwv1.ListenerSet) *gwv1.ListenerSetStatus { return &o.Status })
 	for _, rk := range translator.RouteKinds {
-		errs = append(errs, renderRoutes(doc, rk, in, translator.RouteStatusesOf(st, rk.Kind())))
+		renderRoutes(doc, rk, in, translator.RouteStatusesOf(st, rk.Kind()))
 	}
-	errs = append(errs, renderSorted(doc, "xbackends", gwxv1a1.GroupVersion.String(), string(translator.KindXBackend), in.XBackends, input.SortedKeys(st.XBackends),
+	renderSorted(doc, "xbackends", gwxv1a1.GroupVersion.String(), string(translator.KindXBackend), in.XBackends, input.SortedKeys(st.XBackends),
 		func(o *gwxv1a1.XBackend, nn types.NamespacedName) *gwxv1a1.XBackend {
 			c := o.DeepCopy()
 			c.Status = st.XBackends[nn]
 			return c
-		}))
-	errs = append(errs, renderSorted(doc, "xbackendtrafficpolicies", gwxv1a1.GroupVersion.String(), "XBackendTrafficPolicy", in.XBackendTrafficPolicies,
+		})
+	renderSorted(doc, "xbackendtrafficpolicies", gwxv1a1.GroupVersion.String(), "XBackendTrafficPolicy", in.XBackendTrafficPolicies,
 		input.SortedKeys(st.XBackendTrafficPolicies), func(o *gwxv1a1.XBackendTrafficPolicy, nn types.NamespacedName) *gwxv1a1.XBackendTrafficPolicy {
 			c := o.DeepCopy()
 			c.Status = st.XBackendTrafficPolicies[nn]
 			return c
-		}))
-	return cmp.Or(errs...)
+		})
 }
 
 // renderWithStatus adds under key, sorted, a copy of each object of kind
@@ -96,8 +97,8 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 func renderWithStatus[T interface {
 	object
 	DeepCopy() T
-}, S any](doc map[string][]any, key, kind string, objects []T, statuses map[types.NamespacedName]S, status func(T) *S) error {
-	return renderSorted(doc, key, gwv1.GroupVersion.String(), kind, objects, input.SortedKeys(statuses), func(o T, nn types.NamespacedName) T {
+}, S any](doc map[string][]any, key, kind string, objects []T, statuses map[types.NamespacedName]S, status func(T) *S) {
+	renderSorted(doc, key, gwv1.GroupVersion.String(), kind, objects, input.SortedKeys(statuses), func(o T, nn types.NamespacedName) T {
 		c := o.DeepCopy()
 		*status(c) = statuses[nn]
 		return c
@@ -106,7 +107,7 @@ func renderWithStatus[T interface {
 
 // renderRoutes is renderWithStatus for the routes of kind rk, under its
 // resource's name.
-func renderRoutes(doc map[string][]any, rk translator.RouteKind, in translator.Inputs, statuses translator.RouteStatuses) error {
+func renderRoutes(doc map[string][]any, rk translator.RouteKind, in translator.Inputs, statuses translator.RouteStatuses) {
 	var objects []object
 	for _, o := range rk.Objects(&in) {
 		if r, ok := o.(object); ok {
@@ -114,7 +115,7 @@ func renderRoutes(doc map[string][]any, rk translator.RouteKind, in translator.I
 		}
 	}
 	r := rk.Resource()
-	return renderSorted(doc, r.Resource, r.GroupVersion().String(), string(rk.Kind()), objects, statuses.SortedKeys(), func(o object, nn types.NamespacedName) object {
+	renderSorted(doc, r.Resource, r.GroupVersion().String(), string(rk.Kind()), objects, statuses.SortedKeys(), func(o object, nn types.NamespacedName) object {
 		c := o.DeepCopyObject().(object)
 		*rk.RouteStatus(c), _ = statuses.Get(nn)
 		return c
@@ -130,9 +131,9 @@ type object interface {
 // renderSorted adds under key, in the order of names, what withStatus
 // makes of the object of each name (of apiVersion and kind); only when
 // there are names.
-func renderSorted[T object](doc map[string][]any, key, apiVersion, kind string, objects []T, names []types.NamespacedName, withStatus func(T, types.NamespacedName) T) error {
+func renderSorted[T object](doc map[string][]any, key, apiVersion, kind string, objects []T, names []types.NamespacedName, withStatus func(T, types.NamespacedName) T) {
 	if len(names) == 0 {
-		return nil
+		return
 	}
 	byName := make(map[types.NamespacedName]T, len(objects))
 	for _, o := range objects {
@@ -140,23 +141,17 @@ func renderSorted[T object](doc map[string][]any, key, apiVersion, kind string, 
 	}
 	doc[key] = []any{}
 	for _, nn := range names {
-		o := withStatus(byName[nn], nn)
-		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
-		o.SetNamespace(nn.Namespace)
-		if err := appendJSON(doc, key, o); err != nil {
-			return fmt.Errorf("%s %s: %w", kind, nn, err)
-		}
+		doc[key] = append(doc[key], deferred(func() (any, error) {
+			o := withStatus(byName[nn], nn)
+			o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+			o.SetNamespace(nn.Namespace)
+			v, err := jsonValue(o)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", kind, nn, err)
+			}
+			return v, nil
+		}))
 	}
-	return nil
-}
-
-func appendJSON(doc map[string][]any, key string, o any) error {
-	v, err := jsonValue(o)
-	if err != nil {
-		return err
-	}
-	doc[key] = append(doc[key], v)
-	return nil
 }
 
 // redacted is a copy of a certificate secret without its private key.

@@ -82,7 +82,17 @@ func writeElements(w io.Writer, key string, list []any) error {
 	for range workers {
 		go func() {
 			for i := range next {
-				y, err := elementYAML(key, list[i], true)
+				v, err := list[i], error(nil)
+				if d, ok := v.(deferred); ok {
+					if v, err = d(); err != nil {
+						slots[i] <- result{nil, err}
+						continue
+					}
+				}
+				y, err := elementYAML(key, v, true)
+				if err != nil {
+					err = fmt.Errorf("%s[%d]: %w", key, i, err)
+				}
 				slots[i] <- result{y, err}
 			}
 		}()
@@ -91,7 +101,7 @@ func writeElements(w io.Writer, key string, list []any) error {
 		r := <-slots[i]
 		<-tokens
 		if r.err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, r.err)
+			return r.err
 		}
 		if _, err := w.Write(r.y); err != nil {
 			return err
@@ -106,6 +116,11 @@ func writeElements(w io.Writer, key string, list []any) error {
 // encoder: yaml.v2 writes a json.Number as the int64 or float64 its YAML
 // parser would have read, and parsing the JSON as YAML was most of the cost.
 func elementYAML(key string, v any, one bool) ([]byte, error) {
+	if one {
+		if y, ok := emittedElement(key, v); ok {
+			return y, nil
+		}
+	}
 	list := []any{}
 	if one {
 		var buf bytes.Buffer
@@ -129,4 +144,19 @@ func elementYAML(key string, v any, one bool) ([]byte, error) {
 		return nil, fmt.Errorf("YAML does not start with %q", head)
 	}
 	return y[len(head):], nil
+}
+
+// emittedElement is elementYAML(key, v, true) written by yamlEmitter, when
+// it handles every value in v: most documents' elements, at a small part
+// of yaml.v2's cost.
+func emittedElement(key string, v any) ([]byte, bool) {
+	e := newYAMLEmitter(make([]byte, 0, 1024))
+	if !e.document(map[string]any{key: []any{v}}) {
+		return nil, false
+	}
+	head := len(key) + len(":\n")
+	if len(e.out) < head || string(e.out[:head]) != key+":\n" {
+		return nil, false
+	}
+	return e.out[head:], true
 }

@@ -1,0 +1,418 @@
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// blockYAMLToJSON is what sigs.k8s.io/yaml's YAMLToJSON makes of raw, for
+// the YAML generated manifests are written in: block mappings and
+// sequences of printable ASCII, plain and quoted scalars without escapes,
+// `|` blocks, flow collections of scalars on one line. It returns false
+// for anything else (anchors, tags, other block styles, multi-line
+// scalars, keys or values YAML 1.1 reads as another type than a string
+// or a decimal integer, duplicate keys), which YAMLToJSON then converts.
+// It exists because YAMLToJSON (yaml.v2's parser, a generic tree, then
+// encoding/json) was most of the cost of reading manifests;
+// TestBlockYAMLToJSONIsYAMLToJSON holds it to YAMLToJSON's bytes.
+func blockYAMLToJSON(raw []byte) ([]byte, bool) {
+	// A `|` block ending the text keeps its last newline only when the
+	// text has one.
+	if len(raw) == 0 || raw[len(raw)-1] != '\n' {
+		return nil, false
+	}
+	for _, c := range raw {
+		if c != '\n' && (c < 0x20 || c > 0x7e) {
+			return nil, false
+		}
+	}
+	p := blockParser{lines: bytes.Split(raw, []byte("\n"))}
+	p.skip()
+	if p.i >= len(p.lines) || indentOf(p.lines[p.i]) != 0 || isSeqItem(p.lines[p.i]) {
+		return nil, false
+	}
+	root, ok := p.mapping(0)
+	if !ok {
+		return nil, false
+	}
+	if p.skip(); p.i < len(p.lines) {
+		return nil, false
+	}
+	out := make([]byte, 0, len(raw)+len(raw)/4)
+	return root.appendJSON(out), true
+}
+
+// yamlNode is a parsed value: a mapping (keys), a sequence (items), or a
+// scalar already in JSON.
+type yamlNode struct {
+	keys   []string
+	values []*yamlNode
+	items  []*yamlNode
+	isMap  bool
+	isSeq  bool
+	json   []byte
+}
+
+func (n *yamlNode) appendJSON(out []byte) []byte {
+	switch {
+	case n.isMap:
+		order := make([]int, len(n.keys))
+		for i := range order {
+			order[i] = i
+		}
+		// encoding/json writes a map's keys sorted.
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(n.keys[a], n.keys[b]) })
+		out = append(out, '{')
+		for j, i := range order {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			out = appendJSONString(out, n.keys[i])
+			out = append(out, ':')
+			out = n.values[i].appendJSON(out)
+		}
+		return append(out, '}')
+	case n.isSeq:
+		out = append(out, '[')
+		for j, item := range n.items {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			out = item.appendJSON(out)
+		}
+		return append(out, ']')
+	}
+	return append(out, n.json...)
+}
+
+// appendJSONString writes s as encoding/json does (HTML characters
+// escaped).
+func appendJSONString(out []byte, s string) []byte {
+	if strings.ContainsAny(s, "\"\\<>&\n") {
+		b, _ := json.Marshal(s)
+		return append(out, b...)
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
+}
+
+type blockParser struct {
+	lines [][]byte
+	i     int
+}
+
+// skip passes blank and comment lines.
+func (p *blockParser) skip() {
+	for p.i < len(p.lines) {
+		t := bytes.TrimLeft(p.lines[p.i], " ")
+		if len(t) > 0 && t[0] != '#' {
+			return
+		}
+		p.i++
+	}
+}
+
+func indentOf(line []byte) int { return len(line) - len(bytes.TrimLeft(line, " ")) }
+
+func isSeqItem(line []byte) bool {
+	t := bytes.TrimLeft(line, " ")
+	return len(t) > 0 && t[0] == '-' && (len(t) == 1 || t[1] == ' ')
+}
+
+// mapping parses the block mapping whose keys are at column indent; the
+// first line may be a sequence item's, its key after the `- `.
+func (p *blockParser) mapping(indent int) (*yamlNode, bool) {
+	n := &yamlNode{isMap: true}
+	first := true
+	for {
+		if !first {
+			p.skip()
+			if p.i >= len(p.lines) {
+				return n, true
+			}
+			// A shallower line, or a sequence item at the keys' column,
+			// ends the mapping; the caller judges what follows.
+			line := p.lines[p.i]
+			in := indentOf(line)
+			if in < indent || in == indent && isSeqItem(line) {
+				return n, true
+			}
+			if in > indent {
+				return nil, false
+			}
+		}
+		text := string(bytes.TrimRight(p.lines[p.i][indent:], " "))
+		first = false
+		key, rest, ok := splitKey(text)
+		if !ok || slices.Contains(n.keys, key) {
+			return nil, false
+		}
+		p.i++
+		v, ok := p.value(rest, indent, true)
+		if !ok {
+			return nil, false
+		}
+		n.keys, n.values = append(n.keys, key), append(n.values, v)
+	}
+}
+
+// value parses what follows a key (or a sequence item's `- `) at column
+// indent: a scalar on the line, a `|` block, or a nested block.
+func (p *blockParser) value(rest string, indent int, inMapping bool) (*yamlNode, bool) {
+	switch {
+	case rest == "":
+		p.skip()
+		if p.i >= len(p.lines) {
+			return &yamlNode{json: []byte("null")}, true
+		}
+		line := p.lines[p.i]
+		in := indentOf(line)
+		switch {
+		case in > indent && isSeqItem(line):
+			return p.sequence(in)
+		case in > indent:
+			return p.mapping(in)
+		case in == indent && inMapping && isSeqItem(line):
+			return p.sequence(in)
+		}
+		return &yamlNode{json: []byte("null")}, true
+	case rest == "|":
+		return p.literal(indent)
+	}
+	if next := p.peekIndent(); next > indent {
+		return nil, false // a scalar continued on the next line
+	}
+	return scalarNode(rest)
+}
+
+// peekIndent is the indentation of the next line that is not blank or a
+// comment, or -1.
+func (p *blockParser) peekIndent() int {
+	for j := p.i; j < len(p.lines); j++ {
+		t := bytes.TrimLeft(p.lines[j], " ")
+		if len(t) > 0 && t[0] != '#' {
+			return indentOf(p.lines[j])
+		}
+	}
+	return -1
+}
+
+// sequence parses the block sequence whose `-` are at column indent.
+func (p *blockParser) sequence(indent int) (*yamlNode, bool) {
+	n := &yamlNode{isSeq: true}
+	for {
+		p.skip()
+		if p.i >= len(p.lines) {
+			return n, true
+		}
+		line := p.lines[p.i]
+		if in := indentOf(line); in < indent {
+			return n, true
+		} else if in > indent || !isSeqItem(line) {
+			if in > indent {
+				return nil, false
+			}
+			return n, true
+		}
+		after := line[indent+1:]
+		item := bytes.TrimLeft(after, " ")
+		col := indent + 1 + len(after) - len(item)
+		text := string(bytes.TrimRight(item, " "))
+		var v *yamlNode
+		var ok bool
+		switch {
+		case text == "" || text == "|" || strings.HasPrefix(text, "- ") || text == "-":
+			return nil, false
+		case looksLikeKey(text):
+			v, ok = p.mapping(col)
+		default:
+			p.i++
+			v, ok = p.value(text, indent, false)
+		}
+		if !ok {
+			return nil, false
+		}
+		n.items = append(n.items, v)
+	}
+}
+
+// literal parses a `|` block (clipped) under a key at column indent:
+// without blank lines, each line at least as indented as the first.
+func (p *blockParser) literal(indent int) (*yamlNode, bool) {
+	var b strings.Builder
+	block := -1
+	for ; p.i < len(p.lines); p.i++ {
+		line := p.lines[p.i]
+		in := indentOf(line)
+		if in == len(line) {
+			if p.i == len(p.lines)-1 && len(line) == 0 {
+				break // the document's final newline
+			}
+			return nil, false
+		}
+		if in <= indent {
+			break
+		}
+		if block < 0 {
+			block = in
+		}
+		if in < block {
+			return nil, false
+		}
+		b.Write(line[block:])
+		b.WriteByte('\n')
+	}
+	if block < 0 {
+		return nil, false
+	}
+	return &yamlNode{json: appendJSONString(nil, b.String())}, true
+}
+
+// looksLikeKey reports whether a sequence item's text starts a mapping.
+func looksLikeKey(text string) bool {
+	_, _, ok := splitKey(text)
+	return ok || strings.Contains(text, ": ") || strings.HasSuffix(text, ":")
+}
+
+// splitKey splits `key: rest` (or `key:`) where key is a plain key that
+// YAML 1.1 reads as a string.
+func splitKey(text string) (key, rest string, ok bool) {
+	i := strings.IndexByte(text, ':')
+	if i <= 0 || i+1 < len(text) && text[i+1] != ' ' {
+		return "", "", false
+	}
+	key, rest = text[:i], strings.TrimLeft(text[i+1:], " ")
+	for j := 0; j < len(key); j++ {
+		if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' || c == '/') {
+			return "", "", false
+		}
+	}
+	if !isLetter(key[0]) || yaml11NonString[key] {
+		return "", "", false
+	}
+	return key, rest, true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// yaml11NonString are the words starting with a letter that yaml.v2
+// reads as a bool or null (and sigs.k8s.io/yaml writes so).
+var yaml11NonString = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true, "null": true, "Null": true, "NULL": true,
+}
+
+// scalarNode is a scalar (or a one-line flow collection of scalars) in
+// JSON.
+func scalarNode(text string) (*yamlNode, bool) {
+	switch text[0] {
+	case '[':
+		items, ok := flowItems(text, '[', ']')
+		if !ok {
+			return nil, false
+		}
+		n := &yamlNode{isSeq: true}
+		for _, it := range items {
+			v, ok := flowScalar(it)
+			if !ok {
+				return nil, false
+			}
+			n.items = append(n.items, v)
+		}
+		return n, true
+	case '{':
+		items, ok := flowItems(text, '{', '}')
+		if !ok {
+			return nil, false
+		}
+		n := &yamlNode{isMap: true}
+		for _, it := range items {
+			key, rest, ok := splitKey(it)
+			if !ok || rest == "" || slices.Contains(n.keys, key) {
+				return nil, false
+			}
+			v, ok := flowScalar(rest)
+			if !ok {
+				return nil, false
+			}
+			n.keys, n.values = append(n.keys, key), append(n.values, v)
+		}
+		return n, true
+	}
+	return plainOrQuoted(text, false)
+}
+
+// flowItems splits `[a, b]` or `{a: 1, b: 2}` on commas; nested
+// collections and quoted commas are not handled.
+func flowItems(text string, open, close byte) ([]string, bool) {
+	if text[len(text)-1] != close {
+		return nil, false
+	}
+	inner := strings.TrimSpace(text[1 : len(text)-1])
+	if strings.ContainsAny(inner, "[]{}'#") || strings.Count(inner, `"`)%2 != 0 {
+		return nil, false
+	}
+	if inner == "" {
+		return nil, true
+	}
+	parts := strings.Split(inner, ",")
+	for i, s := range parts {
+		if parts[i] = strings.TrimSpace(s); parts[i] == "" {
+			return nil, false
+		}
+		if open == '[' && strings.Contains(parts[i], ":") && parts[i][0] != '"' {
+			return nil, false
+		}
+	}
+	return parts, true
+}
+
+// flowScalar is a quoted scalar, or a plain one of letters, digits and
+// `._/-` (libyaml refuses more in flow context than YAML does).
+func flowScalar(text string) (*yamlNode, bool) {
+	if text[0] != '"' && text[0] != '\'' && strings.IndexFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '/' || r == '-')
+	}) >= 0 {
+		return nil, false
+	}
+	return plainOrQuoted(text, true)
+}
+
+// plainOrQuoted is a plain scalar (a string, or a decimal integer), or a
+// quoted one without escapes.
+func plainOrQuoted(text string, flow bool) (*yamlNode, bool) {
+	switch c := text[0]; {
+	case c == '"' || c == '\'':
+		if len(text) < 2 || text[len(text)-1] != c {
+			return nil, false
+		}
+		s := text[1 : len(text)-1]
+		if strings.ContainsAny(s, `"'\`) {
+			return nil, false
+		}
+		return &yamlNode{json: appendJSONString(nil, s)}, true
+	case c >= '0' && c <= '9':
+		if len(text) > 18 || c == '0' && len(text) > 1 || strings.IndexFunc(text, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+			return nil, false
+		}
+		return &yamlNode{json: []byte(text)}, true
+	case c == '/' || isLetter(c):
+	default:
+		return nil, false
+	}
+	if strings.Contains(text, " #") || strings.Contains(text, ": ") || strings.HasSuffix(text, ":") || flow && strings.ContainsAny(text, ":") {
+		return nil, false
+	}
+	switch text {
+	case "true", "false", "null":
+		return &yamlNode{json: []byte(text)}, true
+	}
+	if yaml11NonString[text] {
+		return nil, false
+	}
+	return &yamlNode{json: appendJSONString(nil, text)}, true
+}

@@ -1,0 +1,104 @@
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// corpusDocuments are the documents of the repository's manifests: the
+// translator's golden inputs and the examples.
+func corpusDocuments(t *testing.T) [][]byte {
+	t.Helper()
+	var docs [][]byte
+	for _, pattern := range []string{"../testdata/translator/*.in.yaml", "../examples/*.yaml", "../examples/*/*.yaml", "../deploy/*.yaml", "../deploy/*/*.yaml"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(append(data, '\n'))))
+			for {
+				raw, err := r.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				docs = append(docs, raw)
+			}
+		}
+	}
+	return docs
+}
+
+// yamlMutations are edits that make YAML mean something else, or
+// nothing: the converter must then decline, or agree with YAMLToJSON.
+var yamlMutations = []string{" ", "  ", "\t", ":", ": ", "- ", "#", " #x", "'", "\"", "\\", "|", "|-", ">", "&a ", "*a", "!t ", "[", "]", "{", "}", ",", "\n", "\n  ", "yes", "0", "07", "1.5", "~", "-", "?", "@", "%", "<", "&"}
+
+// TestBlockYAMLToJSONIsYAMLToJSON: on every document of the repository's
+// manifests and thousands of edits of them, the block converter either
+// declines or writes YAMLToJSON's bytes (and never accepts YAML that
+// YAMLToJSON refuses); it converts half the documents themselves.
+func TestBlockYAMLToJSONIsYAMLToJSON(t *testing.T) {
+	docs := corpusDocuments(t)
+	converted := 0
+	check := func(what string, raw []byte) bool {
+		got, ok := blockYAMLToJSON(raw)
+		if !ok {
+			return false
+		}
+		want, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			t.Fatalf("%s: converted YAML that YAMLToJSON refuses (%v):\n%s", what, err, raw)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s:\n%s\ngot  %s\nwant %s", what, raw, got, want)
+		}
+		return true
+	}
+	for _, d := range docs {
+		if check("document", d) {
+			converted++
+		}
+	}
+	// The golden inputs favour nested flow style, which is declined.
+	if converted < len(docs)/2 {
+		t.Errorf("converted %d of %d documents; want half", converted, len(docs))
+	}
+	r := rand.New(rand.NewPCG(37, 2))
+	for range 30000 {
+		d := docs[r.IntN(len(docs))]
+		if len(d) == 0 {
+			continue
+		}
+		m := slicesClone(d)
+		for n := 1 + r.IntN(2); n > 0; n-- {
+			at := r.IntN(len(m) + 1)
+			switch r.IntN(3) {
+			case 0:
+				end := min(len(m), at+1+r.IntN(3))
+				m = append(m[:at:at], m[end:]...)
+			default:
+				ins := yamlMutations[r.IntN(len(yamlMutations))]
+				m = append(m[:at:at], append([]byte(ins), m[at:]...)...)
+			}
+		}
+		check("edited document", m)
+	}
+}
+
+func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
