@@ -15,7 +15,8 @@ import (
 // edit starts from), and the Publisher that published it. An operation is
 // that start; heap-MiB is the live heap after a collection with all three
 // alive (the inputs alone are inputs-MiB), what BenchmarkServeStart's
-// resident memory is about twice of. Run it in a process of its own.
+// resident memory is about twice of. Run it in a process of its own;
+// -scale.heapprofile writes the heap profile there.
 func BenchmarkHeldAfterStart(b *testing.B) {
 	for _, n := range []int{100000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
@@ -34,6 +35,9 @@ func BenchmarkHeldAfterStart(b *testing.B) {
 				tr.Prepare()
 			}
 			b.ReportMetric(float64(liveHeap())/(1<<20), "heap-MiB")
+			if *scaleHeapProfile != "" {
+				writeHeapProfile(b, *scaleHeapProfile)
+			}
 			b.ReportMetric(float64(inputs)/(1<<20), "inputs-MiB")
 			runtime.KeepAlive(in)
 			runtime.KeepAlive(tr)
