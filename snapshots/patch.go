@@ -13,6 +13,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/smallset"
 )
 
 // patchable is the whole translation's snapshot (what a fleet without a
@@ -34,8 +35,8 @@ type patchable struct {
 	// readers lists, per load assignment name, the clusters reading it
 	// (edsName: every cluster, as versionsOf counts them); secretReaders,
 	// per secret, the clusters naming it.
-	readers       map[string]map[string]bool
-	secretReaders map[string]map[string]bool
+	readers       map[string]smallset.Set[string]
+	secretReaders map[string]smallset.Set[string]
 }
 
 // patchTypes are the types a translation's Changed names.
@@ -46,7 +47,7 @@ func newPatchable(d *digests, gen uint64, snap *servedSnapshot) (*patchable, err
 	pt := &patchable{
 		gen: gen, snap: snap,
 		digs: map[string]map[string]*digest{}, sums: map[string]contentSum{},
-		readers: map[string]map[string]bool{}, secretReaders: map[string]map[string]bool{},
+		readers: map[string]smallset.Set[string]{}, secretReaders: map[string]smallset.Set[string]{},
 	}
 	for _, typeURL := range patchTypes {
 		items := snap.byType[typeURL]
@@ -70,32 +71,16 @@ func newPatchable(d *digests, gen uint64, snap *servedSnapshot) (*patchable, err
 
 // read adds (1) or removes (-1) what cluster c reads.
 func (pt *patchable) read(c *clusterv3.Cluster, dg *digest, sign int) {
-	edit := func(m map[string]map[string]bool, key string) {
+	edit := func(m map[string]smallset.Set[string], key string) {
 		if sign > 0 {
-			addName(m, key, c.GetName())
+			smallset.Add(m, key, c.GetName())
 		} else {
-			removeName(m, key, c.GetName())
+			smallset.Remove(m, key, c.GetName())
 		}
 	}
 	edit(pt.readers, edsName(c))
 	for _, s := range dg.secrets {
 		edit(pt.secretReaders, s)
-	}
-}
-
-func addName(m map[string]map[string]bool, key, name string) {
-	if m[key] == nil {
-		m[key] = map[string]bool{}
-	}
-	m[key][name] = true
-}
-
-func removeName(m map[string]map[string]bool, key, name string) {
-	if set := m[key]; set != nil {
-		delete(set, name)
-		if len(set) == 0 {
-			delete(m, key)
-		}
 	}
 }
 
@@ -182,8 +167,8 @@ func (v patchView) readers(key string, secret bool) map[string]bool {
 	if secret {
 		now = v.pt.secretReaders[key]
 	}
-	out := make(map[string]bool, len(now)+1)
-	for name := range now {
+	out := make(map[string]bool, now.Len()+1)
+	for name := range now.All() {
 		out[name] = true
 	}
 	for _, pn := range v.changed[resource.ClusterType] {
@@ -358,7 +343,7 @@ func (pt *patchable) commit(d *digests, gen uint64, v patchView) (*servedSnapsho
 // readerWires are the content hashes of the clusters reading a load
 // assignment, in cluster name order (versionsOf's readers).
 func (pt *patchable) readerWires(assignment string) []string {
-	names := sortedNames(pt.readers[assignment])
+	names := slices.Sorted(pt.readers[assignment].All())
 	out := make([]string, 0, len(names))
 	for _, n := range names {
 		out = append(out, pt.digs[resource.ClusterType][n].wire)

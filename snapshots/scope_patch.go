@@ -48,7 +48,7 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 				} else {
 					delete(s.keys, name)
 				}
-				for reader := range pt.secretReaders[name] {
+				for reader := range pt.secretReaders[name].All() {
 					candidates = append(candidates, reader)
 				}
 			}
@@ -92,7 +92,7 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 		dg := pt.digs[resource.EndpointType][name]
 		var readers []string // kept clusters reading it, by name
 		eds := false
-		for reader := range pt.readers[name] {
+		for reader := range pt.readers[name].All() {
 			if s.digs[resource.ClusterType][reader] != nil {
 				readers = append(readers, reader)
 				eds = eds || isEDS(s.snap.byType[resource.ClusterType][reader].(*clusterv3.Cluster))
@@ -118,7 +118,7 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 		dg := pt.digs[resource.SecretType][name]
 		read := false
 		if dg != nil {
-			for reader := range pt.secretReaders[name] {
+			for reader := range pt.secretReaders[name].All() {
 				if s.digs[resource.ClusterType][reader] != nil {
 					read = true
 					break

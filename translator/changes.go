@@ -11,6 +11,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/smallset"
 )
 
 // update is what one Update found the changes to reach.
@@ -73,7 +74,7 @@ func (w *world) apply(c Change, u *update) bool {
 		es, ok := typed[*discoveryv1.EndpointSlice](c.Object, deleted)
 		if old := w.slices[nn]; old != nil {
 			svc := serviceOfSlice(old)
-			removeFrom(w.slicesOf, svc, nn)
+			smallset.Remove(w.slicesOf, svc, nn)
 			u.slices[svc] = true
 		}
 		setOrDelete(w.slices, nn, es, deleted)
@@ -223,12 +224,12 @@ func (w *world) refreshSlices(u *update) {
 		}
 		u.services[svc] = true
 		keys := w.slicesOf[svc]
-		if len(keys) == 0 {
+		if keys.Len() == 0 {
 			delete(w.ix.SlicesByService, svc)
 			continue
 		}
-		list := make([]*discoveryv1.EndpointSlice, 0, len(keys))
-		for _, key := range input.SortedKeys(keys) {
+		list := make([]*discoveryv1.EndpointSlice, 0, keys.Len())
+		for _, key := range input.SortedSeq(keys.All()) {
 			list = append(list, w.slices[key])
 		}
 		w.ix.SlicesByService[svc] = list

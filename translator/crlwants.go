@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
+	"github.com/tlsplane/tlsplane/translator/smallset"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
@@ -42,9 +43,9 @@ func xbackendCRLWants(dst map[string][][]byte, verdicts map[types.NamespacedName
 func (w *world) indexCRLWants(nn types.NamespacedName, v *backendtls.Verdict, add bool) {
 	for _, want := range v.FetchedCRLs.Wants {
 		if add {
-			addTo(w.byCRL, want.URL, nn)
+			smallset.Add(w.byCRL, want.URL, nn)
 		} else {
-			removeFrom(w.byCRL, want.URL, nn)
+			smallset.Remove(w.byCRL, want.URL, nn)
 		}
 	}
 }
@@ -54,7 +55,7 @@ func (w *world) crlDistributionPoints() map[string][][]byte {
 	var out map[string][][]byte
 	seen := map[types.NamespacedName]bool{}
 	for _, policies := range w.byCRL {
-		for nn := range policies {
+		for nn := range policies.All() {
 			if g := w.verdicts[nn]; g != nil && !seen[nn] {
 				seen[nn] = true
 				out = addCRLWants(out, g.verdict.FetchedCRLs.Wants)

@@ -32,12 +32,12 @@ func (t *Translator) rejudge(u *update) {
 		}
 	}
 	for ref := range u.refs {
-		for nn := range w.byRef[ref] {
+		for nn := range w.byRef[ref].All() {
 			u.judged[nn] = true
 		}
 	}
 	for url := range u.crls {
-		for nn := range w.byCRL[url] {
+		for nn := range w.byCRL[url].All() {
 			u.judged[nn] = true
 		}
 	}
@@ -72,7 +72,7 @@ func (t *Translator) reattach(u *update) {
 		u.attached[nn] = true
 	}
 	for svc := range u.services {
-		for nn := range w.byService[svc] {
+		for nn := range w.byService[svc].All() {
 			u.attached[nn] = true
 		}
 	}
@@ -167,7 +167,7 @@ func (t *Translator) retranslateGateways(u *update, stamp metav1.Time) {
 			if slices.Equal(old.judged.Reach[backend], w.gateways.judged.Reach[backend]) {
 				continue
 			}
-			for nn := range w.byService[backend.Service] {
+			for nn := range w.byService[backend.Service].All() {
 				u.statuses[nn] = true
 			}
 		}

@@ -34,7 +34,7 @@ func (w *world) patchRoutes(u *update, stamp metav1.Time) bool {
 	u.reachChanged = u.reachChanged || len(patch.Reached) > 0
 	for _, b := range patch.Reached {
 		// Their policies have other Gateway ancestors now.
-		for policy := range w.byService[b.Service] {
+		for policy := range w.byService[b.Service].All() {
 			u.statuses[policy] = true
 		}
 	}

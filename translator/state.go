@@ -11,6 +11,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/smallset"
 )
 
 // world is what Update needs of the last translation to re-translate only
@@ -29,13 +30,13 @@ type world struct {
 	// (found or not), the policies naming each Service, and those
 	// reading each ConfigMap or Secret (CA bundles, client certificates).
 	targets   map[types.NamespacedName][]types.NamespacedName
-	byService map[types.NamespacedName]map[types.NamespacedName]bool
-	byRef     map[backendtls.Ref]map[types.NamespacedName]bool
+	byService map[types.NamespacedName]smallset.Set[types.NamespacedName]
+	byRef     map[backendtls.Ref]smallset.Set[types.NamespacedName]
 	refs      []backendtls.Ref // index's buffer
 	// byCRL: the policies whose verdict wants each distribution point.
-	byCRL map[string]map[types.NamespacedName]bool
+	byCRL map[string]smallset.Set[types.NamespacedName]
 	// slicesOf lists the EndpointSlice keys of each Service.
-	slicesOf map[types.NamespacedName]map[types.NamespacedName]bool
+	slicesOf map[types.NamespacedName]smallset.Set[types.NamespacedName]
 
 	// verdicts are each policy's, as emitted.
 	verdicts    map[types.NamespacedName]*governor
@@ -105,10 +106,10 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		gateway:     newGatewayObjects(in),
 		traffic:     newTrafficObjects(in),
 		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
-		byService:   make(map[types.NamespacedName]map[types.NamespacedName]bool, len(verdicts)),
-		byRef:       map[backendtls.Ref]map[types.NamespacedName]bool{},
-		byCRL:       map[string]map[types.NamespacedName]bool{},
-		slicesOf:    make(map[types.NamespacedName]map[types.NamespacedName]bool, len(in.EndpointSlices)),
+		byService:   make(map[types.NamespacedName]smallset.Set[types.NamespacedName], len(verdicts)),
+		byRef:       map[backendtls.Ref]smallset.Set[types.NamespacedName]{},
+		byCRL:       map[string]smallset.Set[types.NamespacedName]{},
+		slicesOf:    make(map[types.NamespacedName]smallset.Set[types.NamespacedName], len(in.EndpointSlices)),
 		verdicts:    make(map[types.NamespacedName]*governor, len(verdicts)),
 		attachments: make(map[types.NamespacedName][]*backendtls.Attachment, len(verdicts)),
 		winners:     winners,
@@ -138,7 +139,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 	for _, es := range in.EndpointSlices {
 		key := input.NameOf(es.Namespace, es.Name)
 		if old := w.slices[key]; old != nil {
-			delete(w.slicesOf[serviceOfSlice(old)], key)
+			smallset.Remove(w.slicesOf, serviceOfSlice(old), key)
 		}
 		w.slices[key] = es
 		w.addSliceKey(es, key)
@@ -164,40 +165,24 @@ func (w *world) index(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
 	for _, ref := range p.Spec.TargetRefs {
 		svc := input.NameOf(nn.Namespace, string(ref.Name))
 		targets = append(targets, svc)
-		addTo(w.byService, svc, nn)
+		smallset.Add(w.byService, svc, nn)
 	}
 	w.targets[nn] = targets
 	w.refs = backendtls.AppendRefs(w.refs[:0], p)
 	for _, ref := range w.refs {
-		addTo(w.byRef, ref, nn)
+		smallset.Add(w.byRef, ref, nn)
 	}
 }
 
 // unindex undoes index.
 func (w *world) unindex(nn types.NamespacedName, p *gwv1.BackendTLSPolicy) {
 	for _, svc := range w.targets[nn] {
-		removeFrom(w.byService, svc, nn)
+		smallset.Remove(w.byService, svc, nn)
 	}
 	delete(w.targets, nn)
 	w.refs = backendtls.AppendRefs(w.refs[:0], p)
 	for _, ref := range w.refs {
-		removeFrom(w.byRef, ref, nn)
-	}
-}
-
-func addTo[K, V comparable](m map[K]map[V]bool, k K, v V) {
-	if m[k] == nil {
-		m[k] = map[V]bool{}
-	}
-	m[k][v] = true
-}
-
-func removeFrom[K, V comparable](m map[K]map[V]bool, k K, v V) {
-	if set := m[k]; set != nil {
-		delete(set, v)
-		if len(set) == 0 {
-			delete(m, k)
-		}
+		smallset.Remove(w.byRef, ref, nn)
 	}
 }
 
@@ -213,7 +198,7 @@ func serviceOfSlice(es *discoveryv1.EndpointSlice) types.NamespacedName {
 
 func (w *world) addSliceKey(es *discoveryv1.EndpointSlice, key types.NamespacedName) {
 	if svc := serviceOfSlice(es); svc != (types.NamespacedName{}) {
-		addTo(w.slicesOf, svc, key)
+		smallset.Add(w.slicesOf, svc, key)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/dirsource"
 	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/perf/world"
 )
 
 // writeGeneratedManifest writes what `helm template` or a GitOps tool
@@ -28,117 +28,11 @@ import (
 func writeGeneratedManifest(w io.Writer, n int, caPEM string) (int64, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	counted := &countingWriter{w: bw}
-	var ca strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(caPEM, "\n"), "\n") {
-		ca.WriteString("    " + line + "\n")
+	if err := world.WriteGateway(counted); err != nil {
+		return counted.n, err
 	}
-	fmt.Fprint(counted, `---
-# Source: shop/templates/gateway.yaml
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata:
-  name: tlsplane
-spec:
-  controllerName: tlsplane.io/controller
----
-# Source: shop/templates/gateway.yaml
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata:
-  name: web
-  namespace: edge
-spec:
-  gatewayClassName: tlsplane
-  listeners:
-  - name: http
-    protocol: HTTP
-    port: 8080
-    allowedRoutes:
-      namespaces:
-        from: All
-`)
-	for i := range n {
-		ns, name := fmt.Sprintf("team-%d", i%50), fmt.Sprintf("svc-%d", i)
-		fmt.Fprintf(counted, `---
-# Source: shop/templates/service.yaml
-apiVersion: v1
-kind: Service
-metadata:
-  name: %[2]s
-  namespace: %[1]s
-  labels:
-    app.kubernetes.io/name: %[2]s
-    app.kubernetes.io/managed-by: Helm
-spec:
-  ports:
-  - name: https
-    port: 443
-    targetPort: 8443
----
-# Source: shop/templates/ca.yaml
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %[2]s-ca
-  namespace: %[1]s
-data:
-  ca.crt: |
-%[3]s---
-# Source: shop/templates/backendtlspolicy.yaml
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata:
-  name: %[2]s-tls
-  namespace: %[1]s
-spec:
-  targetRefs:
-  - group: ""
-    kind: Service
-    name: %[2]s
-  validation:
-    hostname: %[2]s.%[1]s.svc.cluster.local
-    caCertificateRefs:
-    - group: ""
-      kind: ConfigMap
-      name: %[2]s-ca
----
-# Source: shop/templates/endpointslice.yaml
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: %[2]s-x
-  namespace: %[1]s
-  labels:
-    kubernetes.io/service-name: %[2]s
-addressType: IPv4
-ports:
-- name: https
-  port: 8443
-endpoints:
-- addresses: ["10.%[4]d.%[5]d.10"]
-- addresses: ["10.%[4]d.%[5]d.11"]
----
-# Source: shop/templates/httproute.yaml
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata:
-  name: %[2]s
-  namespace: %[1]s
-spec:
-  parentRefs:
-  - name: web
-    namespace: edge
-  hostnames:
-  - %[2]s.shop.example
-  rules:
-  - matches:
-    - path:
-        type: PathPrefix
-        value: /
-    backendRefs:
-    - name: %[2]s
-      port: 443
-`, ns, name, ca.String(), i/250%250, i%250)
+	if err := world.WriteServices(counted, 0, n, caPEM, 8443); err != nil {
+		return counted.n, err
 	}
 	if err := bw.Flush(); err != nil {
 		return 0, err

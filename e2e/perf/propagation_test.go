@@ -593,13 +593,17 @@ func (a adminClient) prometheus(filter string) (map[string]int64, error) {
 }
 
 // rssMiB is a process's resident memory from /proc.
-func rssMiB(pid int) float64 {
+func rssMiB(pid int) float64 { return procStatusMiB(pid, "VmRSS:") }
+
+// procStatusMiB is a kB field of /proc/PID/status (VmRSS:, VmHWM:) in MiB;
+// 0 when it cannot be read.
+func procStatusMiB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
 			return kb / 1024
 		}

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"iter"
 	"slices"
 	"strings"
 
@@ -15,6 +16,11 @@ func SortedKeys[V any](m map[types.NamespacedName]V) []types.NamespacedName {
 	}
 	slices.SortFunc(keys, compareKeys)
 	return keys
+}
+
+// SortedSeq returns the keys seq yields, by namespace, then name.
+func SortedSeq(seq iter.Seq[types.NamespacedName]) []types.NamespacedName {
+	return slices.SortedFunc(seq, compareKeys)
 }
 
 // compareKeys orders keys by namespace, then name.
