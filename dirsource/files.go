@@ -2,12 +2,12 @@ package dirsource
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/tlsplane/tlsplane/manifests"
 )
@@ -16,6 +16,9 @@ import (
 // `..2026_…` entries of a ConfigMap volume, whose files are also reachable
 // through the top-level symlinks.
 func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
+
+// listBatch bounds the entries of a directory held at once while listing.
+const listBatch = 1024
 
 // listing is one walk of the directory: manifest files by path relative to
 // the root, manifest entries that cannot be read as files, and the
@@ -33,51 +36,93 @@ type listing struct {
 
 // listManifests walks root (already resolved through symlinks). Symlinked
 // files are followed, as a ConfigMap volume needs; symlinked directories
-// are not, so a loop cannot trap the walk. paced pauses now and then
-// (the periodic walk, off the event loop; see walkPace).
-func listManifests(root string, paced bool) (listing, error) {
+// are not, so a loop cannot trap the walk.
+func listManifests(root string) (listing, error) {
 	l := listing{unusable: map[string]error{}, links: map[string]bool{}}
-	entries := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if entries++; paced && entries%walkPace == 0 {
-			time.Sleep(walkPause)
+	err := l.list(root, nil)
+	return l, err
+}
+
+// list fills l with root's listing, reusing its buffers (the periodic
+// walk's, kept between walks). With a scan, every regular manifest file is
+// stated too, through its directory's descriptor, and the walk pauses now
+// and then (see walkPace): the periodic walk, off the event loop.
+func (l *listing) list(root string, sc *scan) error {
+	l.files, l.dirs = l.files[:0], l.dirs[:0]
+	clear(l.unusable)
+	clear(l.links)
+	err := l.listDir(root, "", sc)
+	slices.Sort(l.files)
+	return err
+}
+
+// listDir lists the directory at path (rel from the root, "" for the root
+// itself) and those under it. Only the root's own failure is an error: a
+// sub-entry that vanished mid-walk is found by the next read.
+func (l *listing) listDir(path, rel string, sc *scan) error {
+	l.dirs = append(l.dirs, path)
+	f, err := os.Open(path)
+	if err != nil {
+		if rel == "" {
+			return err
+		}
+		return nil
+	}
+	defer f.Close()
+	var fd int
+	if sc != nil {
+		fd = int(f.Fd())
+	}
+	var subdirs []string
+	for {
+		// In batches: 100,000 entries are not held at once.
+		entries, err := f.ReadDir(listBatch)
+		for _, d := range entries {
+			name, typ := d.Name(), d.Type()
+			if isHidden(name) {
+				continue
+			}
+			if typ.IsDir() {
+				subdirs = append(subdirs, name)
+				continue
+			}
+			if !manifests.IsManifest(name) {
+				continue
+			}
+			entry := name
+			if rel != "" {
+				entry = rel + string(filepath.Separator) + name
+			}
+			if typ&fs.ModeSymlink != 0 {
+				l.links[entry] = true
+			}
+			if !typ.IsRegular() {
+				if err := notAFile(filepath.Join(path, name), typ); err != nil {
+					l.unusable[entry] = err
+					continue
+				}
+			}
+			l.files = append(l.files, entry)
+			if sc != nil {
+				sc.stat(fd, entry, name)
+			}
 		}
 		if err != nil {
-			if path == root {
+			if err != io.EOF && rel == "" {
 				return err
 			}
-			// A sub-entry vanished mid-walk: the next event rescans.
-			return nil
+			break
 		}
-		if path != root && isHidden(d.Name()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+	}
+	slices.Sort(subdirs)
+	for _, name := range subdirs {
+		sub := name
+		if rel != "" {
+			sub = rel + string(filepath.Separator) + name
 		}
-		if d.IsDir() {
-			l.dirs = append(l.dirs, path)
-			return nil
-		}
-		if !manifests.IsManifest(d.Name()) {
-			return nil
-		}
-		rel, relErr := filepath.Rel(root, path)
-		if relErr != nil {
-			return relErr
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			l.links[rel] = true
-		}
-		if err := notAFile(path, d.Type()); err != nil {
-			l.unusable[rel] = err
-			return nil
-		}
-		l.files = append(l.files, rel)
-		return nil
-	})
-	sort.Strings(l.files)
-	return l, err
+		l.listDir(filepath.Join(path, name), sub, sc)
+	}
+	return nil
 }
 
 // notAFile says why the entry at path, of the given type, cannot be read

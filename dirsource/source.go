@@ -73,6 +73,7 @@ type Source struct {
 	settle       time.Duration          // defaultSettle; tests lengthen it
 	walks        uint64                 // periodic walks compared so far; see fileState.seen
 	seen         int                    // the files whose seen is walks
+	spare        *walked                // the last walk's buffers, for the next
 }
 
 var _ pipeline.ChangeSource = (*Source)(nil)
@@ -162,9 +163,10 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 	whole, readNow := false, false
 	// The periodic walk runs on its own goroutine: an edit never waits
 	// for it (45 ms at 10,000 files when it ran here).
-	// Its findings are compared a chunk per turn (step), between events.
-	walks, walking := make(chan walked, 1), false
-	step := make(chan struct{}, 1)
+	// Its findings are compared a turn at a time (step), between events.
+	walks, walking := make(chan *walked, 1), false
+	step := time.NewTimer(walkGap)
+	step.Stop()
 	var cur *applying
 	var last fsnotify.Event
 	if again {
@@ -219,12 +221,12 @@ func (s *Source) Run(ctx context.Context, changed func()) error {
 				whole = true
 				arm()
 			} else if cur != nil {
-				step <- struct{}{}
+				step.Reset(walkGap)
 			}
-		case <-step:
-			done, err := s.applyChunk(watcher, cur, changed)
+		case <-step.C:
+			done, err := s.applyChunk(watcher, cur, time.Now().Add(walkTurn), changed)
 			if !done {
-				step <- struct{}{}
+				step.Reset(walkGap)
 				continue
 			}
 			cur = nil

@@ -79,7 +79,7 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
 	s.rewatchRoot(watcher)
-	list, err := listManifests(root, false)
+	list, err := listManifests(root)
 	if err != nil {
 		return false, false, fmt.Errorf("directory source %s: %w", s.opts.Dir, err)
 	}
