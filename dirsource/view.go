@@ -85,7 +85,14 @@ func (v *view) changes() translator.Changes {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	keys := slices.SortedFunc(maps.Keys(v.pending), compareKeys)
-	clear(v.pending)
+	if len(keys) > 64 {
+		// A map keeps the buckets of its largest size, and iterating or
+		// clearing it costs them: after the first read of 100,000 files
+		// every later drain paid for 500,000 keys (3 ms an edit).
+		v.pending = map[objectKey]struct{}{}
+	} else {
+		clear(v.pending)
+	}
 	if !v.asked {
 		v.asked = true
 		return translator.Changes{Resync: true}
