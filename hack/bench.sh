@@ -167,6 +167,13 @@ if [[ -n ${SERVE_START:-} ]]; then
 else
 	echo "# not run: BenchmarkServeStart/dir/services=100000: opt-in, minutes: SERVE_START=1 make bench" >>"$raw"
 fi
+# Issue 37: an edit renamed into place while the directory's walk runs,
+# rename → the delta response carrying it (source, pipeline, snapshots and
+# xDS in process; walks back to back, and the product's one-minute resync).
+note "cd e2e && go test ./perf -run TestEditsDuringResync (load $(load))"
+(cd e2e && $GO test ./perf -run '^TestEditsDuringResync$' -count 1 -v -timeout 30m -args -perf.resyncedits \
+	-perf.resyncedits.services 10000,100000 -perf.resyncedits.resync 1ms,1m -perf.resyncedits.edits 200) 2>&1 | tee -a "$raw" >&2 || \
+	echo "# not run: TestEditsDuringResync failed (its output is above)" >>"$raw"
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt
 
