@@ -384,17 +384,24 @@ func xbClientAndServer(t *testing.T, w *xbWorld) {
 	t.Logf("%s; client certificate %s", r, r.Echo.ClientSubject)
 }
 
+// awaitRefused waits for Envoy to answer the route of a refused XBackend
+// 500 itself; a 200 from any backend fails at once (why says whose fault).
+func (w *xbWorld) awaitRefused(t *testing.T, xbackend, why string) response {
+	t.Helper()
+	return w.await(t, xbackend, w.get(xbackend), func(r response) error {
+		if r.Status == 200 {
+			t.Fatalf("%s: answered 200 by %s %s", xbackend, r.Echo.Name, why)
+		}
+		return status(500)(r)
+	})
+}
+
 // xbMissingClientSecret: ClientAndServer whose clientCertificateRef names
 // no Secret is not Accepted (D5/D6): its route's share is answered 500
 // by Envoy, nothing reaches the backend, and the XBackend's status names
 // the field; the route's ResolvedRefs says InvalidBackend.
 func xbMissingClientSecret(t *testing.T, w *xbWorld) {
-	r := w.await(t, "mtls-missing", w.get("mtls-missing"), func(r response) error {
-		if r.Status == 200 {
-			t.Fatalf("mtls-missing: answered 200 by %s without its client certificate", r.Echo.Name)
-		}
-		return status(500)(r)
-	})
+	r := w.awaitRefused(t, "mtls-missing", "without its client certificate")
 	st := w.translatedXBackend(t, "mtls-missing")
 	if len(st.Parents) != 1 || st.Parents[0].ParentRef.Name != xbGateway {
 		t.Fatalf("XBackend %s/mtls-missing: status.parents %+v, want one, the Gateway %s", xbNS, st.Parents, xbFleet)
@@ -424,12 +431,7 @@ func xbMissingClientSecret(t *testing.T, w *xbWorld) {
 // nothing (the world's no-plaintext check), the message naming the
 // hostname, the flag and the list.
 func xbOffAllowList(t *testing.T, w *xbWorld) {
-	r := w.await(t, "off-list", w.get("off-list"), func(r response) error {
-		if r.Status == 200 {
-			t.Fatalf("off-list: answered 200 by %s, a hostname off the allow-list", r.Echo.Name)
-		}
-		return status(500)(r)
-	})
+	r := w.awaitRefused(t, "off-list", "for a hostname off the allow-list")
 	st := w.translatedXBackend(t, "off-list")
 	if len(st.Parents) != 1 {
 		t.Fatalf("XBackend %s/off-list: status.parents %+v, want one, the Gateway %s", xbNS, st.Parents, xbFleet)
