@@ -20,6 +20,7 @@ FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
 targets=(
 	"./translator FuzzTranslate"
 	"./manifests FuzzReadManifests"
+	"./manifests FuzzBlockYAMLToJSON"
 	"./translator/plan FuzzNamesInjective"
 	"./snapshots FuzzTenantFaultStaysWithItsObjects"
 )

@@ -16,7 +16,7 @@ import (
 
 // corpusDocuments are the documents of the repository's manifests: the
 // translator's golden inputs and the examples.
-func corpusDocuments(t *testing.T) [][]byte {
+func corpusDocuments(t testing.TB) [][]byte {
 	t.Helper()
 	var docs [][]byte
 	for _, pattern := range []string{"../testdata/translator/*.in.yaml", "../examples/*.yaml", "../examples/*/*.yaml", "../deploy/*.yaml", "../deploy/*/*.yaml"} {
@@ -56,20 +56,7 @@ var yamlMutations = []string{" ", "  ", "\t", ":", ": ", "- ", "#", " #x", "'", 
 func TestBlockYAMLToJSONIsYAMLToJSON(t *testing.T) {
 	docs := corpusDocuments(t)
 	converted := 0
-	check := func(what string, raw []byte) bool {
-		got, ok := blockYAMLToJSON(raw)
-		if !ok {
-			return false
-		}
-		want, err := yaml.YAMLToJSON(raw)
-		if err != nil {
-			t.Fatalf("%s: converted YAML that YAMLToJSON refuses (%v):\n%s", what, err, raw)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%s:\n%s\ngot  %s\nwant %s", what, raw, got, want)
-		}
-		return true
-	}
+	check := func(what string, raw []byte) bool { return agreesWithYAMLToJSON(t, what, raw) }
 	for _, d := range docs {
 		if check("document", d) {
 			converted++
@@ -99,6 +86,35 @@ func TestBlockYAMLToJSONIsYAMLToJSON(t *testing.T) {
 		}
 		check("edited document", m)
 	}
+}
+
+// agreesWithYAMLToJSON fails t unless blockYAMLToJSON declines raw or
+// writes YAMLToJSON's exact bytes (and never accepts what YAMLToJSON
+// refuses); it reports whether the converter accepted.
+func agreesWithYAMLToJSON(t testing.TB, what string, raw []byte) bool {
+	t.Helper()
+	got, ok := blockYAMLToJSON(raw)
+	if !ok {
+		return false
+	}
+	want, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatalf("%s: converted YAML that YAMLToJSON refuses (%v):\n%s", what, err, raw)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s:\n%s\ngot  %s\nwant %s", what, raw, got, want)
+	}
+	return true
+}
+
+// FuzzBlockYAMLToJSON: on any input the block converter declines or agrees
+// with YAMLToJSON byte for byte (the random edits above, searched by the
+// fuzzer from the repository's documents).
+func FuzzBlockYAMLToJSON(f *testing.F) {
+	for _, d := range corpusDocuments(f) {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { agreesWithYAMLToJSON(t, "input", raw) })
 }
 
 func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
