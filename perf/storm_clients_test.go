@@ -37,7 +37,7 @@ type stormStream struct {
 // barrier), and when every stream has every type, or the deadline passed,
 // prints one line per stream, "stream <i> <delta|sotw> <first-ns>
 // <complete-ns> <resources> <error or ->" (durations from that stream's
-// dial, 0 for never), then "storm <its RSS in bytes>". It then holds the
+// dial, 0 for never), then "storm <its RSS in bytes> <its CPU time in ns>". It then holds the
 // streams until its standard input closes, so the server's memory after
 // the storm is measured with them.
 func TestStormClients(t *testing.T) {
@@ -134,7 +134,7 @@ func TestStormClients(t *testing.T) {
 		fmt.Println("stream", i, kind, s.first.Nanoseconds(), s.complete.Nanoseconds(), s.resources, e)
 	}
 	rss, _ := vmRSS()
-	fmt.Println("storm", rss)
+	fmt.Println("storm", rss, cpuTime().Nanoseconds())
 	// Hold the streams until the benchmark has measured the server.
 	var buf [1]byte
 	for {

@@ -46,8 +46,10 @@ var (
 // memory as the last stream completes, server-settled-rss-MiB the same
 // once garbage is collected and returned, streams still held;
 // server-cpu-ms, its CPU time (all threads) from the client process's
-// start to its report; ns/op, that wall time (the client process's start
-// included). client-rss-MiB is the client process's. The load
+// start to its report; server-written-MiB, the bytes it wrote meanwhile
+// (write(2) and kin, sockets included); ns/op, that wall time (the client
+// process's start included). client-rss-MiB and client-cpu-ms (its
+// whole life up to its report) are the client process's. The load
 // average before and after is logged: the client process shares the
 // machine's cores with the server.
 func BenchmarkReconnectStorm(b *testing.B) {
@@ -60,6 +62,8 @@ func BenchmarkReconnectStorm(b *testing.B) {
 			streams, s := runStorm(b, *stormStreams, *fanoutClusters)
 			all = append(all, streams...)
 			m.cpu += s.cpu
+			m.clientCPU += s.clientCPU
+			m.written += s.written
 			m.base, m.peak, m.rss, m.settled, m.client = max(m.base, s.base), max(m.peak, s.peak), max(m.rss, s.rss), max(m.settled, s.settled), max(m.client, s.client)
 		}
 		logLoad(b, "after")
@@ -70,8 +74,8 @@ func BenchmarkReconnectStorm(b *testing.B) {
 // stormServer is what one storm cost the server (and, client, the client
 // process's RSS), in bytes and CPU time.
 type stormServer struct {
-	base, peak, rss, settled, client int64
-	cpu                              time.Duration
+	base, peak, rss, settled, client, written int64
+	cpu, clientCPU                            time.Duration
 }
 
 // runStorm serves Inputs(clusters) on loopback, starts a client process
@@ -127,13 +131,18 @@ func runStorm(b *testing.B, streams, clusters int) ([]stormStream, stormServer) 
 	}
 	defer stopProfile()
 	cpu0 := cpuTime()
+	written0, _ := writtenBytes()
 	b.StartTimer()
 	if err := child.Start(); err != nil {
 		b.Fatal(err)
 	}
-	got, clientRSS := readStorm(b, fromChild, streams)
+	got, clientRSS, clientCPU := readStorm(b, fromChild, streams)
 	b.StopTimer()
 	m.cpu = cpuTime() - cpu0
+	if w, err := writtenBytes(); err == nil {
+		m.written = w - written0
+	}
+	m.clientCPU = clientCPU
 	stopProfile()
 	m.peak, _ = vmHWM()
 	m.rss, _ = vmRSS()
@@ -144,10 +153,11 @@ func runStorm(b *testing.B, streams, clusters int) ([]stormStream, stormServer) 
 
 // readStorm reads the client process's report, within -storm.deadline
 // and -fanout.patience.
-func readStorm(b *testing.B, r interface{ Read([]byte) (int, error) }, streams int) ([]stormStream, int64) {
+func readStorm(b *testing.B, r interface{ Read([]byte) (int, error) }, streams int) ([]stormStream, int64, time.Duration) {
 	type report struct {
 		streams []stormStream
 		rss     int64
+		cpu     time.Duration
 		err     error
 	}
 	done := make(chan report, 1)
@@ -166,8 +176,10 @@ func readStorm(b *testing.B, r interface{ Read([]byte) (int, error) }, streams i
 					s.err = fmt.Errorf("%s", e)
 				}
 				rep.streams = append(rep.streams, s)
-			case len(f) == 2 && f[0] == "storm":
+			case len(f) == 3 && f[0] == "storm":
 				rep.rss, _ = strconv.ParseInt(f[1], 10, 64)
+				cpu, _ := strconv.ParseInt(f[2], 10, 64)
+				rep.cpu = time.Duration(cpu)
 				done <- rep
 				return
 			}
@@ -183,10 +195,10 @@ func readStorm(b *testing.B, r interface{ Read([]byte) (int, error) }, streams i
 		if len(rep.streams) != streams {
 			b.Fatalf("client process reported %d streams of %d", len(rep.streams), streams)
 		}
-		return rep.streams, rep.rss
+		return rep.streams, rep.rss, rep.cpu
 	case <-time.After(*stormDeadline + *fanoutPatience):
 		b.Fatalf("no report from the client process in %v", *stormDeadline+*fanoutPatience)
-		return nil, 0
+		return nil, 0, 0
 	}
 }
 
@@ -226,7 +238,9 @@ func reportStorm(b *testing.B, streams []stormStream, m stormServer) {
 	b.ReportMetric(float64(m.rss)/(1<<20), "server-rss-MiB")
 	b.ReportMetric(float64(m.settled)/(1<<20), "server-settled-rss-MiB")
 	b.ReportMetric(ms(m.cpu)/float64(b.N), "server-cpu-ms")
+	b.ReportMetric(float64(m.written)/(1<<20)/float64(b.N), "server-written-MiB")
 	b.ReportMetric(float64(m.client)/(1<<20), "client-rss-MiB")
+	b.ReportMetric(ms(m.clientCPU)/float64(b.N), "client-cpu-ms")
 	minRes := -1
 	for _, s := range streams {
 		if s.complete > 0 && (minRes < 0 || s.resources < minRes) {
