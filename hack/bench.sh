@@ -158,6 +158,10 @@ e2e_bench "BenchmarkIdleEdits/kube/services=$IDLE_SERVICES" ./perf/kubechurn 'Be
 	-args -churn.services="$IDLE_SERVICES" -idle.edits="$IDLE_EDITS"
 e2e_bench "BenchmarkEndpointChurn/kube/services=$CHURN_KUBE23_SERVICES/rate=$CHURN_KUBE23_RATE" ./perf/kubechurn 'BenchmarkEndpointChurn/kube' \
 	-args -churn.services="$CHURN_KUBE23_SERVICES" -churn.rate="$CHURN_KUBE23_RATE" -churn.duration="$CHURN_KUBE_DURATION"
+# Issue 37: Kubernetes-mode cold start: 10,000 policies' first statuses
+# against a real API server with priority and fairness on, and another
+# client's latency meanwhile.
+e2e_bench BenchmarkKubeColdStart/kube/services=10000 ./perf/kubechurn 'BenchmarkKubeColdStart' -args -coldstart.services=10000
 # Issue 37: the real `tlsplane serve --dir` over writeGeneratedManifest's
 # world, a file per Service: ready, resident memory, edit → snapshot. The
 # 100,000-Service run takes minutes and GiBs, so it is asked for.

@@ -45,11 +45,23 @@ func BinDir() string {
 	return filepath.Join(filepath.Dir(file), "..", ".cache", "bin")
 }
 
+// Options are how Start's API server differs from the suites' default.
+type Options struct {
+	// PriorityAndFairness turns on the API server's priority and fairness
+	// (APF) with its default FlowSchemas and priority levels. Off by
+	// default: the suites' admin client is exempt from it anyway, and a
+	// suite's own load should not queue behind it.
+	PriorityAndFairness bool
+}
+
 // Start runs etcd and kube-apiserver on loopback, waits until the API server
 // is ready, installs the Gateway API CRDs (of GATEWAY_API_CHANNEL) and the
 // experimental XBackend and XBackendTrafficPolicy CRDs and waits until they
 // are established. On error everything started is stopped again.
-func Start(ctx context.Context) (_ *Server, err error) {
+func Start(ctx context.Context) (*Server, error) { return StartWith(ctx, Options{}) }
+
+// StartWith is Start with opts.
+func StartWith(ctx context.Context, opts Options) (_ *Server, err error) {
 	began := time.Now()
 	bin := BinDir()
 	for _, name := range []string{"etcd", "kube-apiserver"} {
@@ -111,7 +123,7 @@ func Start(ctx context.Context) (_ *Server, err error) {
 		"--service-account-key-file", p.saPublic,
 		"--service-account-signing-key-file", p.saPrivate,
 		"--service-cluster-ip-range", "10.0.0.0/24",
-		"--enable-priority-and-fairness=false",
+		"--enable-priority-and-fairness="+strconv.FormatBool(opts.PriorityAndFairness),
 		"--profiling=false",
 		"--cert-dir", filepath.Join(dir, "certs"),
 	)...)

@@ -14,6 +14,11 @@
 // stamps, split into the API server's watch delivery, tlsplane's part and
 // Envoy's.
 //
+// BenchmarkKubeColdStart (issue 37) creates every object before tlsplane
+// starts, as a ServiceAccount, against an API server with priority and
+// fairness on, and times each policy's first status from that start, with
+// another ServiceAccount's LIST latency before and during.
+//
 // They are benchmarks only (`make bench`), never part of `make test`, and
 // a package of their own because they own an API server.
 package kubechurn
