@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+)
+
+// adminForward is a port-forward to a Pod's admin port on an ephemeral
+// loopback port of this machine.
+type adminForward struct {
+	base  string // http://127.0.0.1:<local>
+	stop  chan struct{}
+	done  chan error
+	close sync.Once
+}
+
+// forwardAdmin opens the forward through the API server as kubectl does
+// since 1.30: WebSocket first, SPDY when the server cannot upgrade to it.
+// A refusal is explained as the RBAC verb and resource it lacks.
+func forwardAdmin(ctx context.Context, c *cluster, pod *corev1.Pod, port int32, timeout time.Duration) (*adminForward, error) {
+	url := c.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
+	transport, upgrader, err := spdy.RoundTripperFor(c.config)
+	if err != nil {
+		return nil, fmt.Errorf("port-forward to Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	spdyDialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
+	wsDialer, err := portforward.NewSPDYOverWebsocketDialer(url, c.config)
+	if err != nil {
+		return nil, fmt.Errorf("port-forward to Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	f := &adminForward{stop: make(chan struct{}), done: make(chan error, 1)}
+	ready := make(chan struct{})
+	var errOut lockedBuffer
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(int(port))}, f.stop, ready, io.Discard, &errOut)
+	if err != nil {
+		return nil, fmt.Errorf("port-forward to Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	go func() { f.done <- fw.ForwardPorts() }()
+	select {
+	case <-ready:
+	case err := <-f.done:
+		return nil, forwardRefused(ctx, c, pod, err, errOut.String())
+	case <-time.After(timeout):
+		f.Close()
+		return nil, fmt.Errorf("port-forward to Pod %s/%s port %d: not open after %s (--timeout)", pod.Namespace, pod.Name, port, timeout)
+	}
+	ports, err := fw.GetPorts()
+	if err != nil || len(ports) != 1 {
+		f.Close()
+		return nil, fmt.Errorf("port-forward to Pod %s/%s: no local port: %v", pod.Namespace, pod.Name, err)
+	}
+	f.base = fmt.Sprintf("http://127.0.0.1:%d", ports[0].Local)
+	return f, nil
+}
+
+// Close ends the forward and waits (a bounded while) for it to end.
+func (f *adminForward) Close() {
+	f.close.Do(func() {
+		close(f.stop)
+		select {
+		case <-f.done:
+		case <-time.After(2 * time.Second):
+		}
+	})
+}
+
+// forwardRefused says why the API server refused the forward: RBAC's
+// verb and resource when the kubeconfig's user lacks pods/portforward
+// create (asked of the API server, not guessed from the message).
+func forwardRefused(ctx context.Context, c *cluster, pod *corev1.Pod, err error, errOut string) error {
+	review, rerr := c.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: pod.Namespace, Verb: "create", Resource: "pods", Subresource: "portforward", Name: pod.Name,
+		}},
+	}, metav1.CreateOptions{})
+	if rerr == nil && !review.Status.Allowed {
+		why := ""
+		if review.Status.Reason != "" {
+			why = " (" + review.Status.Reason + ")"
+		}
+		return fmt.Errorf("RBAC forbids create pods/portforward in namespace %s (Pod %s)%s: %v\ntlsplane status needs pods get and list and pods/portforward create there", pod.Namespace, pod.Name, why, err)
+	}
+	if s := strings.TrimSpace(errOut); s != "" {
+		return fmt.Errorf("port-forward to Pod %s/%s: %v: %s", pod.Namespace, pod.Name, err, s)
+	}
+	return fmt.Errorf("port-forward to Pod %s/%s: %v", pod.Namespace, pod.Name, err)
+}
+
+// lockedBuffer is the forwarder's error output, written from its goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
