@@ -37,8 +37,9 @@ kubeconfig ($KUBECONFIG, ~/.kube/config, or --kubeconfig and --context),
 a Running and Ready tlsplane Pod of the namespace (-n, else the context's,
 else ` + defaultStatusNamespace + `; the status writer's Lease holder first), and a
 port-forward through the API server to its admin port, closed when done.
-That needs RBAC for pods get and list and pods/portforward create in the
-namespace. With --admin it asks that address, e.g. a port forwarded with
+That needs RBAC in the namespace for pods get and list and
+pods/portforward get and create (WebSocket forwards need both since
+Kubernetes 1.35). With --admin it asks that address, e.g. a port forwarded with
   ` + portForwardHint + `
 `
 

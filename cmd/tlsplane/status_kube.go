@@ -36,6 +36,9 @@ const (
 	statusLease = "tlsplane-status-writer"
 )
 
+// statusRBACNeeded is what the kubeconfig's user must be granted.
+const statusRBACNeeded = "tlsplane status needs, in the Pods' namespace: pods get and list, pods/portforward get and create (leases get, optional: to ask the status writer first)"
+
 // kubeTarget is how status finds the cluster and the Pod.
 type kubeTarget struct {
 	kubeconfig, context, namespace string
@@ -155,7 +158,7 @@ func leaseHolder(ctx context.Context, c kubernetes.Interface, ns string) string 
 // kubeAccessError names the verb and resource RBAC refused.
 func kubeAccessError(err error, verb, resource, ns string) error {
 	if apierrors.IsForbidden(err) {
-		return fmt.Errorf("RBAC forbids %s %s in namespace %s: %v\ntlsplane status needs pods get and list and pods/portforward create there", verb, resource, ns, apiMessage(err))
+		return fmt.Errorf("RBAC forbids %s %s in namespace %s: %v\n%s", verb, resource, ns, apiMessage(err), statusRBACNeeded)
 	}
 	if apierrors.IsUnauthorized(err) {
 		return fmt.Errorf("the API server refused the kubeconfig's credentials (%s %s in namespace %s): %v", verb, resource, ns, apiMessage(err))

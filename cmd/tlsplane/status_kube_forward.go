@@ -81,21 +81,25 @@ func (f *adminForward) Close() {
 	})
 }
 
-// forwardRefused says why the API server refused the forward: RBAC's
-// verb and resource when the kubeconfig's user lacks pods/portforward
-// create (asked of the API server, not guessed from the message).
+// forwardRefused says why the API server refused the forward: the RBAC
+// verbs on pods/portforward the kubeconfig's user lacks, asked of the API
+// server rather than guessed from the message. Since Kubernetes 1.35 a
+// WebSocket forward (a GET) needs create as well as get; SPDY (a POST)
+// needs create.
 func forwardRefused(ctx context.Context, c *cluster, pod *corev1.Pod, err error, errOut string) error {
-	review, rerr := c.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: pod.Namespace, Verb: "create", Resource: "pods", Subresource: "portforward", Name: pod.Name,
-		}},
-	}, metav1.CreateOptions{})
-	if rerr == nil && !review.Status.Allowed {
-		why := ""
-		if review.Status.Reason != "" {
-			why = " (" + review.Status.Reason + ")"
+	var denied []string
+	for _, verb := range []string{"get", "create"} {
+		review, rerr := c.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: pod.Namespace, Verb: verb, Resource: "pods", Subresource: "portforward", Name: pod.Name,
+			}},
+		}, metav1.CreateOptions{})
+		if rerr == nil && !review.Status.Allowed {
+			denied = append(denied, verb)
 		}
-		return fmt.Errorf("RBAC forbids create pods/portforward in namespace %s (Pod %s)%s: %v\ntlsplane status needs pods get and list and pods/portforward create there", pod.Namespace, pod.Name, why, err)
+	}
+	if len(denied) > 0 {
+		return fmt.Errorf("RBAC forbids %s pods/portforward in namespace %s (Pod %s): %v\n%s", strings.Join(denied, " and "), pod.Namespace, pod.Name, err, statusRBACNeeded)
 	}
 	if s := strings.TrimSpace(errOut); s != "" {
 		return fmt.Errorf("port-forward to Pod %s/%s: %v: %s", pod.Namespace, pod.Name, err, s)
