@@ -85,6 +85,10 @@ func runPod(t *testing.T, c clients, pod *corev1.Pod) *corev1.Pod {
 	if running.UID != created.UID {
 		t.Fatalf("Pod %s/%s was replaced", pod.Namespace, pod.Name)
 	}
+	// Again, now that its processes run: this cleanup goes before theirs
+	// (the harness stops processes it started), so the agent stops them
+	// rather than restarting one the harness killed.
+	t.Cleanup(func() { deletePod(t, c, pod.Namespace, pod.Name) })
 	return running
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,7 +110,17 @@ func TestStatusCommandThroughAPIServer(t *testing.T) {
 
 	// An Envoy of fleet shop on the Pod's xDS port, so the connections
 	// view has a row to show.
-	client := harness.DialADS(t, pod.Status.PodIP+":18000", "status-envoy", "shop")
+	// The agent reports a Pod Ready once its process runs (no probes), so
+	// wait for the listener.
+	xdsAddr := net.JoinHostPort(pod.Status.PodIP, "18000")
+	eventually(t, 30*time.Second, "tlsplane's xDS listener in the Pod", func() error {
+		conn, err := net.DialTimeout("tcp", xdsAddr, time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	})
+	client := harness.DialADS(t, xdsAddr, "status-envoy", "shop")
 	client.ACK(t, client.RecvCluster(t, "shop/payments/8443", 60*time.Second))
 
 	inPod := func(args ...string) statusRun {
