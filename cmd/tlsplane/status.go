@@ -167,7 +167,7 @@ func statusThroughCluster(cfg *statusConfig, view func(io.Writer, *adminClient) 
 	}
 	defer fwd.Close()
 	return view(stdout, &adminClient{base: fwd.base, client: &http.Client{Timeout: cfg.timeout},
-		via: fmt.Sprintf("Pod %s/%s port %d", pod.Namespace, pod.Name, port)})
+		via: fmt.Sprintf("Pod %s/%s port %d", pod.Namespace, pod.Name, port), forwardErrs: fwd.errs})
 }
 
 // adminBase is addr as a URL without a trailing slash: host:port gets
@@ -183,8 +183,10 @@ func adminBase(addr string) string {
 type adminClient struct {
 	base   string
 	client *http.Client
-	// via names the Pod when base is a port-forward to it.
-	via string
+	// via names the Pod when base is a port-forward to it; forwardErrs
+	// are what the forward reported.
+	via         string
+	forwardErrs fmt.Stringer
 }
 
 // get returns the body of a 200 answer to path; every other outcome is an
@@ -192,7 +194,18 @@ type adminClient struct {
 func (a *adminClient) get(path string) ([]byte, error) {
 	resp, err := a.client.Get(a.base + path)
 	if err != nil && a.via != "" {
-		return nil, fmt.Errorf("admin server of %s unreachable through the port-forward: %v\nIs tlsplane serve running there with --admin-address on that port?", a.via, unwrapURLError(err))
+		reported := ""
+		if a.forwardErrs != nil {
+			// The kubelet's error comes on its own stream, maybe just after
+			// the data stream ended: wait for it a bounded moment.
+			for i := 0; i < 25 && strings.TrimSpace(a.forwardErrs.String()) == ""; i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if s := strings.TrimSpace(a.forwardErrs.String()); s != "" {
+				reported = "\n" + s
+			}
+		}
+		return nil, fmt.Errorf("admin server of %s unreachable through the port-forward: %v%s\nIs tlsplane serve running there with --admin-address on that port?", a.via, unwrapURLError(err), reported)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("admin server %s unreachable: %v\nIs tlsplane serve running with --admin-address there? For a cluster, forward the port first:\n  %s", a.base, unwrapURLError(err), portForwardHint)

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 )
@@ -22,7 +23,10 @@ import (
 // adminForward is a port-forward to a Pod's admin port on an ephemeral
 // loopback port of this machine.
 type adminForward struct {
-	base  string // http://127.0.0.1:<local>
+	base string // http://127.0.0.1:<local>
+	// errs are the forwarder's errors, e.g. the Pod's port refusing the
+	// connection, as the kubelet reported them.
+	errs  *lockedBuffer
 	stop  chan struct{}
 	done  chan error
 	close sync.Once
@@ -45,10 +49,14 @@ func forwardAdmin(ctx context.Context, c *cluster, pod *corev1.Pod, port int32, 
 	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
-	f := &adminForward{stop: make(chan struct{}), done: make(chan error, 1)}
+	f := &adminForward{errs: &lockedBuffer{}, stop: make(chan struct{}), done: make(chan error, 1)}
+	// client-go reports a stream's failure through HandleError, as a
+	// klog line; a command reports it in its own error instead.
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(_ context.Context, err error, _ string, _ ...any) {
+		fmt.Fprintln(f.errs, err)
+	}}
 	ready := make(chan struct{})
-	var errOut lockedBuffer
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(int(port))}, f.stop, ready, io.Discard, &errOut)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(int(port))}, f.stop, ready, io.Discard, f.errs)
 	if err != nil {
 		return nil, fmt.Errorf("port-forward to Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
@@ -56,7 +64,7 @@ func forwardAdmin(ctx context.Context, c *cluster, pod *corev1.Pod, port int32, 
 	select {
 	case <-ready:
 	case err := <-f.done:
-		return nil, forwardRefused(ctx, c, pod, err, errOut.String())
+		return nil, forwardRefused(ctx, c, pod, err, f.errs.String())
 	case <-time.After(timeout):
 		f.Close()
 		return nil, fmt.Errorf("port-forward to Pod %s/%s port %d: not open after %s (--timeout)", pod.Namespace, pod.Name, port, timeout)

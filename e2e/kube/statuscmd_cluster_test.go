@@ -225,6 +225,16 @@ func TestStatusCommandThroughAPIServer(t *testing.T) {
 		t.Errorf("tlsplane status table through the API server: %v: %s\n%s", table.err, table.stderr, table.stdout)
 	}
 
+	// A port nothing listens on in the Pod: the forward opens, the
+	// connection through it is refused inside the Pod, and the agent's
+	// error comes back on the port's error stream.
+	closedPort := viaCluster("--admin-port", "9")
+	t.Logf("--admin-port 9: %v\n%s", closedPort.err, closedPort.stderr)
+	if closedPort.err == nil || !strings.Contains(closedPort.stderr, "admin server of Pod "+ns+"/tlsplane-0 port 9 unreachable through the port-forward") ||
+		!strings.Contains(closedPort.stderr, "dial tcp 127.0.0.1:9: connect: connection refused") {
+		t.Errorf("status --admin-port 9: %v: %q", closedPort.err, closedPort.stderr)
+	}
+
 	// A namespace without tlsplane.
 	empty := newNamespace(t, c)
 	got := runCommand(exec.Command(tlsplaneBin, "status", kubeconfig, "-n", empty))
