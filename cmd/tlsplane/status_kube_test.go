@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -239,5 +242,36 @@ func TestReachPod(t *testing.T) {
 	bad := kubeTarget{selector: "app in (", adminPort: defaultAdminPort}
 	if _, _, err := bad.reachPod(context.Background(), &cluster{client: client, namespace: "shop"}, &stderr); err == nil || !strings.Contains(err.Error(), `--selector "app in ("`) {
 		t.Errorf("bad selector: %v", err)
+	}
+}
+
+func TestForwardRefusedNamesTheVerbs(t *testing.T) {
+	pod := statusPod("tlsplane-a", time.Minute, corev1.PodRunning, corev1.ConditionTrue)
+	dialErr := errors.New("error upgrading connection: forbidden")
+	for _, tc := range []struct {
+		name    string
+		allowed []string // verbs on pods/portforward
+		want    string
+	}{
+		{"neither", nil, "RBAC forbids get and create pods/portforward in namespace tlsplane-system (Pod tlsplane-a)"},
+		{"get only", []string{"get"}, "RBAC forbids create pods/portforward in namespace tlsplane-system (Pod tlsplane-a)"},
+		{"both: not RBAC", []string{"get", "create"}, "port-forward to Pod tlsplane-system/tlsplane-a: error upgrading connection: forbidden: the kubelet said no"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				review := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+				attrs := review.Spec.ResourceAttributes
+				if attrs.Resource != "pods" || attrs.Subresource != "portforward" || attrs.Namespace != "tlsplane-system" || attrs.Name != "tlsplane-a" {
+					t.Errorf("asked about %+v", attrs)
+				}
+				review.Status.Allowed = slices.Contains(tc.allowed, attrs.Verb)
+				return true, review, nil
+			})
+			err := forwardRefused(context.Background(), &cluster{client: client, namespace: "tlsplane-system"}, &pod, dialErr, "the kubelet said no\n")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

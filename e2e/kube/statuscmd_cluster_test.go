@@ -243,6 +243,24 @@ func TestStatusCommandThroughAPIServer(t *testing.T) {
 		t.Errorf("status in %s: %v: %q, want %q", empty, got.err, got.stderr, wantErr)
 	}
 
+	// A namespace whose only tlsplane Pod cannot run: each Pod and why.
+	stuck := newNamespace(t, c)
+	if _, err := c.kube.CoreV1().ServiceAccounts(stuck).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.kube.CoreV1().Pods(stuck).Create(ctx, tlsplanePod(stuck, "tlsplane-stuck", "example.com/not-runnable:v1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePod(t, c, stuck, "tlsplane-stuck") })
+	wantErr = fmt.Sprintf(`no Pod matching selector "app.kubernetes.io/name=tlsplane" in namespace %s is Running and Ready: tlsplane-stuck (Pending: ImageNotKnown)`, stuck)
+	eventually(t, 20*time.Second, "status names the Pending Pod", func() error {
+		got := runCommand(exec.Command(tlsplaneBin, "status", kubeconfig, "-n", stuck))
+		if got.err == nil || !strings.Contains(got.stderr, wantErr) {
+			return fmt.Errorf("%v: %q, want %q", got.err, got.stderr, wantErr)
+		}
+		return nil
+	})
+
 	// Users who may list Pods but not (fully) forward their ports: the
 	// verbs missing are named.
 	podsRead := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}
