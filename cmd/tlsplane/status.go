@@ -39,7 +39,8 @@ else ` + defaultStatusNamespace + `; the status writer's Lease holder first), an
 port-forward through the API server to its admin port, closed when done.
 That needs RBAC in the namespace for pods get and list and
 pods/portforward get and create (WebSocket forwards need both since
-Kubernetes 1.35). With --admin it asks that address, e.g. a port forwarded with
+Kubernetes 1.35). With --admin it asks that address, e.g. a port
+forwarded with
   ` + portForwardHint + `
 `
 

@@ -49,9 +49,9 @@ func (k *kubeTarget) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "`PATH` of the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)")
 	fs.StringVar(&k.context, "context", "", "kubeconfig `CONTEXT` to use (default: its current context)")
 	fs.StringVar(&k.namespace, "namespace", "", "`NAMESPACE` of the tlsplane Pods (default: the context's, else "+defaultStatusNamespace+")")
-	fs.StringVar(&k.namespace, "n", "", "short for --namespace")
+	fs.StringVar(&k.namespace, "n", "", "short for --namespace `NAMESPACE`")
 	fs.StringVar(&k.selector, "selector", defaultPodSelector, "label `SELECTOR` of the tlsplane Pods")
-	fs.StringVar(&k.selector, "l", defaultPodSelector, "short for --selector")
+	fs.StringVar(&k.selector, "l", defaultPodSelector, "short for --selector `SELECTOR`")
 	fs.StringVar(&k.adminPort, "admin-port", defaultAdminPort, "the Pod's admin container `PORT`: its name or number")
 }
 
