@@ -99,6 +99,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.36.6
 	k8s.io/apiextensions-apiserver v0.36.1
+	k8s.io/cri-streaming v0.36.6
 	sigs.k8s.io/controller-runtime v0.24.1
 	sigs.k8s.io/gateway-api v1.6.3
 	sigs.k8s.io/gateway-api/conformance v1.6.3

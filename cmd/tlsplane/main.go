@@ -16,14 +16,15 @@ Gateways, ` + routeKindList("s", ", ", " and ") + `
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)
   tlsplane serve [flags]                               (tlsplane serve --help)
-  tlsplane status [policy NAMESPACE/NAME] [--admin ADDR] [-o table|json]
+  tlsplane status [policy NAMESPACE/NAME] [-n NS | --admin ADDR] [-o table|json]
                                                        (tlsplane status --help)
   tlsplane version
 `
 
 func main() {
+	prog := programName(os.Args[0]) // "kubectl tlsplane" as a kubectl plugin
 	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
+		fmt.Fprint(os.Stderr, usageFor(prog))
 		os.Exit(2)
 	}
 	var err error
@@ -37,13 +38,13 @@ func main() {
 	case "version", "--version":
 		fmt.Println(versionLine())
 	case "-h", "--help", "help":
-		fmt.Print(usage)
+		fmt.Print(usageFor(prog))
 	default:
-		fmt.Fprintf(os.Stderr, "tlsplane: unknown command %q\n\n%s", os.Args[1], usage)
+		fmt.Fprintf(os.Stderr, "%s: unknown command %q\n\n%s", prog, os.Args[1], usageFor(prog))
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "tlsplane %s: %v\n", os.Args[1], err)
+		fmt.Fprintf(os.Stderr, "%s %s: %v\n", prog, os.Args[1], err)
 		if refused := (*refusedError)(nil); errors.As(err, &refused) {
 			os.Exit(exitRefused)
 		}

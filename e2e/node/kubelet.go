@@ -14,10 +14,12 @@ import (
 	"time"
 )
 
-// The agent answers the one kubelet endpoint the suite reaches through the
-// API server: a container's log (GET /containerLogs/{namespace}/{pod}/
-// {container}), which the API server's Pod log subresource proxies to the
-// Node's InternalIP and status.daemonEndpoints.kubeletEndpoint.Port.
+// The agent answers the kubelet endpoints the suite reaches through the
+// API server, which proxies a Pod's subresources to the Node's InternalIP
+// and status.daemonEndpoints.kubeletEndpoint.Port: a container's log (GET
+// /containerLogs/{namespace}/{pod}/{container}, pods/log) and a
+// port-forward (/portForward/{namespace}/{pod}[/{uid}], pods/portforward;
+// portforward.go).
 
 // KubeletTLS is the trust between the API server and the agent's kubelet
 // endpoint: the agent serves Certificate (issued for the Node's address by
@@ -39,6 +41,9 @@ func (a *Agent) serveKubelet(ctx context.Context, k KubeletTLS) (int32, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", a.containerLogs)
+	// SPDY upgrades arrive as POST, WebSocket ones as GET.
+	mux.HandleFunc("/portForward/{namespace}/{pod}", a.portForward)
+	mux.HandleFunc("/portForward/{namespace}/{pod}/{uid}", a.portForward)
 	srv := &http.Server{
 		Handler:           onlyClient(k.ClientName, mux),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -63,7 +68,7 @@ func (a *Agent) serveKubelet(ctx context.Context, k KubeletTLS) (int32, error) {
 func onlyClient(name string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || r.TLS.PeerCertificates[0].Subject.CommonName != name {
-			http.Error(w, "forbidden: only "+name+" may read container logs", http.StatusForbidden)
+			http.Error(w, "forbidden: only "+name+" may call the kubelet endpoint", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
