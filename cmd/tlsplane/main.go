@@ -15,6 +15,7 @@ Gateways, ` + routeKindList("s", ", ", " and ") + `
 
 Usage:
   tlsplane translate [-o yaml|json] [flags] PATH...   (tlsplane translate --help)
+  tlsplane validate [-o text|json|github] PATH...     (tlsplane validate --help)
   tlsplane serve [flags]                               (tlsplane serve --help)
   tlsplane status [policy NAMESPACE/NAME] [-n NS | --admin ADDR] [-o table|json]
                                                        (tlsplane status --help)
@@ -31,6 +32,8 @@ func main() {
 	switch os.Args[1] {
 	case "translate":
 		err = runTranslate(os.Args[2:], os.Stdout, os.Stderr)
+	case "validate":
+		err = runValidate(os.Args[2:], os.Stdout, os.Stderr)
 	case "serve":
 		err = runServe(os.Args[2:])
 	case "status":
@@ -45,8 +48,10 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s %s: %v\n", prog, os.Args[1], err)
-		if refused := (*refusedError)(nil); errors.As(err, &refused) {
-			os.Exit(exitRefused)
+		// A refusal (translate printed it, validate's findings) exits 3.
+		var coded interface{ exitCode() int }
+		if errors.As(err, &coded) {
+			os.Exit(coded.exitCode())
 		}
 		os.Exit(1)
 	}

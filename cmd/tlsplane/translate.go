@@ -11,12 +11,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/document"
-	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
 var translateHelp = `Usage: tlsplane translate [flags] PATH...
@@ -36,8 +34,8 @@ could not be served), 1 when nothing could be translated, 2 for bad usage.
 `
 
 var translateFlagGroups = []flagGroup{
-	{"Output", []string{"o"}},
-	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "xbackend-hostnames"}},
+	{"Output", []string{"o", "check"}},
+	{"Translation", translationFlagNames},
 	dirLimitsGroup,
 }
 
@@ -48,16 +46,8 @@ var translateFlagGroups = []flagGroup{
 func runTranslate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	format := fs.String("o", document.FormatYAML, "output format: yaml or json")
-	controller := fs.String("controller-name", string(translator.DefaultControllerName), "controllerName written into status")
-	systemCA := fs.String("system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy host, for wellKnownCACertificates: System")
-	allowInsecure := fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option")
-	var listenerAddress string
-	registerListenerAddress(fs, &listenerAddress)
-	var xbackendHostnames *xbackend.Hostnames
-	registerXBackendHostnames(fs, &xbackendHostnames)
-	var channel translator.Channel
-	registerGatewayAPIChannel(fs, &channel)
-	limits := registerDirLimits(fs)
+	tf := registerTranslationFlags(fs)
+	check := fs.Bool("check", false, "print only what is refused, as tlsplane validate does (-o json for tools), instead of the translation")
 	paths, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout, fs, translateHelp, translateFlagGroups)
@@ -72,23 +62,19 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return errors.New("no PATH given (tlsplane translate --help)")
 	}
+	if *check {
+		return checkPaths(paths, tf, checkFormat(*format), stdout, stderr)
+	}
 	now, err := translateClock()
 	if err != nil {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
-	in, err := readManifests(paths, *limits, warn)
+	in, err := readManifests(paths, *tf.limits, warn)
 	if err != nil {
 		return err
 	}
-	out := translator.Translate(in, nil, now, translator.Options{
-		ControllerName:          gwv1.GatewayController(*controller),
-		SystemCABundlePath:      *systemCA,
-		AllowInsecureSkipVerify: *allowInsecure,
-		ListenerAddress:         listenerAddress,
-		XBackendHostnames:       xbackendHostnames,
-		GatewayAPIChannel:       channel,
-	})
+	out := translator.Translate(in, nil, now, tf.options())
 	for _, w := range out.Warnings {
 		warn(w)
 	}
@@ -110,10 +96,19 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if lines := refused(out, pub.Refusals(), gwv1.GatewayController(*controller)); len(lines) > 0 {
+	if lines := refused(out, pub.Refusals(), tf.controllerName()); len(lines) > 0 {
 		return &refusedError{lines: lines}
 	}
 	return nil
+}
+
+// checkFormat is --check's format for translate's -o: JSON stays JSON,
+// the YAML document's default becomes validate's lines.
+func checkFormat(o string) string {
+	if o == document.FormatJSON {
+		return checkJSON
+	}
+	return checkText
 }
 
 // translateClock is the real clock, or SOURCE_DATE_EPOCH (the reproducible

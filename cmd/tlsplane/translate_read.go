@@ -16,6 +16,33 @@ import (
 // directory's are read only from inside it (manifests.ReadFileIn).
 func readManifests(paths []string, limits manifests.Limits, warn func(string)) (translator.Inputs, error) {
 	var parts []manifests.Part
+	err := eachManifestFile(paths, limits, func(f manifests.DirFile, data []byte) error {
+		in, err := parseManifestFile(f, data, limits, warn)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, manifests.Part{Source: f.Path, Inputs: in})
+		return nil
+	})
+	if err != nil {
+		return translator.Inputs{}, err
+	}
+	return manifests.Merge(parts, warn), nil
+}
+
+// parseManifestFile parses one file read by eachManifestFile: a file of a
+// directory may hold documents that are not Kubernetes objects.
+func parseManifestFile(f manifests.DirFile, data []byte, limits manifests.Limits, warn func(string)) (translator.Inputs, error) {
+	if f.Root != "" {
+		return limits.ParseSkippingForeign(f.Path, data, warn)
+	}
+	return limits.Parse(f.Path, data, warn)
+}
+
+// eachManifestFile reads the files paths name (a file, or a directory's
+// manifest files) in order, bounded by limits each and together, and
+// gives each to visit; the first error stops it.
+func eachManifestFile(paths []string, limits manifests.Limits, visit func(f manifests.DirFile, data []byte) error) error {
 	var read int64
 	add := func(f manifests.DirFile) error {
 		data, err := limits.ReadDirFile(f)
@@ -26,37 +53,28 @@ func readManifests(paths []string, limits manifests.Limits, warn func(string)) (
 			return err
 		}
 		read += int64(len(data))
-		parse := limits.Parse
-		if f.Root != "" {
-			parse = limits.ParseSkippingForeign
-		}
-		in, err := parse(f.Path, data, warn)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, manifests.Part{Source: f.Path, Inputs: in})
-		return nil
+		return visit(f, data)
 	}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
-			return translator.Inputs{}, err
+			return err
 		}
 		if !info.IsDir() {
 			if err := add(manifests.DirFile{Path: p}); err != nil {
-				return translator.Inputs{}, err
+				return err
 			}
 			continue
 		}
 		files, err := manifests.Files(p)
 		if err != nil {
-			return translator.Inputs{}, err
+			return err
 		}
 		for _, f := range files {
 			if err := add(f); err != nil {
-				return translator.Inputs{}, err
+				return err
 			}
 		}
 	}
-	return manifests.Merge(parts, warn), nil
+	return nil
 }

@@ -22,6 +22,8 @@ const exitRefused = 3
 // (and per fleet the publisher refused).
 type refusedError struct{ lines []string }
 
+func (e *refusedError) exitCode() int { return exitRefused }
+
 func (e *refusedError) Error() string {
 	return fmt.Sprintf("refused %d:\n  %s", len(e.lines), strings.Join(e.lines, "\n  "))
 }
@@ -33,41 +35,87 @@ var refusedConditions = map[string]bool{
 	string(gwv1.GatewayConditionResolvedRefs): true,
 }
 
+// statusRefusal is one False condition of refusedConditions on an object
+// of ours, or a fleet refusal its statuses do not show (Kind empty).
+type statusRefusal struct {
+	Kind      string
+	Object    types.NamespacedName // Namespace empty for a cluster-scoped object
+	Part      string               // which ancestor, listener or parent: "ancestor Gateway edge"
+	Field     string               // the condition's place in the status: status.parents[Gateway edge].conditions[Accepted]
+	Condition metav1.Condition
+	Fleet     string // a fleet refusal's own words, when Kind is empty
+}
+
+// line is the refusal as translate prints it on stderr.
+func (r statusRefusal) line() string {
+	if r.Kind == "" {
+		return r.Fleet
+	}
+	what := r.Kind + " " + objectName(r.Object)
+	switch {
+	case strings.HasPrefix(r.Part, "listener "):
+		what += " " + r.Part
+	case r.Part != "":
+		what += " (" + r.Part + ")"
+	}
+	c := r.Condition
+	return fmt.Sprintf("%s: %s=False (%s): %s", what, c.Type, c.Reason, c.Message)
+}
+
+// objectName is ns/name, or name for a cluster-scoped object.
+func objectName(nn types.NamespacedName) string {
+	if nn.Namespace == "" {
+		return nn.Name
+	}
+	return nn.String()
+}
+
 // refused lists, sorted by kind then name, each object of ours whose
 // status refuses it and each fleet refusal the statuses do not show.
 func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, controller gwv1.GatewayController) []string {
 	var lines []string
-	add := func(what string, conds []metav1.Condition) {
+	for _, r := range statusRefusals(out, fleetRefusals, controller) {
+		lines = append(lines, r.line())
+	}
+	return lines
+}
+
+// statusRefusals is refused's list, as data.
+func statusRefusals(out translator.Output, fleetRefusals []translator.FleetRefusal, controller gwv1.GatewayController) []statusRefusal {
+	var list []statusRefusal
+	add := func(kind string, nn types.NamespacedName, part, field string, conds []metav1.Condition) {
 		for _, c := range conds {
 			if refusedConditions[c.Type] && c.Status == metav1.ConditionFalse {
-				lines = append(lines, fmt.Sprintf("%s: %s=False (%s): %s", what, c.Type, c.Reason, c.Message))
+				list = append(list, statusRefusal{Kind: kind, Object: nn, Part: part, Field: fmt.Sprintf("%s.conditions[%s]", field, c.Type), Condition: c})
 			}
 		}
 	}
-	for _, nn := range sorted(out.Statuses) {
-		for _, a := range condition.OurAncestors(out.Statuses[nn], controller) {
-			add(fmt.Sprintf("BackendTLSPolicy %s (ancestor %s %s)", nn, kindOf(a.AncestorRef), a.AncestorRef.Name), a.Conditions)
+	ancestors := func(kind string, nn types.NamespacedName, st gwv1.PolicyStatus) {
+		for _, a := range condition.OurAncestors(st, controller) {
+			ref := kindOf(a.AncestorRef) + " " + string(a.AncestorRef.Name)
+			add(kind, nn, "ancestor "+ref, "status.ancestors["+ref+"]", a.Conditions)
 		}
+	}
+	for _, nn := range sorted(out.Statuses) {
+		ancestors("BackendTLSPolicy", nn, out.Statuses[nn])
 	}
 	st := out.GatewayAPI
 	for _, nn := range sorted(st.XBackendTrafficPolicies) {
-		for _, a := range condition.OurAncestors(st.XBackendTrafficPolicies[nn], controller) {
-			add(fmt.Sprintf("XBackendTrafficPolicy %s (ancestor %s %s)", nn, kindOf(a.AncestorRef), a.AncestorRef.Name), a.Conditions)
-		}
+		ancestors("XBackendTrafficPolicy", nn, st.XBackendTrafficPolicies[nn])
 	}
 	for _, name := range input.SortedNames(st.GatewayClasses) {
-		add("GatewayClass "+name, st.GatewayClasses[name].Conditions)
+		add("GatewayClass", types.NamespacedName{Name: name}, "", "status", st.GatewayClasses[name].Conditions)
 	}
 	for _, nn := range sorted(st.Gateways) {
-		add("Gateway "+nn.String(), st.Gateways[nn].Conditions)
+		add("Gateway", nn, "", "status", st.Gateways[nn].Conditions)
 		for _, l := range st.Gateways[nn].Listeners {
-			add(fmt.Sprintf("Gateway %s listener %s", nn, l.Name), l.Conditions)
+			add("Gateway", nn, "listener "+string(l.Name), "status.listeners["+string(l.Name)+"]", l.Conditions)
 		}
 	}
 	for _, nn := range sorted(st.ListenerSets) {
-		add("ListenerSet "+nn.String(), st.ListenerSets[nn].Conditions)
+		add("ListenerSet", nn, "", "status", st.ListenerSets[nn].Conditions)
 		for _, l := range st.ListenerSets[nn].Listeners {
-			add(fmt.Sprintf("ListenerSet %s listener %s", nn, l.Name), l.Conditions)
+			add("ListenerSet", nn, "listener "+string(l.Name), "status.listeners["+string(l.Name)+"]", l.Conditions)
 		}
 	}
 	for _, rk := range translator.RouteKinds {
@@ -75,7 +123,8 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 		for _, nn := range routes.SortedKeys() {
 			route, _ := routes.Get(nn)
 			for _, p := range condition.OurParents(route, controller) {
-				add(fmt.Sprintf("%s %s (parent %s %s)", rk.Kind(), nn, kindOf(p.ParentRef), p.ParentRef.Name), p.Conditions)
+				ref := kindOf(p.ParentRef) + " " + string(p.ParentRef.Name)
+				add(string(rk.Kind()), nn, "parent "+ref, "status.parents["+ref+"]", p.Conditions)
 			}
 		}
 	}
@@ -83,10 +132,10 @@ func refused(out translator.Output, fleetRefusals []translator.FleetRefusal, con
 		// A Gateway fleet's refusal is on its Gateway's Programmed
 		// (listed above); the shared resources' are said here.
 		if gw, ok := translator.GatewayOfFleet(r.Fleet); !ok || !hasKey(st.Gateways, gw) {
-			lines = append(lines, r.String())
+			list = append(list, statusRefusal{Fleet: r.String()})
 		}
 	}
-	return lines
+	return list
 }
 
 func kindOf(r gwv1.ParentReference) string {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/xbackend"
+)
+
+// translationFlags are the flags translate and validate share: how the
+// manifests are read and how they are translated, as serve would.
+type translationFlags struct {
+	controller        *string
+	systemCA          *string
+	allowInsecure     *bool
+	listenerAddress   string
+	xbackendHostnames *xbackend.Hostnames
+	channel           translator.Channel
+	limits            *manifests.Limits
+}
+
+var translationFlagNames = []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "xbackend-hostnames"}
+
+func registerTranslationFlags(fs *flag.FlagSet) *translationFlags {
+	f := &translationFlags{
+		controller:    fs.String("controller-name", string(translator.DefaultControllerName), "controllerName written into status"),
+		systemCA:      fs.String("system-ca-bundle", translator.DefaultSystemCABundlePath, "CA bundle file, on the Envoy host, for wellKnownCACertificates: System"),
+		allowInsecure: fs.Bool("allow-insecure-skip-verify", false, "honour the tlsplane.io/insecureSkipVerify option"),
+	}
+	registerListenerAddress(fs, &f.listenerAddress)
+	registerXBackendHostnames(fs, &f.xbackendHostnames)
+	registerGatewayAPIChannel(fs, &f.channel)
+	f.limits = registerDirLimits(fs)
+	return f
+}
+
+func (f *translationFlags) controllerName() gwv1.GatewayController {
+	return gwv1.GatewayController(*f.controller)
+}
+
+func (f *translationFlags) options() translator.Options {
+	return translator.Options{
+		ControllerName:          f.controllerName(),
+		SystemCABundlePath:      *f.systemCA,
+		AllowInsecureSkipVerify: *f.allowInsecure,
+		ListenerAddress:         f.listenerAddress,
+		XBackendHostnames:       f.xbackendHostnames,
+		GatewayAPIChannel:       f.channel,
+	}
+}
