@@ -24,6 +24,12 @@ func TestObjectsTheAPIServerWouldRefuseAreRefused(t *testing.T) {
 			`metadata.name: Invalid value: "shop.example"`},
 		{"port out of range", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  ports: [{name: https, port: 70000}]\n",
 			`spec.ports[0].port: Invalid value: 70000`},
+		{"configmap key with a slash", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ca, namespace: shop}\ndata: {a/b: x}\n",
+			`m.yaml:4: ConfigMap shop/ca: data[a/b]: Invalid value: "a/b": a valid config key must consist of alphanumeric characters, '-', '_' or '.'`},
+		{"configmap key in data and binaryData", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ca, namespace: shop}\ndata: {ca.crt: x}\nbinaryData: {ca.crt: eA==}\n",
+			`m.yaml:5: ConfigMap shop/ca: binaryData[ca.crt]: Invalid value: "ca.crt": duplicate of key present in data`},
+		{"secret stringData key with a space, named as data's", "apiVersion: v1\nkind: Secret\nmetadata: {name: ca, namespace: shop}\nstringData: {\"ca crt\": x}\n",
+			`m.yaml:1: Secret shop/ca: data[ca crt]: Invalid value: "ca crt": a valid config key must consist of alphanumeric characters`},
 		{"port name with a slash", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  ports: [{name: a/b, port: 443}]\n",
 			`spec.ports[0].name: Invalid value: "a/b"`},
 	} {
