@@ -25,7 +25,10 @@ type Options struct {
 	// Dir is the directory of manifests; it must exist when Run starts.
 	Dir string
 	// Parse parses one manifest file. Required; built with Limits
-	// (Limits.Parser), so a file is bounded the same way everywhere.
+	// (Limits.Parser), so a file is bounded the same way everywhere. It
+	// is called from several goroutines at once (a pass's files are
+	// parsed on every core), so it and the warnings it gives must be
+	// safe for that.
 	Parse Parser
 	// Limits bound each file read and the sum of the files whose objects
 	// are served, and keep the files read inside Dir unless
