@@ -75,6 +75,10 @@ func (v *Validator) Admit(obj map[string]any) (errs field.ErrorList, warnings []
 	u := &unstructured.Unstructured{Object: obj}
 	ver.prepareForCreate(u)
 	errs = ver.validate(u)
+	// What the API server answers, and every read after, is decoded from
+	// storage, which defaults again: a status the create dropped comes
+	// back as its schema's default (a Gateway's "Waiting for controller").
+	structuraldefaulting.Default(obj, ver.structural)
 	warnings = append(warnings, finalizerWarnings(u.GetFinalizers())...)
 	warnings = append(warnings, ver.warnings...)
 	return errs, warnings, nil

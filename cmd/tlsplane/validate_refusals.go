@@ -1,8 +1,22 @@
 package main
 
+import (
+	"errors"
+
+	"github.com/tlsplane/tlsplane/manifests"
+)
+
 // admissionFindings are the objects of a refused file the API server
-// would refuse, each with its line, from manifests' refusal; none when
-// err is another kind of error.
+// would refuse, each at its field's line, from manifests' RefusedError;
+// none when err is another kind of error.
 func admissionFindings(err error) []finding {
-	return nil // TODO(lead): manifests.RefusedError lands with f/crds38
+	var refused *manifests.RefusedError
+	if !errors.As(err, &refused) {
+		return nil
+	}
+	out := make([]finding, 0, len(refused.Refusals))
+	for _, r := range refused.Refusals {
+		out = append(out, finding{File: r.File, Line: r.Line, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Field: r.Field, Message: r.Message})
+	}
+	return out
 }

@@ -210,3 +210,56 @@ func TestValidateGitHubAnnotations(t *testing.T) {
 		t.Errorf("escaped: %s", got)
 	}
 }
+
+// An object the API server would refuse is a finding at its field's line,
+// (the deepest the file has: listeners[0] for its missing protocol), with
+// the API server's message; every refused object of a file is one,
+// and the file's other objects are not served (nor checked by status).
+func TestValidateReportsAdmissionRefusals(t *testing.T) {
+	dir := t.TempDir()
+	var rules strings.Builder
+	for range 17 {
+		rules.WriteString("  - backendRefs: [{name: pay, port: 443}]\n")
+	}
+	body := `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: many, namespace: shop}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+` + rules.String() + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: shop}
+spec:
+  gatewayClassName: tlsplane
+  listeners:
+  - name: http
+    port: 80
+`
+	if err := os.WriteFile(filepath.Join(dir, "routes.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := runValidate([]string{"-o", "json", dir}, &stdout, &stderr); err == nil {
+		t.Fatal("no refusal")
+	}
+	var report checkReport
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil {
+		t.Fatal(err)
+	}
+	byField := map[string]finding{}
+	for _, f := range report.Findings {
+		byField[f.Kind+" "+f.Field] = f
+	}
+	rulesFinding, protocol := byField["HTTPRoute spec.rules"], byField["Gateway spec.listeners[0].protocol"]
+	if rulesFinding.Line != 6 || !strings.Contains(rulesFinding.Message, "must have at most 16 items") || rulesFinding.Name != "many" {
+		t.Errorf("17 rules: %+v; all: %+v", rulesFinding, report.Findings)
+	}
+	if protocol.Line != 31 || !strings.Contains(protocol.Message, "Required value") {
+		t.Errorf("a listener without protocol: %+v; all: %+v", protocol, report.Findings)
+	}
+	if report.Objects != 0 {
+		t.Errorf("%d objects of a refused file were translated", report.Objects)
+	}
+}
