@@ -1,0 +1,156 @@
+package crds
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+)
+
+// Validator admits objects against the CRDs of one channel. It is safe
+// for concurrent use, as the API server shares one per CRD version.
+type Validator struct {
+	channel string
+	// versions is every served version of every CRD of the channel.
+	versions map[schema.GroupVersionKind]*version
+	// served lists each group and kind's served versions, for messages.
+	served map[schema.GroupKind][]string
+}
+
+// version is what the API server builds to serve one version of a CRD
+// (customresource_handler.go getOrCreateServingInfo): its structural
+// schema with defaults pruned, its OpenAPI validator, its compiled CEL
+// rules.
+type version struct {
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	// hasStatus: a create drops status when the status subresource is on.
+	hasStatus  bool
+	structural *structuralschema.Structural
+	schema     apiservervalidation.SchemaValidator
+	cel        *cel.Validator
+	// warnings are sent with every object of a deprecated version.
+	warnings []string
+}
+
+// loaded caches one Validator per channel: compiling the CEL rules of
+// every CRD is the cost, and it is paid once per process.
+var loaded sync.Map // channel -> func() (*Validator, error)
+
+// Load is the Validator of channel (Standard or Experimental), built on
+// first use and shared after.
+func Load(channel string) (*Validator, error) {
+	once, _ := loaded.LoadOrStore(channel, sync.OnceValues(func() (*Validator, error) { return build(channel) }))
+	return once.(func() (*Validator, error))()
+}
+
+// crdScheme defaults a CRD as the API server does when it is created.
+var crdScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+func build(channel string) (*Validator, error) {
+	named, err := channelFiles(channel)
+	if err != nil {
+		return nil, err
+	}
+	v := &Validator{channel: channel, versions: map[schema.GroupVersionKind]*version{}, served: map[schema.GroupKind][]string{}}
+	for name, data := range named {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("CRD %s/%s: %w", channel, name, err)
+		}
+		crdScheme.Default(crd)
+		for _, ver := range crd.Spec.Versions {
+			if !ver.Served {
+				continue // the API server has no such kind
+			}
+			built, err := buildVersion(crd, ver)
+			if err != nil {
+				return nil, fmt.Errorf("CRD %s/%s version %s: %w", channel, name, ver.Name, err)
+			}
+			v.versions[built.gvk] = built
+			gk := built.gvk.GroupKind()
+			v.served[gk] = append(v.served[gk], ver.Name)
+		}
+	}
+	for _, vs := range v.served {
+		sort.Strings(vs)
+	}
+	return v, nil
+}
+
+// buildVersion follows getOrCreateServingInfo and NewStrategy.
+func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensionsv1.CustomResourceDefinitionVersion) (*version, error) {
+	val, err := apihelpers.GetSchemaForVersion(crd, ver.Name)
+	if err != nil {
+		return nil, err
+	}
+	if val == nil || val.OpenAPIV3Schema == nil {
+		return nil, fmt.Errorf("no schema")
+	}
+	internal := &apiextensionsinternal.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
+		return nil, fmt.Errorf("converting its schema: %w", err)
+	}
+	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("its schema is not structural: %w", err)
+	}
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return nil, fmt.Errorf("pruning its defaults: %w", err)
+	}
+	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("its OpenAPI validator: %w", err)
+	}
+	subresources, err := apihelpers.GetSubresourcesForVersion(crd, ver.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := &version{
+		gvk:        schema.GroupVersionKind{Group: crd.Spec.Group, Version: ver.Name, Kind: crd.Spec.Names.Kind},
+		namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		hasStatus:  subresources != nil && subresources.Status != nil,
+		structural: s,
+		schema:     schemaValidator,
+		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+	}
+	if ver.Deprecated {
+		if ver.DeprecationWarning != nil {
+			out.warnings = append(out.warnings, *ver.DeprecationWarning)
+		} else {
+			out.warnings = append(out.warnings, defaultDeprecationWarning(ver.Name, crd.Spec))
+		}
+	}
+	return out, nil
+}
+
+// Channel is the channel v admits against.
+func (v *Validator) Channel() string { return v.channel }
+
+// Serves says whether a CRD of v's channel serves apiVersion and kind.
+func (v *Validator) Serves(apiVersion, kind string) bool {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return false
+	}
+	_, ok := v.versions[gv.WithKind(kind)]
+	return ok
+}
