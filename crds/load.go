@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -26,6 +27,9 @@ type Validator struct {
 	versions map[schema.GroupVersionKind]*version
 	// served lists each group and kind's served versions, for messages.
 	served map[schema.GroupKind][]string
+	// admitted counts Admit's calls that found a served version, so that
+	// a test can tell what a change re-admitted.
+	admitted atomic.Uint64
 }
 
 // version is what the API server builds to serve one version of a CRD
@@ -154,3 +158,18 @@ func (v *Validator) Serves(apiVersion, kind string) bool {
 	_, ok := v.versions[gv.WithKind(kind)]
 	return ok
 }
+
+// Namespaced says whether the CRD serving apiVersion and kind is
+// namespaced; served is false when none serves them.
+func (v *Validator) Namespaced(apiVersion, kind string) (namespaced, served bool) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return false, false
+	}
+	ver, ok := v.versions[gv.WithKind(kind)]
+	return ok && ver.namespaced, ok
+}
+
+// Admitted is how many objects of a served kind v has admitted (or
+// refused) since the process started.
+func (v *Validator) Admitted() uint64 { return v.admitted.Load() }

@@ -39,12 +39,15 @@ kind: TLSRoute
 metadata: {name: vault, namespace: shop, uid: u-7, resourceVersion: "7"}
 spec:
   parentRefs: [{name: edge}]
+  hostnames: [vault.shop.example]
+  rules: [{backendRefs: [{name: vault, port: 8443}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TCPRoute
 metadata: {name: db, namespace: shop, uid: u-8, resourceVersion: "7"}
 spec:
   parentRefs: [{name: edge}]
+  rules: [{backendRefs: [{name: db, port: 5432}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: ListenerSet
@@ -58,6 +61,7 @@ kind: UDPRoute
 metadata: {name: dns, namespace: shop, uid: u-10, resourceVersion: "7"}
 spec:
   parentRefs: [{name: edge}]
+  rules: [{backendRefs: [{name: dns, port: 53}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant

@@ -76,6 +76,7 @@ metadata: {name: shop, labels: {tier: edge}}
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: HTTPRoute
 metadata: {name: old, namespace: shop}
+spec: {parentRefs: [{name: edge}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: UDPRoute
@@ -138,7 +139,7 @@ spec:
 // A cluster-scoped object's error names it without a namespace.
 func TestParseClusterScopedErrorNamesTheObject(t *testing.T) {
 	_, err := Parse("bad.yaml", []byte("apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: tlsplane}\nspec: {controllerName: 7}\n"), nil)
-	if err == nil || !strings.Contains(err.Error(), "bad.yaml: document 1 (gateway.networking.k8s.io/v1 GatewayClass tlsplane): ") {
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:4: GatewayClass tlsplane: spec.controllerName: ") {
 		t.Errorf("error = %v, want it to name the GatewayClass without a namespace", err)
 	}
 }
@@ -162,22 +163,27 @@ metadata: {name: shop, labels: {v: first}}
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: shop, namespace: shop, labels: {v: first}}
+spec: {gatewayClassName: tlsplane, listeners: [{name: http, port: 80, protocol: HTTP}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: shop, labels: {v: first}}
+spec: {controllerName: tlsplane.io/controller}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: shop, namespace: shop, labels: {v: first}}
+spec: {rules: [{backendRefs: [{name: shop, port: 9000}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
 metadata: {name: shop, namespace: shop, labels: {v: first}}
+spec: {hostnames: [shop.example], rules: [{backendRefs: [{name: shop, port: 443}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TCPRoute
 metadata: {name: shop, namespace: shop, labels: {v: first}}
+spec: {rules: [{backendRefs: [{name: shop, port: 5432}]}]}
 `
 	const second = `apiVersion: v1
 kind: Namespace
@@ -186,30 +192,37 @@ metadata: {name: shop, namespace: elsewhere, labels: {v: second}}
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: shop, namespace: shop, labels: {v: second}}
+spec: {gatewayClassName: tlsplane, listeners: [{name: http, port: 80, protocol: HTTP}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: shop, namespace: shop}
+spec: {rules: [{backendRefs: [{name: shop, port: 443}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: shop, namespace: shop, labels: {v: second}}
+spec: {rules: [{backendRefs: [{name: shop, port: 9000}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
 metadata: {name: shop, namespace: shop, labels: {v: second}}
+spec: {hostnames: [shop.example], rules: [{backendRefs: [{name: shop, port: 443}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TCPRoute
 metadata: {name: shop, namespace: shop, labels: {v: second}}
+spec: {rules: [{backendRefs: [{name: shop, port: 5432}]}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: shop, namespace: shop}
+spec: {from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop}], to: [{group: "", kind: Service}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: ReferenceGrant
 metadata: {name: shop, namespace: shop}
+spec: {from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop}], to: [{group: "", kind: Service}]}
 `
 	var warnings []string
 	in := Merge([]Part{parse("a.yaml", first), parse("b.yaml", second)}, func(w string) { warnings = append(warnings, w) })

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/tlsplane/tlsplane/crds"
 )
 
 // Limits bound what reading manifests may cost and reach, whoever wrote
@@ -21,11 +23,27 @@ type Limits struct {
 	// AliasBytes bounds what YAML aliases add to one file's documents
 	// once expanded, summed over the file.
 	AliasBytes int64
+	// CRDChannel is the Gateway API CRD channel (crds.Standard or
+	// crds.Experimental) Gateway API objects are admitted against, as an
+	// API server with that channel's CRDs installed would admit them.
+	// Experimental, the default, is a superset and serves the X kinds
+	// tlsplane reads. NoCRDs admits nothing (Unadmitted).
+	CRDChannel string
 	// FollowExternalLinks lets a directory's symlinks lead to files
 	// outside it (ReadFileIn); by default a directory's files are read
 	// only from inside it.
 	FollowExternalLinks bool
 }
+
+// NoCRDs is the CRDChannel that admits nothing: Gateway API objects are
+// read as the file gives them, as an API server with older CRDs might hold
+// them. It is for tests of the translator's own rules on such objects; no
+// flag sets it.
+const NoCRDs = "none"
+
+// Unadmitted is DefaultLimits reading Gateway API objects unadmitted
+// (NoCRDs).
+var Unadmitted = func() Limits { l := DefaultLimits; l.CRDChannel = NoCRDs; return l }()
 
 // The flags that set each limit, named by the errors so that they say how
 // to raise it.
@@ -47,6 +65,7 @@ var DefaultLimits = Limits{
 	FileBytes:  256 << 20,
 	TotalBytes: 256 << 20,
 	AliasBytes: 16 << 20,
+	CRDChannel: crds.Experimental,
 }
 
 // orDefaults fills the zero fields from DefaultLimits.
@@ -59,6 +78,9 @@ func (l Limits) orDefaults() Limits {
 	}
 	if l.AliasBytes <= 0 {
 		l.AliasBytes = DefaultLimits.AliasBytes
+	}
+	if l.CRDChannel == "" {
+		l.CRDChannel = DefaultLimits.CRDChannel
 	}
 	return l
 }

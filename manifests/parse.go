@@ -16,6 +16,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlsplane/tlsplane/crds"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
@@ -60,8 +61,15 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 	}
 	// Split, and bound the aliases, one document at a time and before
 	// any is decoded: decoding expands them.
+	var gateway *crds.Validator
+	if l.CRDChannel != NoCRDs {
+		var err error
+		if gateway, err = crds.Load(l.CRDChannel); err != nil {
+			return translator.Inputs{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	raws, stop := l.split(path, data)
-	docs := convertDocuments(path, raws)
+	docs := convertDocuments(reader{file: path, crds: gateway}, raws)
 	var in translator.Inputs
 	// A file refused as a whole skips nothing (see ParseSkippingForeign).
 	skip := skipForeign && stop == nil
@@ -72,7 +80,10 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 			}
 		}
 	}
-	for _, d := range docs {
+	// Every refused object of the file is reported, not only the first.
+	refused := &RefusedError{}
+	var refusedDocs []int
+	for i, d := range docs {
 		if d.yamlErr != nil {
 			return translator.Inputs{}, d.yamlErr
 		}
@@ -81,6 +92,12 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 		}
 		for _, w := range d.warnings {
 			warn(w)
+		}
+		var re *RefusedError
+		if errors.As(d.err, &re) {
+			refused.Refusals = append(refused.Refusals, re.Refusals...)
+			refusedDocs = append(refusedDocs, i)
+			continue
 		}
 		if d.err != nil {
 			return translator.Inputs{}, d.err
@@ -92,7 +109,40 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 	if stop != nil {
 		return translator.Inputs{}, stop
 	}
+	if len(refused.Refusals) > 0 {
+		l.placeRefusals(path, data, docs, refusedDocs, refused)
+		return translator.Inputs{}, refused
+	}
 	return in, nil
+}
+
+// placeRefusals sets each refusal's Line, the line in the file of its
+// field: the document's lines are looked up only for a file refused.
+func (l Limits) placeRefusals(path string, data []byte, docs []document, refusedDocs []int, refused *RefusedError) {
+	data = withFinalNewline(data)
+	raws, _ := l.split(path, data)
+	starts := documentLines(data, raws)
+	next := 0
+	for _, i := range refusedDocs {
+		if i >= len(raws) {
+			break
+		}
+		for range docs[i].refusals {
+			r := &refused.Refusals[next]
+			if line := lineOf(raws[i], r.steps); line > 0 {
+				r.Line = starts[i] + line - 1
+			}
+			next++
+		}
+	}
+}
+
+// withFinalNewline is data ending in a newline, as split reads it.
+func withFinalNewline(data []byte) []byte {
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		return append(data[:len(data):len(data)], '\n')
+	}
+	return data
 }
 
 // split is data's documents, up to the first that cannot be split or
@@ -103,9 +153,7 @@ func (l Limits) split(path string, data []byte) (raws [][]byte, stop error) {
 	// The YAML line reader drops a last line that exactly fills its 4 KiB
 	// buffer when no newline ends it: a file cut at that size would lose its
 	// objects silently.
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data[:len(data):len(data)], '\n')
-	}
+	data = withFinalNewline(data)
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
@@ -126,7 +174,9 @@ func (l Limits) split(path string, data []byte) (raws [][]byte, stop error) {
 // warnings, or its error; yamlErr when it is not YAML; foreign says why
 // it is not a Kubernetes object.
 type document struct {
-	objects      []metav1.Object
+	objects []metav1.Object
+	// refusals counts the Refusals err holds, for placing them.
+	refusals     []struct{}
 	warnings     []string
 	err, yamlErr error
 	foreign      string
@@ -137,12 +187,12 @@ const docsPerWorker = 64
 
 // convertDocuments converts each raw document, on up to GOMAXPROCS
 // goroutines for a file of many, dropping each once converted.
-func convertDocuments(path string, raws [][]byte) []document {
+func convertDocuments(r reader, raws [][]byte) []document {
 	docs := make([]document, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), len(raws)/docsPerWorker)
 	if workers <= 1 {
 		for i := range raws {
-			docs[i], raws[i] = convertDocument(path, i+1, raws[i]), nil
+			docs[i], raws[i] = convertDocument(r, i+1, raws[i]), nil
 		}
 		return docs
 	}
@@ -151,7 +201,7 @@ func convertDocuments(path string, raws [][]byte) []document {
 	for range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
-				docs[i], raws[i] = convertDocument(path, i+1, raws[i]), nil
+				docs[i], raws[i] = convertDocument(r, i+1, raws[i]), nil
 			}
 		})
 	}
@@ -159,7 +209,16 @@ func convertDocuments(path string, raws [][]byte) []document {
 	return docs
 }
 
-func convertDocument(path string, doc int, raw []byte) document {
+// reader is what converting a file's documents needs: the file's name,
+// for messages, and the CRDs Gateway API objects are admitted against
+// (nil: none, NoCRDs).
+type reader struct {
+	file string
+	crds *crds.Validator
+}
+
+func convertDocument(r reader, doc int, raw []byte) document {
+	path := r.file
 	where := fmt.Sprintf("%s: document %d", path, doc)
 	jsonDoc, ok := blockYAMLToJSON(raw)
 	if !ok {
@@ -170,7 +229,11 @@ func convertDocument(path string, doc int, raw []byte) document {
 	}
 	var d document
 	var in translator.Inputs
-	d.err = decodeObject(where, jsonDoc, &in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
+	d.err = r.decodeObject(where, nil, jsonDoc, &in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
+	var re *RefusedError
+	if errors.As(d.err, &re) {
+		d.refusals = make([]struct{}, len(re.Refusals))
+	}
 	// A document decodeObject reads is an object (or empty): only one it
 	// refuses needs the second look.
 	if d.err != nil {
@@ -226,7 +289,8 @@ func Parser(warn func(string)) func(path string, data []byte) (translator.Inputs
 }
 
 // decodeObject adds one JSON document to in. Empty documents are skipped.
-func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(string), depth int) error {
+// prefix is where doc sits in its file's document (a List's item).
+func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *translator.Inputs, warn func(string), depth int) error {
 	doc = bytes.TrimSpace(doc)
 	if len(doc) == 0 || bytes.Equal(doc, []byte("null")) {
 		return nil
@@ -249,7 +313,7 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 	}
 	key := kindKey{probe.APIVersion, probe.Kind}
 	if key == (kindKey{"v1", "List"}) {
-		return decodeList(where, doc, in, warn, depth)
+		return r.decodeList(where, prefix, doc, in, warn, depth)
 	}
 	kind, known := kinds[key]
 	ns := probe.Metadata.Namespace
@@ -264,17 +328,33 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 		id = Excerpt(ns) + "/" + id
 	}
 	what := fmt.Sprintf("%s (%s %s %s)", where, Excerpt(probe.APIVersion), Excerpt(probe.Kind), id)
+	objID := objectID{file: r.file, apiVersion: probe.APIVersion, kind: probe.Kind, namespace: ns, name: probe.Metadata.Name}
+	if r.crds != nil && isGatewayAPI(probe.APIVersion) {
+		// Admitted as the API server would, whether tlsplane reads the
+		// kind or not: a file kubectl apply would refuse is refused.
+		a, err := admit(r.crds, objID, prefix, doc)
+		if err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) {
+				return err
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		for _, w := range a.warnings {
+			warn(fmt.Sprintf("%s: %s", what, w))
+		}
+		doc = a.doc
+	} else if known {
+		if errs := validateCore(probe.Kind, probe.Metadata.Name, ns, kind.clusterScoped, doc); len(errs) > 0 {
+			if kind.clusterScoped {
+				objID.namespace = ""
+			}
+			return refusals(objID, prefix, errs)
+		}
+	}
 	if !known {
 		warn(fmt.Sprintf("%s: %s", what, skippedMessage))
 		return nil
-	}
-	errs := validateMeta(probe.Kind, probe.Metadata.Name, ns, kind.clusterScoped)
-	if probe.Kind == "Service" {
-		errs = append(errs, validateService(doc)...)
-	}
-	errs = append(errs, validateGatewayAPIStrings(probe.APIVersion, doc)...)
-	if len(errs) > 0 {
-		return fmt.Errorf("%s: refused, as the API server would refuse it: %s", what, joined(errs))
 	}
 	return kind.read(func(obj any) error {
 		// As the API server decodes: field names are case-sensitive, and
@@ -293,7 +373,7 @@ func decodeObject(where string, doc []byte, in *translator.Inputs, warn func(str
 
 // decodeList reads the items of a `kind: List`, as `kubectl get -o yaml`
 // prints them.
-func decodeList(where string, doc []byte, in *translator.Inputs, warn func(string), depth int) error {
+func (r reader) decodeList(where string, prefix []pathStep, doc []byte, in *translator.Inputs, warn func(string), depth int) error {
 	if depth >= maxListDepth {
 		return fmt.Errorf("%s: Lists nested deeper than %d", where, maxListDepth)
 	}
@@ -303,10 +383,21 @@ func decodeList(where string, doc []byte, in *translator.Inputs, warn func(strin
 	if err := json.Unmarshal(doc, &list); err != nil {
 		return fmt.Errorf("%s: v1 List: %s", where, excerptError(err))
 	}
+	// Every refused item is reported, as every refused document is.
+	refused := &RefusedError{}
 	for i, item := range list.Items {
-		if err := decodeObject(fmt.Sprintf("%s: items[%d]", where, i), item, in, warn, depth+1); err != nil {
+		at := append(append([]pathStep(nil), prefix...), pathStep{key: "items", index: -1}, pathStep{index: i})
+		err := r.decodeObject(fmt.Sprintf("%s: items[%d]", where, i), at, item, in, warn, depth+1)
+		var re *RefusedError
+		switch {
+		case errors.As(err, &re):
+			refused.Refusals = append(refused.Refusals, re.Refusals...)
+		case err != nil:
 			return err
 		}
+	}
+	if len(refused.Refusals) > 0 {
+		return refused
 	}
 	return nil
 }

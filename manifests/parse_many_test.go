@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,8 +85,8 @@ func TestParseSkippingForeignOfARefusedFileSkipsNothing(t *testing.T) {
 }
 
 // A file of many documents (converted on every core) gives the objects
-// in order, each document's warnings in order, and the first error, as
-// its documents parsed one at a time do.
+// in order, each document's warnings in order, and every refused object,
+// each on its line of the file, as its documents parsed one at a time do.
 func TestParseOfManyDocumentsIsParseOfEach(t *testing.T) {
 	var docs []string
 	for i := range 600 {
@@ -101,24 +102,38 @@ func TestParseOfManyDocumentsIsParseOfEach(t *testing.T) {
 		}
 	}
 	var wantWarnings, wantServices []string
-	var wantErr string
+	var wantRefusals []Refusal
+	line := 1 // where document i starts in the joined file
 	for i, d := range docs {
 		renumber := func(s string) string {
 			return strings.Replace(s, "f.yaml: document 1", fmt.Sprintf("f.yaml: document %d", i+1), 1)
 		}
 		in, err := Parse("f.yaml", []byte(d), func(w string) { wantWarnings = append(wantWarnings, renumber(w)) })
-		if err != nil {
-			wantErr = renumber(err.Error())
-			break
+		var re *RefusedError
+		switch {
+		case errors.As(err, &re):
+			for _, r := range re.Refusals {
+				r.Line += line - 1
+				wantRefusals = append(wantRefusals, r)
+			}
+		case err != nil:
+			t.Fatal(err)
 		}
 		for _, s := range in.Services {
-			wantServices = append(wantServices, s.Name)
+			if i < 371 {
+				wantServices = append(wantServices, s.Name)
+			}
 		}
+		line += strings.Count(d, "\n") + 1 // and its separator
+	}
+	if len(wantRefusals) != 2 {
+		t.Fatalf("%d refusals one at a time, want the 2 bad Services'", len(wantRefusals))
 	}
 	var warnings []string
 	_, err := Parse("f.yaml", []byte(strings.Join(docs, "---\n")), func(w string) { warnings = append(warnings, w) })
-	if err == nil || err.Error() != wantErr {
-		t.Errorf("error = %v, want %s", err, wantErr)
+	var re *RefusedError
+	if !errors.As(err, &re) || err.Error() != (&RefusedError{wantRefusals}).Error() {
+		t.Errorf("error = %v, want\n%s", err, &RefusedError{wantRefusals})
 	}
 	if !slices.Equal(warnings, wantWarnings) {
 		t.Errorf("%d warnings, want %d; first differing: %q", len(warnings), len(wantWarnings), firstDifference(warnings, wantWarnings))

@@ -34,6 +34,9 @@ items:
 - apiVersion: gateway.networking.k8s.io/v1
   kind: BackendTLSPolicy
   metadata: {name: pay-tls, namespace: shop}
+  spec:
+    targetRefs: [{group: "", kind: Service, name: pay}]
+    validation: {hostname: pay.shop, wellKnownCACertificates: System}
 - apiVersion: discovery.k8s.io/v1
   kind: EndpointSlice
   metadata: {name: pay-x, namespace: shop}

@@ -2,12 +2,61 @@ package manifests
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// validateCore checks what tlsplane relies on of a core kind's object, as
+// the API server validates it: its name and namespace, a Service's ports,
+// a ConfigMap's or Secret's keys.
+func validateCore(kind, name, namespace string, clusterScoped bool, doc []byte) field.ErrorList {
+	errs := validateMeta(kind, name, namespace, clusterScoped)
+	switch kind {
+	case "Service":
+		errs = append(errs, validateService(doc)...)
+	case "ConfigMap":
+		errs = append(errs, validateKeys(doc, "data", "binaryData")...)
+	case "Secret":
+		errs = append(errs, validateKeys(doc, "data", "stringData")...)
+	}
+	return errs
+}
+
+// validateKeys checks a ConfigMap's or Secret's keys as the API server
+// does (ValidateConfigMap, ValidateSecret): each a valid key, and a
+// ConfigMap's binaryData key not also a data key. A key names a file in a
+// CA bundle reference.
+func validateKeys(doc []byte, fields ...string) field.ErrorList {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &obj); err != nil {
+		return nil // the typed decode reports it
+	}
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for _, f := range fields {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(obj[f], &m); err != nil {
+			continue // the typed decode reports it
+		}
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			// stringData is merged into data before the API server validates.
+			path := field.NewPath(strings.Replace(f, "stringData", "data", 1)).Key(Excerpt(key))
+			for _, msg := range validation.IsConfigMapKey(key) {
+				errs = append(errs, field.Invalid(path, Excerpt(key), msg))
+			}
+			if f == "binaryData" && seen[key] {
+				errs = append(errs, field.Invalid(path, Excerpt(key), "duplicate of key present in data"))
+			}
+			seen[key] = true
+		}
+	}
+	return errs
+}
 
 // validateMeta checks an object's name and namespace as the API server
 // would: a file can say `namespace: "shop/sneaky"`, and names end up
@@ -66,13 +115,4 @@ func validateService(doc []byte) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// joined is a field.ErrorList as one line.
-func joined(errs field.ErrorList) string {
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		parts[i] = e.Error()
-	}
-	return strings.Join(parts, "; ")
 }

@@ -11,11 +11,11 @@ import (
 func TestObjectsTheAPIServerWouldRefuseAreRefused(t *testing.T) {
 	for _, c := range []struct{ name, doc, want string }{
 		{"namespace with a slash", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop/sneaky}\n",
-			`m.yaml: document 1 (v1 Service shop/sneaky/web): refused, as the API server would refuse it: metadata.namespace: Invalid value: "shop/sneaky"`},
+			`m.yaml:3: Service shop/sneaky/web: metadata.namespace: Invalid value: "shop/sneaky"`},
 		{"service name not a DNS-1035 label", "apiVersion: v1\nkind: Service\nmetadata: {name: 9web, namespace: shop}\n",
 			`metadata.name: Invalid value: "9web"`},
 		{"configmap name with a slash", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a/b, namespace: shop}\n",
-			`(v1 ConfigMap shop/a/b): refused, as the API server would refuse it: metadata.name: Invalid value: "a/b"`},
+			`m.yaml:3: ConfigMap shop/a/b: metadata.name: Invalid value: "a/b"`},
 		{"policy without a name", "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {namespace: shop}\n",
 			`metadata.name: Required value`},
 		{"upper-case namespace", "apiVersion: v1\nkind: Secret\nmetadata: {name: ca, namespace: Shop}\n",
@@ -47,6 +47,7 @@ metadata: {name: pay, namespace: shop, lables: {a: b}}
 spec:
   targetRefs: [{group: "", kind: Service, name: payments}]
   validation:
+    hostname: payments.shop.example
     hostnme: payments.shop.example
     caCertificateRef: [{group: "", kind: ConfigMap, name: ca}]
     wellKnownCACertificates: System

@@ -65,7 +65,7 @@ func TestCertificateLogOnEveryGatewayListener(t *testing.T) {
 	on := translator.Options{BackendCertificates: translator.BackendCertificates{SamplePercent: 2.5, XDSCluster: "xds-of-edge"}}
 	var routers, proxies int
 	for _, path := range paths {
-		in, err := manifests.Read([]string{path}, nil)
+		in, err := manifests.Unadmitted.Read([]string{path}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -154,7 +154,7 @@ func checkCertificateLog(t *testing.T, where string, log *accesslogv3.AccessLog,
 // for, never more than all.
 func TestCertificateLogSampleRate(t *testing.T) {
 	path := filepath.Join(goldenDir, "gateway-tls-tcp-routes.in.yaml")
-	in, err := manifests.Read([]string{path}, nil)
+	in, err := manifests.Unadmitted.Read([]string{path}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 // and the certificate's secret agree). The fleet's cluster fails closed
 // while the Secret is missing and presents the certificate again after.
 func TestGatewayClientCertificateFollowsItsSecret(t *testing.T) {
-	in, err := manifests.Read([]string{goldenDir + "/gateway-backend-client-certificate.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-backend-client-certificate.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestGatewayClientCertificateFollowsItsSecret(t *testing.T) {
 // reach fail closed: never a dropped error, never a cluster without the
 // certificate.
 func TestGatewayClientCertificateEnvoyWouldRejectIsStatus(t *testing.T) {
-	in, err := manifests.Read([]string{goldenDir + "/gateway-backend-client-certificate.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-backend-client-certificate.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ spec:
 // AllowInsecureFallback port asks for one but accepts any or none; a port
 // with a valid ref among invalid ones validates against the valid one.
 func TestFrontendValidationChains(t *testing.T) {
-	in, err := manifests.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestFrontendValidationChains(t *testing.T) {
 // rules), and the publisher accepts each (every SDS secret a chain names
 // is served).
 func TestFrontendValidationFollowsItsConfigMap(t *testing.T) {
-	in, err := manifests.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestFrontendValidationFollowsItsConfigMap(t *testing.T) {
 // virtual hosts and keeps the 421 one: the Update equals a fresh
 // translation.
 func TestMisdirectedVirtualHostSurvivesRoutePatch(t *testing.T) {
-	in, err := manifests.Read([]string{goldenDir + "/gateway-https-misdirected.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-https-misdirected.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func caConfigMap(namespace, name string, data map[string]string) *corev1.ConfigM
 // testCAPEM is the golden case's client CA.
 func testCAPEM(t *testing.T) string {
 	t.Helper()
-	in, err := manifests.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func testCAPEM(t *testing.T) string {
 // frontendCertSecret is the listener certificate, as Secret shop/cert.
 func frontendCertSecret(t *testing.T) *corev1.Secret {
 	t.Helper()
-	in, err := manifests.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
+	in, err := manifests.Unadmitted.Read([]string{goldenDir + "/gateway-frontend-client-validation.in.yaml"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

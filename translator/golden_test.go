@@ -75,7 +75,7 @@ func compareGolden(t *testing.T, path string, got []byte, what string) {
 // flags named on the input's `# flags:` line.
 func renderGolden(t *testing.T, path string) []byte {
 	t.Helper()
-	in, err := manifests.Read([]string{path}, func(msg string) { t.Log("warning:", msg) })
+	in, err := manifests.Unadmitted.Read([]string{path}, func(msg string) { t.Log("warning:", msg) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func goldenPool(t *testing.T, gateways bool) []poolObject {
 		pool = append(pool, poolObject{kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o})
 	}
 	for _, path := range paths {
-		in, err := manifests.Read([]string{path}, nil)
+		in, err := manifests.Unadmitted.Read([]string{path}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}

@@ -71,7 +71,7 @@ func translateUDP(t *testing.T, docs string) translator.Output {
 	if err := os.WriteFile(path, []byte(docs), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	in, err := manifests.Read([]string{path}, func(msg string) { t.Fatal("warning:", msg) })
+	in, err := manifests.Unadmitted.Read([]string{path}, func(msg string) { t.Fatal("warning:", msg) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestUDPListenerWeights(t *testing.T) {
 // 1.40's `--mode validate`.
 func TestEnvoyAcceptsUDPListeners(t *testing.T) {
 	envoy := translator.EnvoyBinary(t)
-	in, err := manifests.Read([]string{filepath.Join(goldenDir, "gateway-udp-routes.in.yaml")}, func(string) {})
+	in, err := manifests.Unadmitted.Read([]string{filepath.Join(goldenDir, "gateway-udp-routes.in.yaml")}, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestEnvoyAcceptsXBackendClusters(t *testing.T) {
 	}
 	static := &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{xdsCluster()}}
 	for _, path := range paths {
-		in, err := manifests.Read([]string{path}, func(string) {})
+		in, err := manifests.Unadmitted.Read([]string{path}, func(string) {})
 		if err != nil {
 			t.Fatal(err)
 		}

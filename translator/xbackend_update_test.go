@@ -22,7 +22,7 @@ import (
 func TestXBackendRotationRebuildsNoCluster(t *testing.T) {
 	// The golden case of every mode: shop/mtls presents Secret
 	// shop/envoy-client and trusts ConfigMap shop/payments-ca.
-	in, err := manifests.Read([]string{filepath.Join(goldenDir, "xbackend-modes.in.yaml")}, nil)
+	in, err := manifests.Unadmitted.Read([]string{filepath.Join(goldenDir, "xbackend-modes.in.yaml")}, nil)
 	if err != nil || len(in.ConfigMaps) != 1 || len(in.Secrets) != 1 {
 		t.Fatalf("xbackend-modes: %v", err)
 	}

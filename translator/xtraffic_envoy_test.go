@@ -27,7 +27,7 @@ func TestEnvoyAcceptsTrafficPolicies(t *testing.T) {
 	}
 	for _, path := range inputs {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			in, err := manifests.Read([]string{path}, func(msg string) { t.Log("warning:", msg) })
+			in, err := manifests.Unadmitted.Read([]string{path}, func(msg string) { t.Log("warning:", msg) })
 			if err != nil {
 				t.Fatal(err)
 			}

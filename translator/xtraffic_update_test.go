@@ -20,7 +20,7 @@ import (
 // gives for the same objects: budgets on clusters, sessions on routes,
 // statuses.
 func TestUpdateFollowsTrafficPolicies(t *testing.T) {
-	in, err := manifests.Read([]string{filepath.Join(goldenDir, "xtraffic-session-cookie.in.yaml")}, nil)
+	in, err := manifests.Unadmitted.Read([]string{filepath.Join(goldenDir, "xtraffic-session-cookie.in.yaml")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestUpdateFollowsTrafficPolicies(t *testing.T) {
 // policy's missing target is governed by it. After each, Update gives
 // what Translate gives.
 func TestUpdateFollowsTrafficPoliciesOnXBackends(t *testing.T) {
-	in, err := manifests.Read([]string{filepath.Join(goldenDir, "xtraffic-xbackend.in.yaml")}, nil)
+	in, err := manifests.Unadmitted.Read([]string{filepath.Join(goldenDir, "xtraffic-xbackend.in.yaml")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

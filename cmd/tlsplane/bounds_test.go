@@ -160,6 +160,7 @@ metadata: {name: pay, namespace: shop}
 spec:
   targetRefs: [{group: "", kind: Service, name: payments}]
   validation:
+    hostname: payments.shop.example
     hostnme: payments.shop.example
     wellKnownCACertificates: System
 `)

@@ -1,0 +1,81 @@
+package manifests
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tlsplane/tlsplane/crds"
+)
+
+// gatewayAPIGroups are the API groups whose objects are admitted against
+// the Gateway API CRDs before they are read.
+var gatewayAPIGroups = []string{"gateway.networking.k8s.io/", "gateway.networking.x-k8s.io/"}
+
+// isGatewayAPI says whether apiVersion is of a Gateway API group.
+func isGatewayAPI(apiVersion string) bool {
+	for _, g := range gatewayAPIGroups {
+		if strings.HasPrefix(apiVersion, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// admitted is a Gateway API object as the API server would store it on a
+// create: pruned and defaulted, as JSON.
+type admitted struct {
+	doc      []byte
+	warnings []string
+}
+
+// admit does to a Gateway API object what the API server does on a
+// create (crds.Validator.Admit): namespace is the request's, as kubectl
+// sends it. An object the API server would refuse, including one of a
+// kind or version the channel's CRDs do not serve, is a *RefusedError.
+func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte) (admitted, error) {
+	obj, err := crds.Decode(doc)
+	if err != nil {
+		return admitted{}, fmt.Errorf("not a Kubernetes object: %s", excerptError(err))
+	}
+	switch namespaced, served := v.Namespaced(id.apiVersion, id.kind); {
+	case namespaced:
+		if meta, ok := obj["metadata"].(map[string]any); ok {
+			if ns, _ := meta["namespace"].(string); ns == "" {
+				meta["namespace"] = id.namespace
+			}
+		}
+	case served:
+		id.namespace = "" // the API server drops a cluster-scoped object's
+	}
+	var generation any
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		generation = meta["generation"]
+	}
+	errs, warnings, err := v.Admit(obj)
+	// A create starts at generation 1; a file has no history, and the
+	// generation it gives stands for the object's (statuses'
+	// observedGeneration report it).
+	if meta, ok := obj["metadata"].(map[string]any); ok && generation != nil && err == nil {
+		meta["generation"] = generation
+	}
+	var notServed *crds.NotServedError
+	switch {
+	case errors.As(err, &notServed):
+		r := refusals(id, nil, nil)
+		r.Refusals = append(r.Refusals, Refusal{File: id.file, APIVersion: Excerpt(id.apiVersion), Kind: Excerpt(id.kind), Namespace: Excerpt(id.namespace), Name: Excerpt(id.name),
+			Field: "apiVersion", Message: excerpt(notServed.Error(), maxErrorExcerptBytes), steps: append(append([]pathStep(nil), prefix...), pathStep{key: "apiVersion", index: -1})})
+		return admitted{}, r
+	case err != nil:
+		// Malformed metadata: the API server's 400, before validation.
+		return admitted{}, fmt.Errorf("%s", excerptError(err))
+	case len(errs) > 0:
+		return admitted{}, refusals(id, prefix, errs)
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return admitted{}, err
+	}
+	return admitted{doc: out, warnings: warnings}, nil
+}
