@@ -43,30 +43,32 @@ spec:
     allowedRoutes: {namespaces: {from: All}}`},
 }
 
-// BenchmarkAdmit is one object's admission, per kind: decode from JSON
-// included, as directory mode pays it.
+// BenchmarkAdmit is one object's admission, per channel and kind: decode
+// from JSON included, as directory mode pays it.
 func BenchmarkAdmit(b *testing.B) {
-	v, err := Load(Experimental)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, bo := range benchObjects {
-		data, err := yaml.YAMLToJSON([]byte(bo.doc))
+	for _, channel := range Channels {
+		v, err := Load(channel)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(bo.kind, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				obj, err := Decode(data)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if errs, _, err := v.Admit(obj); err != nil || len(errs) > 0 {
-					b.Fatal(err, errs)
-				}
+		for _, bo := range benchObjects {
+			data, err := yaml.YAMLToJSON([]byte(bo.doc))
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
+			b.Run(channel+"/"+bo.kind, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					obj, err := Decode(data)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if errs, _, err := v.Admit(obj); err != nil || len(errs) > 0 {
+						b.Fatal(err, errs)
+					}
+				}
+			})
+		}
 	}
 }
 

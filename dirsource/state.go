@@ -109,12 +109,18 @@ func (s *Source) rescan(watcher *fsnotify.Watcher) (changed, again bool, err err
 		}
 	}
 	present := make(map[string]bool, len(list.files))
+	var changedFiles []string
 	for _, rel := range list.files {
 		if st := s.files[rel]; st != nil && st.unchanged(filepath.Join(root, rel), list.links[rel]) {
 			present[rel] = true
 			continue
 		}
-		if gone := s.readPath(&p, root, rel, list.links[rel]); gone {
+		changedFiles = append(changedFiles, rel)
+	}
+	ahead, stop := s.readAhead(root, changedFiles)
+	defer stop()
+	for _, rel := range changedFiles {
+		if gone := s.readPathFrom(&p, root, rel, list.links[rel], ahead(rel)); gone {
 			continue // treated as deleted
 		}
 		present[rel] = true
@@ -216,12 +222,23 @@ func (s *Source) finish(p pass) bool {
 // readPath reads the manifest file at rel. It reports gone when no entry
 // is left at rel: a deletion.
 func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
+	return s.readPathFrom(p, root, rel, link, nil)
+}
+
+// readPathFrom is readPath of a file read (and parsed) ahead, or, when
+// ahead is nil, read now.
+func (s *Source) readPathFrom(p *pass, root, rel string, link bool, ahead *read) (gone bool) {
 	shown := filepath.Join(s.opts.Dir, rel)
-	// Stamped before the read: a write between the two leaves the file a
-	// newer stamp than the content read, which costs one more read later,
-	// where the other order would hide the write from the periodic walk.
-	stamped, stampOK := stampOf(filepath.Join(root, rel), time.Now())
-	data, err := s.opts.Limits.ReadFileIn(root, rel, shown)
+	if ahead == nil {
+		// Stamped before the read: a write between the two leaves the
+		// file a newer stamp than the content read, which costs one more
+		// read later, where the other order would hide the write from
+		// the periodic walk.
+		ahead = &read{}
+		ahead.stamped, ahead.stampOK = stampOf(filepath.Join(root, rel), time.Now())
+		ahead.data, ahead.err = s.opts.Limits.ReadFileIn(root, rel, shown)
+	}
+	stamped, stampOK, data, err := ahead.stamped, ahead.stampOK, ahead.data, ahead.err
 	if errors.Is(err, fs.ErrNotExist) {
 		info, lerr := os.Lstat(filepath.Join(root, rel))
 		if lerr != nil {
@@ -258,7 +275,10 @@ func (s *Source) readPath(p *pass, root, rel string, link bool) (gone bool) {
 		s.readFailed(st, shown, err)
 		return false
 	}
-	objs, err := s.opts.Parse(shown, data)
+	objs, err := ahead.objs, ahead.parseErr
+	if !ahead.parsed {
+		objs, err = s.opts.Parse(shown, data)
+	}
 	if err != nil {
 		st.sum = sum
 		s.fileFailed(st, shown, err)

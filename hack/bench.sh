@@ -188,6 +188,12 @@ note "cd e2e && go test ./perf -run TestEditsDuringResync (load $(load))"
 (cd e2e && $GO test ./perf -run '^TestEditsDuringResync$' -count 1 -v -timeout 30m -args -perf.resyncedits \
 	-perf.resyncedits.services 10000,100000 -perf.resyncedits.resync 1ms,1m -perf.resyncedits.edits 200) 2>&1 | tee -a "$raw" >&2 || \
 	echo "# not run: TestEditsDuringResync failed (its output is above)" >>"$raw"
+# Issue 38: serve --dir's first read of 10,000 Services' world, its Gateway
+# API objects admitted against the experimental CRDs, and the same read
+# unadmitted (the difference is admission's share); one object's admission
+# per channel and kind.
+COUNT=1 bench ./dirsource 'BenchmarkReadAdmittedWorld$' 1x
+bench ./crds 'BenchmarkAdmit$' 2s
 echo "load average after the benchmarks: $(load)" >>"$work/machine.txt"
 cp "$raw" docs/performance-raw.txt
 

@@ -23,6 +23,11 @@ func isGatewayAPI(apiVersion string) bool {
 	return false
 }
 
+// maxRequestBodyBytes is the API server's bound on a request's body
+// (--max-request-bytes' default, 3 MiB): a larger object is refused
+// before it is decoded.
+const maxRequestBodyBytes = 3 << 20
+
 // admitted is a Gateway API object as the API server would store it on a
 // create: pruned and defaulted, as JSON.
 type admitted struct {
@@ -35,6 +40,13 @@ type admitted struct {
 // sends it. An object the API server would refuse, including one of a
 // kind or version the channel's CRDs do not serve, is a *RefusedError.
 func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte) (admitted, error) {
+	// The schema leaves some strings unbounded (a header modifier's
+	// remove[], label selectors); the API server bounds them by its
+	// request body.
+	if len(doc) > maxRequestBodyBytes {
+		return admitted{}, &RefusedError{Refusals: []Refusal{{File: id.file, APIVersion: Excerpt(id.apiVersion), Kind: Excerpt(id.kind), Namespace: Excerpt(id.namespace), Name: Excerpt(id.name),
+			Message: fmt.Sprintf("Request entity too large: limit is %d", maxRequestBodyBytes), steps: prefix}}}
+	}
 	obj, err := crds.Decode(doc)
 	if err != nil {
 		return admitted{}, fmt.Errorf("not a Kubernetes object: %s", excerptError(err))

@@ -3,6 +3,7 @@ package manifests
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,16 @@ func TestFieldSteps(t *testing.T) {
 		if got := fieldSteps(c.in); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("fieldSteps(%q) = %+v, want %+v", c.in, got, c.want)
 		}
+	}
+}
+
+// An object over the API server's request body bound is refused before
+// it is decoded, as the API server refuses it (413).
+func TestObjectOverTheRequestBodyBoundIsRefused(t *testing.T) {
+	doc := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: big, namespace: shop}\nspec:\n  rules:\n  - filters:\n    - type: RequestHeaderModifier\n      requestHeaderModifier: {remove: [\"" + strings.Repeat("x", maxRequestBodyBytes) + "\"]}\n"
+	_, err := Parse("big.yaml", []byte(doc), nil)
+	var re *RefusedError
+	if !errors.As(err, &re) || len(re.Refusals) != 1 || re.Refusals[0].Message != "Request entity too large: limit is 3145728" || re.Refusals[0].Line != 1 {
+		t.Errorf("error %v, want one refusal of the object at line 1 as too large", err)
 	}
 }
