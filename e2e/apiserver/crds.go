@@ -50,6 +50,17 @@ func GatewayAPICRDDir() (string, error) {
 
 // crdDirOf is config/crd/<channel> of the sigs.k8s.io/gateway-api module.
 func crdDirOf(channel string) (string, error) {
+	moduleDir, err := GatewayAPIModuleDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(moduleDir, "config", "crd", channel), nil
+}
+
+// GatewayAPIModuleDir is the directory of the sigs.k8s.io/gateway-api
+// module this module builds against (its CRDs, examples and invalid
+// examples are read from there).
+func GatewayAPIModuleDir() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
 	cmd.Dir = filepath.Join(filepath.Dir(file), "..")
@@ -61,7 +72,7 @@ func crdDirOf(channel string) (string, error) {
 	if moduleDir == "" {
 		return "", fmt.Errorf("module sigs.k8s.io/gateway-api is not downloaded (go mod download sigs.k8s.io/gateway-api)")
 	}
-	return filepath.Join(moduleDir, "config", "crd", channel), nil
+	return moduleDir, nil
 }
 
 // RequiredCRDs are the CRDs tlsplane reads; every channel must
@@ -86,6 +97,11 @@ func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	return installCRDDir(ctx, cfg, dir)
+}
+
+// installCRDDir is InstallGatewayAPICRDs for the CRDs of dir.
+func installCRDDir(ctx context.Context, cfg *rest.Config, dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no Gateway API CRDs in %s (%v)", dir, err)

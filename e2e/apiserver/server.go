@@ -52,6 +52,10 @@ type Options struct {
 	// default: the suites' admin client is exempt from it anyway, and a
 	// suite's own load should not queue behind it.
 	PriorityAndFairness bool
+	// Channel, when set, is the release channel whose CRDs (the pinned
+	// module's) the API server gets instead of GATEWAY_API_CHANNEL's: a
+	// test comparing both channels needs one server per channel.
+	Channel string
 }
 
 // Start runs etcd and kube-apiserver on loopback, waits until the API server
@@ -145,11 +149,24 @@ func StartWith(ctx context.Context, opts Options) (_ *Server, err error) {
 	if err := s.WriteKubeconfig(s.Kubeconfig, "admin", token); err != nil {
 		return nil, err
 	}
-	if err := InstallGatewayAPICRDs(ctx, s.Config); err != nil {
+	if err := s.installCRDs(ctx, opts.Channel); err != nil {
 		return nil, err
 	}
 	s.Ready = time.Since(began)
 	return s, nil
+}
+
+// installCRDs installs channel's CRDs, or GATEWAY_API_CHANNEL's when channel
+// is empty.
+func (s *Server) installCRDs(ctx context.Context, channel string) error {
+	if channel == "" {
+		return InstallGatewayAPICRDs(ctx, s.Config)
+	}
+	dir, err := crdDirOf(channel)
+	if err != nil {
+		return err
+	}
+	return installCRDDir(ctx, s.Config, dir)
 }
 
 // waitReady polls /readyz until it answers ok, a process dies, or timeout.
