@@ -11,7 +11,10 @@ import (
 
 // gatewayAPIGroups are the API groups whose objects are admitted against
 // the Gateway API CRDs before they are read.
-var gatewayAPIGroups = []string{"gateway.networking.k8s.io/", "gateway.networking.x-k8s.io/"}
+var gatewayAPIGroups = []string{"gateway.networking.k8s.io/", experimentalOnlyGroup}
+
+// experimentalOnlyGroup is the group of the X kinds (XBackend, XMesh, ...).
+const experimentalOnlyGroup = "gateway.networking.x-k8s.io/"
 
 // isGatewayAPI says whether apiVersion is of a Gateway API group.
 func isGatewayAPI(apiVersion string) bool {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -61,15 +62,18 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 	}
 	// Split, and bound the aliases, one document at a time and before
 	// any is decoded: decoding expands them.
-	var gateway *crds.Validator
+	r := reader{file: path}
 	if l.CRDChannel != NoCRDs {
 		var err error
-		if gateway, err = crds.Load(l.CRDChannel); err != nil {
+		if r.crds, err = crds.Load(l.CRDChannel); err != nil {
+			return translator.Inputs{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if r.xkinds, err = crds.Load(crds.Experimental); err != nil {
 			return translator.Inputs{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	raws, stop := l.split(path, data)
-	docs := convertDocuments(reader{file: path, crds: gateway}, raws)
+	docs := convertDocuments(r, raws)
 	var in translator.Inputs
 	// A file refused as a whole skips nothing (see ParseSkippingForeign).
 	skip := skipForeign && stop == nil
@@ -215,6 +219,18 @@ func convertDocuments(r reader, raws [][]byte) []document {
 type reader struct {
 	file string
 	crds *crds.Validator
+	// xkinds admits the kinds of gateway.networking.x-k8s.io, which only
+	// the experimental channel defines: a cluster on the standard channel
+	// installs their CRDs from it.
+	xkinds *crds.Validator
+}
+
+// validatorFor is the CRDs an object of apiVersion is admitted against.
+func (r reader) validatorFor(apiVersion string) *crds.Validator {
+	if strings.HasPrefix(apiVersion, experimentalOnlyGroup) {
+		return r.xkinds
+	}
+	return r.crds
 }
 
 func convertDocument(r reader, doc int, raw []byte) document {
@@ -332,7 +348,7 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 	if r.crds != nil && isGatewayAPI(probe.APIVersion) {
 		// Admitted as the API server would, whether tlsplane reads the
 		// kind or not: a file kubectl apply would refuse is refused.
-		a, err := admit(r.crds, objID, prefix, doc)
+		a, err := admit(r.validatorFor(probe.APIVersion), objID, prefix, doc)
 		if err != nil {
 			var re *RefusedError
 			if errors.As(err, &re) {

@@ -11,7 +11,7 @@ import (
 
 // dirLimitsGroup heads the manifest bounds in serve's and translate's help.
 var dirLimitsGroup = flagGroup{"Manifest limits", []string{
-	manifests.FileBytesFlag, manifests.TotalBytesFlag, manifests.AliasBytesFlag, manifests.FollowExternalLinksFlag, crdChannelFlag,
+	manifests.FileBytesFlag, manifests.TotalBytesFlag, manifests.AliasBytesFlag, manifests.FollowExternalLinksFlag,
 }}
 
 // registerDirLimits adds the bounds on reading manifests (their size, and
@@ -27,8 +27,6 @@ func registerDirLimits(fs *flag.FlagSet) *manifests.Limits {
 		"largest size YAML aliases may add to a manifest file once expanded, in `BYTES`")
 	fs.BoolVar(&limits.FollowExternalLinks, manifests.FollowExternalLinksFlag, false,
 		"follow symlinks in a manifest directory (--dir, translate's directories) to files outside it; by default such a file is refused")
-	fs.Var(crdChannel{&limits.CRDChannel}, crdChannelFlag,
-		"the Gateway API CRD `CHANNEL` (standard, experimental) manifests' Gateway API objects are admitted against, as the API server admits them")
 	return &limits
 }
 

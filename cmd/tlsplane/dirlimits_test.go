@@ -19,17 +19,18 @@ func TestDirLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (manifests.Limits{FileBytes: 1 << 30, TotalBytes: 3000000, AliasBytes: 64 << 10, CRDChannel: "experimental"}); *cfg.dirLimits != want {
+	if want := (manifests.Limits{FileBytes: 1 << 30, TotalBytes: 3000000, AliasBytes: 64 << 10, CRDChannel: "standard"}); *cfg.dirLimits != want {
 		t.Errorf("limits %+v, want %+v", *cfg.dirLimits, want)
 	}
-	if cfg, err := parseServeFlags([]string{"--dir", "."}, io.Discard); err != nil || *cfg.dirLimits != manifests.DefaultLimits {
-		t.Errorf("default limits %+v, %v; want %+v", cfg.dirLimits, err, manifests.DefaultLimits)
+	// A directory is admitted against the CRDs of --gateway-api-channel,
+	// the cluster's (standard by default).
+	defaults := manifests.DefaultLimits
+	defaults.CRDChannel = "standard"
+	if cfg, err := parseServeFlags([]string{"--dir", "."}, io.Discard); err != nil || *cfg.dirLimits != defaults {
+		t.Errorf("default limits %+v, %v; want %+v", cfg.dirLimits, err, defaults)
 	}
-	if cfg, err := parseServeFlags([]string{"--dir", ".", "--crd-channel", "standard"}, io.Discard); err != nil || cfg.dirLimits.CRDChannel != "standard" {
-		t.Errorf("--crd-channel standard: %v, %+v", err, cfg)
-	}
-	if _, err := parseServeFlags([]string{"--dir", ".", "--crd-channel", "nightly"}, io.Discard); err == nil || !strings.Contains(err.Error(), "crd-channel") {
-		t.Errorf("--crd-channel nightly: %v, want an error naming the flag", err)
+	if cfg, err := parseServeFlags([]string{"--dir", ".", "--gateway-api-channel", "experimental"}, io.Discard); err != nil || cfg.dirLimits.CRDChannel != "experimental" {
+		t.Errorf("--gateway-api-channel experimental: %v, %+v", err, cfg)
 	}
 	for _, bad := range []string{"0", "-1Mi", "lots", "0.5"} {
 		if _, err := parseServeFlags([]string{"--dir", ".", "--dir-max-total-bytes", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "dir-max-total-bytes") {

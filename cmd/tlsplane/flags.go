@@ -5,10 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-
-	"github.com/tlsplane/tlsplane/crds"
 )
 
 // flagGroup is a heading of a subcommand's help and the flags under it.
@@ -123,26 +120,4 @@ func helpGroupsComplete(fs *flag.FlagSet, groups []flagGroup) error {
 		}
 	})
 	return errors.Join(errs...)
-}
-
-// crdChannelFlag names the Gateway API CRD channel manifests are admitted
-// against (manifests.Limits.CRDChannel).
-const crdChannelFlag = "crd-channel"
-
-// crdChannel is a flag of one of crds.Channels.
-type crdChannel struct{ channel *string }
-
-func (c crdChannel) String() string {
-	if c.channel == nil {
-		return ""
-	}
-	return *c.channel
-}
-
-func (c crdChannel) Set(v string) error {
-	if !slices.Contains(crds.Channels, v) {
-		return fmt.Errorf("%q is not a Gateway API CRD channel (want one of %s)", v, strings.Join(crds.Channels, ", "))
-	}
-	*c.channel = v
-	return nil
 }

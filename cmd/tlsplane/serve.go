@@ -114,6 +114,8 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if err := cfg.checkOneSource(); err != nil {
 		return nil, err
 	}
+	// A directory stands for a cluster with this channel's CRDs installed.
+	cfg.dirLimits.CRDChannel = string(cfg.gatewayAPIChannel)
 	if err := cfg.provision.check(cfg.kube.enabled(), cfg.xdsAuth.mutualTLS(), cfg.kube.namespaces); err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
-	in, err := readManifests(paths, *tf.limits, warn)
+	in, err := readManifests(paths, tf.readLimits(), warn)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,14 @@ func registerTranslationFlags(fs *flag.FlagSet) *translationFlags {
 	return f
 }
 
+// readLimits are the manifest limits, admitting against the CRDs of the
+// cluster's channel, as serve does.
+func (f *translationFlags) readLimits() manifests.Limits {
+	l := *f.limits
+	l.CRDChannel = string(f.channel)
+	return l
+}
+
 func (f *translationFlags) controllerName() gwv1.GatewayController {
 	return gwv1.GatewayController(*f.controller)
 }

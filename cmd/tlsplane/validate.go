@@ -72,9 +72,10 @@ func checkPaths(paths []string, tf *translationFlags, format string, stdout, std
 	var report checkReport
 	var parts []manifests.Part
 	sources := objectSources{}
-	err = eachManifestFile(paths, *tf.limits, func(f manifests.DirFile, data []byte) error {
+	limits := tf.readLimits()
+	err = eachManifestFile(paths, limits, func(f manifests.DirFile, data []byte) error {
 		report.Files++
-		in, err := parseManifestFile(f, data, *tf.limits, warn)
+		in, err := parseManifestFile(f, data, limits, warn)
 		if err != nil {
 			report.Findings = append(report.Findings, fileFindings(f.Path, err)...)
 			return nil
@@ -98,7 +99,7 @@ func checkPaths(paths []string, tf *translationFlags, format string, stdout, std
 	}
 	out.GatewayAPI = translator.RefuseGateways(out.GatewayAPI, pub.Refusals(), metav1.NewTime(now.UTC().Truncate(time.Second)))
 	for _, r := range statusRefusals(out, pub.Refusals(), tf.controllerName()) {
-		report.Findings = append(report.Findings, sources.statusFinding(r, *tf.limits))
+		report.Findings = append(report.Findings, sources.statusFinding(r, limits))
 	}
 	if err := report.print(stdout, format); err != nil {
 		return err
