@@ -1,0 +1,128 @@
+package translator_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/translator"
+)
+
+// meshInputs is the mesh golden case's objects.
+func meshInputs(t *testing.T) translator.Inputs {
+	t.Helper()
+	in, err := manifests.Read([]string{filepath.Join(goldenDir, "mesh-routes.in.yaml")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func meshFleetNames(out translator.Output) []string {
+	var names []string
+	for name := range out.Fleets {
+		if strings.HasPrefix(name, "Mesh/") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestMeshUpdate: an edit of a consumer route changes its namespace's
+// fleet alone (the others keep their pointers, Gateway fleets included),
+// a namespace leaving the mesh takes its fleet away, and each Update
+// equals a whole translation of the same objects.
+func TestMeshUpdate(t *testing.T) {
+	opts := translator.Options{}
+	in := meshInputs(t)
+	tr := translator.New()
+	first := tr.Translate(in, nil, goldenNow, opts)
+	if got := meshFleetNames(first); !slices.Equal(got, []string{"Mesh/caller", "Mesh/shop"}) {
+		t.Fatalf("mesh fleets %v", got)
+	}
+
+	consumer := types.NamespacedName{Namespace: "caller", Name: "consumer"}
+	var edited *gwv1.HTTPRoute
+	for i, r := range in.HTTPRoutes {
+		if r.Namespace == consumer.Namespace && r.Name == consumer.Name {
+			edited = r.DeepCopy()
+			*edited.Spec.Rules[0].Matches[0].Path.Value = "/v3"
+			in.HTTPRoutes[i] = edited
+		}
+	}
+	second, ok := tr.Update([]translator.Change{{Kind: translator.KindHTTPRoute, Key: consumer, Object: edited}}, nil, goldenNow, opts)
+	if !ok {
+		t.Fatal("Update refused a route edit")
+	}
+	if diff := fuzzOutputDifference(translator.Translate(in, nil, goldenNow, opts), second); diff != "" {
+		t.Fatalf("Update differs from Translate: %s", diff)
+	}
+	if !slices.Contains(second.Changed.Fleets, "Mesh/caller") || slices.Contains(second.Changed.Fleets, "Mesh/shop") {
+		t.Errorf("changed fleets %v, want Mesh/caller and not Mesh/shop", second.Changed.Fleets)
+	}
+	for _, name := range []string{"Mesh/shop", "shop/edge"} {
+		if first.Fleets[name] != second.Fleets[name] {
+			t.Errorf("fleet %s is not the same pointer after an edit that does not reach it", name)
+		}
+	}
+	if first.Fleets["Mesh/caller"] == second.Fleets["Mesh/caller"] {
+		t.Error("fleet Mesh/caller kept its pointer after its consumer route changed")
+	}
+
+	var leaving *corev1.Namespace
+	for i, ns := range in.Namespaces {
+		if ns.Name == "caller" {
+			leaving = ns.DeepCopy()
+			leaving.Labels = nil
+			in.Namespaces[i] = leaving
+		}
+	}
+	third, ok := tr.Update([]translator.Change{{Kind: translator.KindNamespace, Key: types.NamespacedName{Name: "caller"}, Object: leaving}}, nil, goldenNow, opts)
+	if !ok {
+		t.Fatal("Update refused a namespace edit")
+	}
+	if diff := fuzzOutputDifference(translator.Translate(in, nil, goldenNow, opts), third); diff != "" {
+		t.Fatalf("Update differs from Translate: %s", diff)
+	}
+	if got := meshFleetNames(third); !slices.Equal(got, []string{"Mesh/shop"}) || !slices.Contains(third.Changed.Fleets, "Mesh/caller") {
+		t.Errorf("mesh fleets %v, changed %v: want Mesh/shop alone, Mesh/caller named", got, third.Changed.Fleets)
+	}
+	st := third.GatewayAPI.HTTPRoutes[consumer]
+	if len(st.Parents) != 1 || st.Parents[0].Conditions[0].Reason != string(gwv1.RouteReasonNoMatchingParent) {
+		t.Errorf("consumer route of a namespace that left the mesh: %+v", st.Parents)
+	}
+}
+
+// TestNoMeshWithoutMembers: without a namespace labelled into the mesh,
+// routes whose parent is a Service get no status of ours and no fleet is
+// made: what Gateway-only installations saw before the mesh.
+func TestNoMeshWithoutMembers(t *testing.T) {
+	in := meshInputs(t)
+	for i, ns := range in.Namespaces {
+		ns = ns.DeepCopy()
+		ns.Labels = nil
+		in.Namespaces[i] = ns
+	}
+	out := translator.Translate(in, nil, goldenNow, translator.Options{})
+	if names := meshFleetNames(out); len(names) > 0 {
+		t.Errorf("mesh fleets without members: %v", names)
+	}
+	for nn, st := range out.GatewayAPI.HTTPRoutes {
+		for _, p := range st.Parents {
+			if p.ParentRef.Kind != nil && *p.ParentRef.Kind == "Service" {
+				t.Errorf("%s: a status entry for Service parent %s without a mesh", nn, p.ParentRef.Name)
+			}
+		}
+	}
+	both := out.GatewayAPI.HTTPRoutes[types.NamespacedName{Namespace: "shop", Name: "both"}]
+	if len(both.Parents) != 1 || both.Parents[0].ParentRef.Name != "edge" {
+		t.Errorf("shop/both: parents %+v, want its Gateway's alone", both.Parents)
+	}
+}
