@@ -1,11 +1,19 @@
 package translator_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -124,5 +132,46 @@ func TestNoMeshWithoutMembers(t *testing.T) {
 	both := out.GatewayAPI.HTTPRoutes[types.NamespacedName{Namespace: "shop", Name: "both"}]
 	if len(both.Parents) != 1 || both.Parents[0].ParentRef.Name != "edge" {
 		t.Errorf("shop/both: parents %+v, want its Gateway's alone", both.Parents)
+	}
+}
+
+// TestEnvoyAcceptsMeshConfiguration puts each mesh fleet's listeners
+// (bound to no socket; routed over RDS, or TCP-proxied to the Service
+// port's cluster), the clusters it reaches (with their upstream TLS) and
+// each of its route configurations (inline, behind its served listener's
+// HTTP filters) to Envoy's `--mode validate`.
+func TestEnvoyAcceptsMeshConfiguration(t *testing.T) {
+	envoy := translator.EnvoyBinary(t)
+	out := translator.Translate(meshInputs(t), nil, goldenNow, translator.Options{})
+	clusters := map[string]*clusterv3.Cluster{}
+	for _, c := range out.Clusters {
+		clusters[c.Name] = c
+	}
+	for _, name := range []string{"Mesh/caller", "Mesh/shop"} {
+		fleet := out.Fleets[name]
+		static := &bootstrapv3.Bootstrap_StaticResources{Listeners: slices.Clone(fleet.Listeners), Clusters: []*clusterv3.Cluster{xdsCluster()}}
+		for _, c := range fleet.Reached {
+			if clusters[c] == nil {
+				t.Fatalf("%s reaches %s, which is no cluster", name, c)
+			}
+			static.Clusters = append(static.Clusters, clusters[c])
+		}
+		for i, served := range fleet.Routes {
+			var filters []*hcmv3.HttpFilter
+			for _, l := range fleet.Listeners {
+				if l.Name == served.Name {
+					filters = servedHTTPFilters(t, l)
+				}
+			}
+			rc := proto.Clone(served).(*routev3.RouteConfiguration)
+			hcm, err := anypb.New(&hcmv3.HttpConnectionManager{StatPrefix: fmt.Sprintf("probe%d", i),
+				RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc}, HttpFilters: filters})
+			if err != nil {
+				t.Fatal(err)
+			}
+			static.Listeners = append(static.Listeners, &listenerv3.Listener{Name: "probe/" + rc.Name, Address: socket("127.0.0.1", uint32(20000+i)),
+				FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{Name: "envoy.filters.network.http_connection_manager", ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm}}}}}})
+		}
+		envoyValidates(t, envoy, name, static)
 	}
 }
