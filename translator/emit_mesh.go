@@ -22,10 +22,11 @@ import (
 // meshOutput is the mesh's routes judged and its fleets emitted.
 type meshOutput struct {
 	fleets map[string]*FleetResources
-	// httpRoutes are the statuses of HTTPRoutes with a Service parent in
-	// the mesh (ours for those parents only: addMesh merges them).
-	httpRoutes map[types.NamespacedName]gwv1.RouteStatus
-	warnings   []string
+	// httpRoutes and grpcRoutes are the statuses of the routes with a
+	// Service parent in the mesh (ours for those parents only: addMesh
+	// merges them).
+	httpRoutes, grpcRoutes map[types.NamespacedName]gwv1.RouteStatus
+	warnings               []string
 }
 
 // translateMesh judges the routes whose parent is a Service of a
@@ -36,9 +37,9 @@ func (e *emitter) translateMesh(in Inputs, ix *input.Index, controller gwv1.Gate
 	if len(members) == 0 {
 		return meshOutput{}
 	}
-	res := mesh.Judge(in.HTTPRoutes, ix, members, controller, stamp)
+	res := mesh.Judge(mesh.Routes{HTTP: in.HTTPRoutes, GRPC: in.GRPCRoutes}, ix, members, controller, stamp)
 	plans, warnings := mesh.Fleets(res, ix)
-	out := meshOutput{fleets: make(map[string]*FleetResources, len(plans)), httpRoutes: res.HTTPRoutes, warnings: warnings}
+	out := meshOutput{fleets: make(map[string]*FleetResources, len(plans)), httpRoutes: res.HTTPRoutes, grpcRoutes: res.GRPCRoutes, warnings: warnings}
 	for _, f := range plans {
 		res, w := e.emitMeshFleet(f)
 		out.fleets[f.Name] = res
@@ -82,7 +83,7 @@ func (e *emitter) emitMeshFleet(f *mesh.Fleet) (*FleetResources, []string) {
 // Gateway parents' statuses as they were (maps are copied, not changed:
 // the Gateway rules' are kept for Update).
 func (m meshOutput) addMesh(out *Output, controller gwv1.GatewayController) {
-	if len(m.fleets) == 0 && len(m.httpRoutes) == 0 && len(m.warnings) == 0 {
+	if len(m.fleets) == 0 && len(m.httpRoutes)+len(m.grpcRoutes) == 0 && len(m.warnings) == 0 {
 		return
 	}
 	fleets := maps.Clone(out.Fleets)
@@ -92,20 +93,34 @@ func (m meshOutput) addMesh(out *Output, controller gwv1.GatewayController) {
 	maps.Copy(fleets, m.fleets)
 	out.Fleets = fleets
 	if len(m.httpRoutes) > 0 {
-		statuses := maps.Clone(out.GatewayAPI.HTTPRoutes)
-		if statuses == nil {
-			statuses = map[types.NamespacedName]gwv1.HTTPRouteStatus{}
-		}
-		for nn, st := range m.httpRoutes {
-			gw, ok := statuses[nn]
-			statuses[nn] = gwv1.HTTPRouteStatus{RouteStatus: mesh.MergeStatus(gw.RouteStatus, ok, st, controller)}
-		}
-		out.GatewayAPI.HTTPRoutes = statuses
+		out.GatewayAPI.HTTPRoutes = mergeRouteStatuses(out.GatewayAPI.HTTPRoutes, m.httpRoutes, controller,
+			func(s gwv1.HTTPRouteStatus) gwv1.RouteStatus { return s.RouteStatus },
+			func(s gwv1.RouteStatus) gwv1.HTTPRouteStatus { return gwv1.HTTPRouteStatus{RouteStatus: s} })
+	}
+	if len(m.grpcRoutes) > 0 {
+		out.GatewayAPI.GRPCRoutes = mergeRouteStatuses(out.GatewayAPI.GRPCRoutes, m.grpcRoutes, controller,
+			func(s gwv1.GRPCRouteStatus) gwv1.RouteStatus { return s.RouteStatus },
+			func(s gwv1.RouteStatus) gwv1.GRPCRouteStatus { return gwv1.GRPCRouteStatus{RouteStatus: s} })
 	}
 	if len(m.warnings) > 0 {
 		out.Warnings = append(slices.Clone(out.Warnings), m.warnings...)
 		sort.Strings(out.Warnings)
 	}
+}
+
+// mergeRouteStatuses is a copy of one kind's statuses from the Gateway
+// rules with the mesh's merged in (mesh.MergeStatus).
+func mergeRouteStatuses[S any](gateway map[types.NamespacedName]S, meshStatuses map[types.NamespacedName]gwv1.RouteStatus, controller gwv1.GatewayController,
+	read func(S) gwv1.RouteStatus, wrap func(gwv1.RouteStatus) S) map[types.NamespacedName]S {
+	out := maps.Clone(gateway)
+	if out == nil {
+		out = make(map[types.NamespacedName]S, len(meshStatuses))
+	}
+	for nn, st := range meshStatuses {
+		gw, ok := out[nn]
+		out[nn] = wrap(mesh.MergeStatus(read(gw), ok, st, controller))
+	}
+	return out
 }
 
 // keepUnchanged gives each of m's fleets that equals prev's of the same

@@ -142,12 +142,25 @@ func TestNoMeshWithoutMembers(t *testing.T) {
 // HTTP filters) to Envoy's `--mode validate`.
 func TestEnvoyAcceptsMeshConfiguration(t *testing.T) {
 	envoy := translator.EnvoyBinary(t)
-	out := translator.Translate(meshInputs(t), nil, goldenNow, translator.Options{})
+	for _, golden := range []string{"mesh-routes", "mesh-grpc-routes"} {
+		in, err := manifests.Read([]string{filepath.Join(goldenDir, golden+".in.yaml")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		envoyValidatesMeshFleets(t, envoy, translator.Translate(in, nil, goldenNow, translator.Options{}))
+	}
+}
+
+func envoyValidatesMeshFleets(t *testing.T, envoy string, out translator.Output) {
+	t.Helper()
 	clusters := map[string]*clusterv3.Cluster{}
 	for _, c := range out.Clusters {
 		clusters[c.Name] = c
 	}
-	for _, name := range []string{"Mesh/caller", "Mesh/shop"} {
+	if len(meshFleetNames(out)) == 0 {
+		t.Fatal("no mesh fleet to validate")
+	}
+	for _, name := range meshFleetNames(out) {
 		fleet := out.Fleets[name]
 		static := &bootstrapv3.Bootstrap_StaticResources{Listeners: slices.Clone(fleet.Listeners), Clusters: []*clusterv3.Cluster{xdsCluster()}}
 		for _, c := range fleet.Reached {

@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/route"
 )
 
 const ours gwv1.GatewayController = "tlsplane.io/controller"
@@ -106,7 +107,7 @@ func TestJudgeServiceParents(t *testing.T) {
 	namespaces, ix := world()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := Judge([]*gwv1.HTTPRoute{tc.route}, ix, MembersOf(namespaces), ours, stamp)
+			res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{tc.route}}, ix, MembersOf(namespaces), ours, stamp)
 			nn := types.NamespacedName{Namespace: tc.route.Namespace, Name: tc.route.Name}
 			st, ok := res.HTTPRoutes[nn]
 			if ok != tc.ours {
@@ -165,7 +166,7 @@ func equalPorts(a, b []int32) bool {
 func TestMeshBackendsNeedNoReferenceGrant(t *testing.T) {
 	namespaces, ix := world()
 	r := httpRoute("caller", "r", serviceRef("shop", "echo", nil, ""))
-	res := Judge([]*gwv1.HTTPRoute{r}, ix, MembersOf(namespaces), ours, stamp)
+	res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{r}}, ix, MembersOf(namespaces), ours, stamp)
 	resolved := res.HTTPRoutes[input.NameOf("caller", "r")].Parents[0].Conditions[1]
 	if resolved.Type != "ResolvedRefs" || resolved.Status != metav1.ConditionTrue {
 		t.Errorf("ResolvedRefs %+v, want True", resolved)
@@ -175,7 +176,7 @@ func TestMeshBackendsNeedNoReferenceGrant(t *testing.T) {
 // TestNoMembersNoMesh: without a namespace in the mesh nothing is judged.
 func TestNoMembersNoMesh(t *testing.T) {
 	_, ix := world()
-	res := Judge([]*gwv1.HTTPRoute{httpRoute("shop", "r", serviceRef("", "echo", nil, ""))}, ix, MembersOf([]*corev1.Namespace{namespace("shop", false)}), ours, stamp)
+	res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{httpRoute("shop", "r", serviceRef("", "echo", nil, ""))}}, ix, MembersOf([]*corev1.Namespace{namespace("shop", false)}), ours, stamp)
 	if res.HTTPRoutes != nil || res.Producers != nil {
 		t.Errorf("judged without members: %+v", res)
 	}
@@ -198,5 +199,69 @@ func TestMergeStatus(t *testing.T) {
 	alone := gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{other, svc}}
 	if got := MergeStatus(gwv1.RouteStatus{}, false, alone, ours); len(got.Parents) != 2 {
 		t.Errorf("without Gateway parents: %+v, want the mesh's status as it is", got.Parents)
+	}
+}
+
+func grpcRoute(ns, name string, parents ...gwv1.ParentReference) *gwv1.GRPCRoute {
+	port := gwv1.PortNumber(80)
+	return &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Generation: 1},
+		Spec: gwv1.GRPCRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: parents},
+			Rules: []gwv1.GRPCRouteRule{{BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: gwv1.BackendRef{
+				BackendObjectReference: gwv1.BackendObjectReference{Name: "echo", Namespace: ptr(gwv1.Namespace("shop")), Port: &port}}}}}}}}
+}
+
+// TestGRPCRoutesWinOverHTTPRoutes: on a Service port where a GRPCRoute
+// and an HTTPRoute apply to the same callers, the GRPCRoute wins
+// (GEP-1294); producer and consumer routes are different callers.
+func TestGRPCRoutesWinOverHTTPRoutes(t *testing.T) {
+	namespaces, ix := world()
+	p80 := ptr(gwv1.PortNumber(80))
+	routes := Routes{
+		GRPC: []*gwv1.GRPCRoute{grpcRoute("shop", "grpc", serviceRef("", "echo", p80, ""))},
+		HTTP: []*gwv1.HTTPRoute{
+			httpRoute("shop", "on-80", serviceRef("", "echo", p80, "")),
+			httpRoute("shop", "everywhere", serviceRef("", "echo", nil, "")),
+			httpRoute("caller", "consumer", serviceRef("shop", "echo", p80, "")),
+		},
+	}
+	res := Judge(routes, ix, MembersOf(namespaces), ours, stamp)
+	for _, tc := range []struct {
+		route, reason, message string
+	}{
+		{"shop/on-80", ReasonConflicted, "Service shop/echo port 80: GRPCRoutes apply there"},
+		{"shop/everywhere", "Accepted", "; port 80 left to the GRPCRoutes"},
+		{"caller/consumer", "Accepted", "callers in namespace caller"},
+	} {
+		ns, name, _ := strings.Cut(tc.route, "/")
+		accepted := res.HTTPRoutes[input.NameOf(ns, name)].Parents[0].Conditions[0]
+		if accepted.Reason != tc.reason || !strings.Contains(accepted.Message, tc.message) {
+			t.Errorf("%s: Accepted %s %q, want %s with %q", tc.route, accepted.Reason, accepted.Message, tc.reason, tc.message)
+		}
+	}
+	if st := res.GRPCRoutes[input.NameOf("shop", "grpc")]; st.Parents[0].Conditions[0].Reason != "Accepted" {
+		t.Errorf("the GRPCRoute: %+v", st.Parents)
+	}
+	names := func(routes []*route.Route) []string {
+		var out []string
+		for _, rs := range routes {
+			out = append(out, rs.Name.String())
+		}
+		return out
+	}
+	echo := func(port int32) input.ServicePort {
+		return input.ServicePort{Service: input.NameOf("shop", "echo"), Port: port}
+	}
+	for _, tc := range []struct {
+		what string
+		got  []string
+		want []string
+	}{
+		{"producers on 80", names(res.Producers[echo(80)]), []string{"shop/grpc"}},
+		{"producers on 8080", names(res.Producers[echo(8080)]), []string{"shop/everywhere"}},
+		{"caller's consumers on 80", names(res.Consumers["caller"][echo(80)]), []string{"caller/consumer"}},
+	} {
+		if strings.Join(tc.got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: %v, want %v", tc.what, tc.got, tc.want)
+		}
 	}
 }

@@ -17,3 +17,12 @@ func JudgeMeshHTTPRoute(r *gwv1.HTTPRoute, ix *input.Index) *Route {
 	rs.judgeHTTPRules(r, ix, nil)
 	return rs
 }
+
+// JudgeMeshGRPCRoute is JudgeGRPCRoute for a GRPCRoute's Service
+// parents, with JudgeMeshHTTPRoute's rule for backendRefs.
+func JudgeMeshGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index) *Route {
+	rs := newRoute(input.KindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs.mesh = true
+	rs.judgeGRPCRules(r, ix, nil)
+	return rs
+}
