@@ -1,5 +1,7 @@
 package plan
 
+import "strings"
+
 // Mesh names: a mesh fleet and its listeners start with `Mesh/`, upper
 // case, which no namespace is (segment escapes it), so none equals a
 // Gateway fleet's `<namespace>/<gateway>` or a Gateway listener's
@@ -20,3 +22,14 @@ func MeshListenerName(namespace, service string, port int32) string {
 // Service port no route applies to: its connections go to the port's
 // cluster unchanged.
 const MeshStreamChainName = "service"
+
+// MeshFleetNamespace is the namespace of a mesh fleet, as MeshFleet
+// wrote it (escaped: a legal namespace is its own name); ok is false for
+// every other fleet.
+func MeshFleetNamespace(fleet string) (namespace string, ok bool) {
+	ns, ok := strings.CutPrefix(fleet, "Mesh/")
+	if !ok || ns == "" || strings.Contains(ns, "/") {
+		return "", false
+	}
+	return ns, true
+}
