@@ -1,8 +1,9 @@
 // Package mesh owns the GAMMA rules (GEP-1426, GEP-1294): which
 // namespaces are in the mesh, which HTTPRoutes and GRPCRoutes name a
 // Service as their parent (producer routes in the Service's namespace,
-// consumer routes in the caller's), whether each such parent accepts the route, the routes'
-// status entries for those parents, and the plans of each mesh fleet: one
+// consumer routes in the caller's), whether each such parent accepts the
+// route, the routes' status entries for those parents, and the plans of
+// each mesh fleet: one
 // outbound listener per Service port its sidecars may call, with the
 // routes that apply to the port, or straight to the port's cluster when
 // none does.
