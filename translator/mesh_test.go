@@ -3,6 +3,7 @@ package translator_test
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -129,9 +130,23 @@ func TestNoMeshWithoutMembers(t *testing.T) {
 			}
 		}
 	}
-	both := out.GatewayAPI.HTTPRoutes[types.NamespacedName{Namespace: "shop", Name: "both"}]
+	bothName := types.NamespacedName{Namespace: "shop", Name: "both"}
+	both := out.GatewayAPI.HTTPRoutes[bothName]
 	if len(both.Parents) != 1 || both.Parents[0].ParentRef.Name != "edge" {
-		t.Errorf("shop/both: parents %+v, want its Gateway's alone", both.Parents)
+		t.Fatalf("shop/both: parents %+v, want its Gateway's alone", both.Parents)
+	}
+	// In the mesh, the Gateway's entry and fleet are the same, the
+	// Service's entry follows.
+	meshOut := translator.Translate(meshInputs(t), nil, goldenNow, translator.Options{})
+	inMesh := meshOut.GatewayAPI.HTTPRoutes[bothName]
+	if len(inMesh.Parents) != 2 || !reflect.DeepEqual(inMesh.Parents[0], both.Parents[0]) || inMesh.Parents[1].ParentRef.Name != "echo-v2" {
+		t.Errorf("shop/both in the mesh: parents %+v, want %+v then echo-v2's", inMesh.Parents, both.Parents[0])
+	}
+	edge := func(o translator.Output) map[string]*translator.FleetResources {
+		return map[string]*translator.FleetResources{"shop/edge": o.Fleets["shop/edge"]}
+	}
+	if !fuzzFleetsEqual(edge(out), edge(meshOut)) {
+		t.Error("Gateway fleet shop/edge differs when namespaces join the mesh")
 	}
 }
 
