@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // FuzzReadManifests parses arbitrary bytes as one file: no panic, and
@@ -94,8 +95,15 @@ func FuzzReadManifests(f *testing.F) {
 		if len(out.Statuses) > len(in.Policies) {
 			t.Errorf("%d statuses for %d policies", len(out.Statuses), len(in.Policies))
 		}
-		if len(out.Fleets) > len(in.Gateways) {
-			t.Errorf("%d fleets for %d gateways", len(out.Fleets), len(in.Gateways))
+		// A fleet is a Gateway's or a mesh namespace's (docs/mesh.md).
+		meshFleets := 0
+		for name := range out.Fleets {
+			if _, ok := plan.MeshFleetNamespace(name); ok {
+				meshFleets++
+			}
+		}
+		if len(out.Fleets)-meshFleets > len(in.Gateways) || meshFleets > len(in.Namespaces) {
+			t.Errorf("%d fleets (%d of the mesh) for %d gateways and %d namespaces", len(out.Fleets), meshFleets, len(in.Gateways), len(in.Namespaces))
 		}
 	})
 }

@@ -137,9 +137,10 @@ type Output struct {
 	// reject it (objects the API server would not have admitted); sorted.
 	Warnings []string
 
-	// Fleets holds, per Gateway fleet (GatewayFleet of a Gateway of ours),
-	// what only that fleet is served besides the clusters: its listeners,
-	// route configurations and listener certificates.
+	// Fleets holds, per Gateway fleet (GatewayFleet of a Gateway of ours)
+	// and per mesh fleet (MeshFleet of a namespace in the mesh,
+	// docs/mesh.md), what only that fleet is served besides the clusters:
+	// its listeners, route configurations and listener certificates.
 	Fleets map[string]*FleetResources
 
 	// CRLDistributionPoints are the URLs whose revocation lists policies
@@ -148,8 +149,9 @@ type Output struct {
 	// have signed the list; nil when none does.
 	CRLDistributionPoints map[string][][]byte
 
-	// GatewayAPI is the status of each GatewayClass, Gateway and HTTPRoute
-	// this controller owns.
+	// GatewayAPI is the status of each GatewayClass, Gateway and route
+	// this controller owns (routes with a parent Gateway of ours, or a
+	// parent Service in the mesh).
 	GatewayAPI GatewayAPIStatuses
 
 	// Generation numbers the Outputs of one Translator, from 1; zero for
@@ -160,7 +162,8 @@ type Output struct {
 	Changed *ResourceChanges
 }
 
-// FleetResources is one Gateway's Envoy configuration (fleet.Resources).
+// FleetResources is one Gateway's or mesh namespace's Envoy
+// configuration (fleet.Resources).
 type FleetResources = fleet.Resources
 
 // GatewayAPIStatuses are computed statuses, complete (other controllers'
@@ -172,9 +175,10 @@ type GatewayAPIStatuses struct {
 	Gateways map[types.NamespacedName]gwv1.GatewayStatus
 	// ListenerSets whose parentRef names one of those Gateways.
 	ListenerSets map[types.NamespacedName]gwv1.ListenerSetStatus
-	// The routes of every kind with a parentRef to one of those Gateways
-	// (HTTPRoutes, GRPCRoutes, ...: a map per kind; RouteStatusesOf reads
-	// one kind through its description).
+	// The routes of every kind with a parentRef to one of those Gateways,
+	// or (HTTPRoutes, GRPCRoutes) to a Service of a namespace in the mesh
+	// (a map per kind; RouteStatusesOf reads one kind through its
+	// description).
 	RouteStatusMaps
 	// XBackends a route of those reaches (status.parents: one entry per
 	// Gateway), and XBackendTrafficPolicies targeting a backend of theirs.

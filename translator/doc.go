@@ -9,7 +9,7 @@
 // and the protos live below it, in layers whose imports point one way
 // (TestLayers checks them): leaves (input, condition, tlsopts, capem,
 // referencegrant, memo), the plan, the judging packages (backendtls,
-// gateway, gatewaytls, route, upstream, xbackend), which decide plans, the emitter (envoy), which turns plans into
+// gateway, gatewaytls, mesh, route, upstream, xbackend), which decide plans, the emitter (envoy), which turns plans into
 // validated protos, and what works on emitted output (fleet, outputpatch,
 // dataplane). The engine judges, emits, feeds what Envoy would refuse back
 // into the verdicts, and only then writes statuses.
@@ -36,8 +36,9 @@
 //   - translator.go: the Translator: its memory and its state.
 //   - state.go, gateway_objects.go: the state Update starts from.
 //   - memory.go: the steps a Translator reuses across calls.
-//   - emit_gateways.go, ports.go, emit_xbackends.go, emit_policy.go:
-//     emitting a run of the Gateway rules, a Service port's cluster, an
+//   - emit_gateways.go, emit_mesh.go, ports.go, emit_xbackends.go,
+//     emit_policy.go: emitting a run of the Gateway rules, the mesh's
+//     fleets (package mesh; docs/mesh.md), a Service port's cluster, an
 //     XBackend's clusters and secrets, a policy's TLS.
 //   - traffic.go: the XBackendTrafficPolicies judged (package
 //     trafficpolicy): the retry budgets of Service ports' and XBackends'

@@ -7,6 +7,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/mesh"
 )
 
 // gatewayObjects are the Gateway API inputs by key; the last object of a
@@ -77,3 +78,14 @@ func (g gatewayObjects) namesCA(kind Kind, nn types.NamespacedName) bool {
 
 // any reports whether the Gateway rules have anything to translate.
 func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
+
+// anyInMesh reports whether a namespace is in the mesh (package mesh's
+// label), which Update leaves to a whole translation.
+func (g gatewayObjects) anyInMesh() bool {
+	for _, ns := range g.namespaces {
+		if ns != nil && ns.Labels[mesh.Label] == mesh.Enabled {
+			return true
+		}
+	}
+	return false
+}

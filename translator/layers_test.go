@@ -47,6 +47,8 @@ func TestLayers(t *testing.T) {
 		// route or status.
 		{"gatewaytls", []string{tree + "/envoy", tree + "/gateway", tree + "/route", tree + "/backendtls", tree + "/upstream"}},
 		{"upstream", []string{tree + "/envoy", tree + "/gateway", tree + "/route"}},
+		// The mesh judges and plans; the engine emits its fleets.
+		{"mesh", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream", tree + "/xbackend", tree + "/fleet"}},
 		// A fleet's resources after emission: judged Gateways and the
 		// emitter's output, never policies or Services.
 		{"fleet", []string{tree + "/backendtls", tree + "/upstream", tree + "/xbackend"}},

@@ -26,6 +26,9 @@ type Translator struct {
 	world      *world
 	whole      *wholeTranslation // the last whole translation, until Update builds its world
 	generation uint64
+	// mesh is the mesh of the last Output, for Update: the fleets it
+	// emits again keep these pointers when nothing in them changed.
+	mesh meshOutput
 }
 
 // New returns a Translator with nothing remembered.

@@ -1,9 +1,12 @@
 package translator
 
 import (
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tlsplane/tlsplane/translator/input"
 )
 
 // Update is Translate of the last call's objects with changes applied, at
@@ -50,8 +53,30 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	xbackends := t.xbackendStatuses(u, stamp, now)
 	t.generation++
 	out = w.output(u, xbackends, t.generation, t.fleetEmitter())
+	t.updateMesh(&out, stamp)
 	t.restatusTraffic(&out, stamp)
 	return out, true
+}
+
+// updateMesh plans and emits the mesh again from the world's objects
+// and adds it to out (the world's Output never holds it): the mesh is
+// not patched yet, so an Update costs the mesh's size while some
+// namespace is in it, and nothing more otherwise. Fleets whose resources
+// come out equal keep their pointers; the others are named changed.
+func (t *Translator) updateMesh(out *Output, stamp metav1.Time) {
+	w := t.world
+	if len(t.mesh.fleets) == 0 && len(t.mesh.httpRoutes)+len(t.mesh.grpcRoutes) == 0 && !w.gateway.anyInMesh() {
+		return
+	}
+	in := Inputs{HTTPRoutes: input.ValuesOf(w.gateway.routes), GRPCRoutes: input.ValuesOf(w.gateway.grpcRoutes), Namespaces: input.ValuesOf(w.gateway.namespaces)}
+	next := t.translateMesh(in, w.ix, t.gatewayConfig.ControllerName, stamp)
+	changed := next.keepUnchanged(t.mesh)
+	t.mesh = next
+	next.addMesh(out, t.gatewayConfig.ControllerName)
+	if len(changed) > 0 {
+		out.Changed.Fleets = append(out.Changed.Fleets, changed...)
+		sort.Strings(out.Changed.Fleets)
+	}
 }
 
 // Prepare builds now what the first Update after a whole translation

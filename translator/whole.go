@@ -95,6 +95,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged, ix, t.policyConfig.ControllerName, stamp)
 	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	out.XBackendOrigins = xbackends.origins
+	meshOut := t.translateMesh(in, ix, t.gatewayConfig.ControllerName, stamp)
 	for _, v := range verdicts {
 		out.CRLDistributionPoints = addCRLWants(out.CRLDistributionPoints, v.FetchedCRLs.Wants)
 	}
@@ -113,7 +114,10 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	if !t.forget {
 		t.remember(in, ix, verdicts, byPolicy, winners, gateways, b, &out, now)
 		t.whole.xbackends = xbackends
+		t.mesh = meshOut
 	}
+	// After remember: the world's Output holds no mesh (Update adds it).
+	meshOut.addMesh(&out, t.gatewayConfig.ControllerName)
 	return out
 }
 

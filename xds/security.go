@@ -42,6 +42,17 @@ type Security struct {
 // equality with each URI SAN and each DNS SAN.
 type FleetIdentity struct {
 	prefix, suffix string
+	// mesh, when set, is the rule for mesh fleets instead (WithMesh).
+	mesh *MeshIdentity
+}
+
+// WithMesh is f with mesh fleets (`Mesh/<namespace>`) bound to their
+// workloads' ServiceAccounts by m instead of to f's template; nil keeps
+// f's template for every fleet.
+func (f *FleetIdentity) WithMesh(m *MeshIdentity) *FleetIdentity {
+	g := *f
+	g.mesh = m
+	return &g
 }
 
 // ParseFleetIdentity checks a template such as
@@ -102,10 +113,13 @@ func (f *FleetIdentity) authorize(id peerIdentity, node *corev3.Node) error {
 	if fleet == "" {
 		return status.Error(codes.PermissionDenied, "node.cluster is empty: mutual TLS binds a certificate to a fleet, so the node must name one (--service-cluster)")
 	}
-	want := f.For(fleet)
 	if !id.tls {
 		return status.Errorf(codes.PermissionDenied, "fleet %q: no TLS client certificate", fleet)
 	}
+	if ns, ok := meshNamespace(fleet); ok && f.mesh != nil {
+		return f.authorizeMesh(id, fleet, ns)
+	}
+	want := f.For(fleet)
 	for _, u := range id.uris {
 		if u == want {
 			return nil
@@ -119,6 +133,17 @@ func (f *FleetIdentity) authorize(id peerIdentity, node *corev3.Node) error {
 		}
 	}
 	return status.Errorf(codes.PermissionDenied, "fleet %q: the client certificate does not carry the identity %q (its URI SANs %q, DNS SANs %q)", fleet, want, id.uris, id.dns)
+}
+
+// authorizeMesh admits a workload's certificate to the mesh fleet of
+// namespace ns when one of its URI SANs names a ServiceAccount of ns.
+func (f *FleetIdentity) authorizeMesh(id peerIdentity, fleet, ns string) error {
+	for _, u := range id.uris {
+		if _, ok := f.mesh.serviceAccountOf(ns, u); ok {
+			return nil
+		}
+	}
+	return status.Errorf(codes.PermissionDenied, "mesh fleet %q: the client certificate names no ServiceAccount of namespace %q (want %s with namespace %q; its URI SANs %q)", fleet, ns, f.mesh, ns, id.uris)
 }
 
 // admit applies the fleet rule to a stream's node (every ADS request, a

@@ -144,6 +144,9 @@ func startSecureWith(t *testing.T, template string, pubOpts snapshots.Options, o
 	if err != nil {
 		t.Fatal(err)
 	}
+	if opts.Security.Fleet != nil {
+		sec.Fleet = opts.Security.Fleet // the test's own rule (a WithMesh)
+	}
 	h := &harness{pub: snapshots.New(pubOpts), nacks: make(chan NACK, 16)}
 	opts.Security = sec
 	srv := NewServer(h.pub, opts)

@@ -12,6 +12,7 @@ import (
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // Envoy extension names of the listener's filters.
@@ -35,6 +36,9 @@ func Listener(p *plan.Listener) (*listenerv3.Listener, error) {
 			Address:       p.Address,
 			PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: p.Port},
 		}}},
+	}
+	if p.Captured {
+		l.BindToPort = wrapperspb.Bool(false)
 	}
 	if p.HTTP != nil {
 		hcm, err := connectionManager(p.Name, p.HTTP.Name, p.CertificateLog)

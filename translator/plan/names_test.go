@@ -96,8 +96,10 @@ func namesOf(in nameInput) []named {
 
 		{spaceListener, w("listener", a, b, port), ListenerName(a, b, port)},
 		{spaceListener, w("udp listener", a, b, port), UDPListenerName(a, b, port)},
+		{spaceListener, w("mesh listener", a, b, port), MeshListenerName(a, b, port)},
 
 		{spaceTable, w("http table", a, b, port), ListenerName(a, b, port)},
+		{spaceTable, w("mesh table", a, b, port), MeshListenerName(a, b, port)},
 		{spaceTable, w("gateway chain table", a, b, port, c), ChainRouteTableName(ListenerName(a, b, port), GatewayChainName(c))},
 		{spaceTable, w("set chain table", a, b, port, a, c, b), ChainRouteTableName(ListenerName(a, b, port), ListenerSetChainName(a, c, b))},
 		{spaceTable, w("set chain table", b, a, port, c, a, b), ChainRouteTableName(ListenerName(b, a, port), ListenerSetChainName(c, a, b))},
@@ -116,6 +118,8 @@ func namesOf(in nameInput) []named {
 		{spaceRoute, w("http route match", b, a, in.match, in.rule), HTTPRouteMatchName(b, a, in.match, in.rule)},
 
 		{spaceFleet, w("gateway fleet", a, b), GatewayFleet(a, b)},
+		{spaceFleet, w("mesh fleet", a), MeshFleet(a)},
+		{spaceFleet, w("mesh fleet", b), MeshFleet(b)},
 	}
 	// CA bundles (any kind, group and name a policy may write, valid or
 	// not), and the same with a revocation list.
@@ -185,7 +189,7 @@ func adversarialWords() []string {
 		"grpc", "tcp", "udp", "crl", "configmap", "secret", "ConfigMap", "Secret", "rule", "grpcrule", "match",
 		"unmatched", "~unmatched", "~misdirected", "1", "443", "65535", "0", "0.9-z", "a.b", "a-b",
 		label, subdomain, "*.example.com", "a/b", "a,b", "a:b", "a+crl", "CA/system", "Client/client", "XBackend", "XBackend/a", "CA", "Client", "Certificate", "GatewayClient", "FrontendCA",
-		"a%2Fb", "%", "a/b/c/certificate",
+		"a%2Fb", "%", "a/b/c/certificate", "mesh", "Mesh", "Mesh/a",
 	}
 }
 
@@ -239,6 +243,8 @@ func TestNamesOfLegalObjects(t *testing.T) {
 		{UDPClusterName("shop", "dns", 53), "shop/dns/53/udp"},
 		{ListenerName("shop", "edge", 443), "shop/edge/443"},
 		{UDPListenerName("shop", "edge", 53), "shop/edge/53/udp"},
+		{MeshFleet("shop"), "Mesh/shop"},
+		{MeshListenerName("shop", "echo", 80), "Mesh/shop/echo/80"},
 		{ChainRouteTableName(ListenerName("shop", "edge", 443), ListenerSetChainName("shop", "extra", "api")), "shop/edge/443/shop/extra/api"},
 		{StreamChainName(GatewayChainName("tls"), "*.shop.example"), "tls/*.shop.example"},
 		{HTTPRouteMatchName("shop", "pay", 0, 1), "shop/pay/rule/0/match/1"},

@@ -11,6 +11,10 @@ type Listener struct {
 	Name    string `json:"name,omitempty"` // <gw-ns>/<gw>/<port>
 	Address string `json:"address,omitempty"`
 	Port    uint32 `json:"port,omitempty"`
+	// Captured: a mesh sidecar's outbound listener, which binds no socket;
+	// the capture listener hands it the connections whose original
+	// destination is Address:Port.
+	Captured bool `json:"captured,omitempty"`
 	// HTTP is set for a plaintext port: one connection manager, one route
 	// configuration for every HTTP listener on the port.
 	HTTP *RouteTable `json:"http,omitempty"`

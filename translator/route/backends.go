@@ -104,7 +104,7 @@ func (rs *Route) resolveBackend(ref gwv1.BackendObjectReference, ix *input.Index
 		return "", string(gwv1.RouteReasonInvalidKind), fmt.Sprintf("group %q kind %q: only core Services and XBackends (%s) are backends", group, kind, gwxv1a1.GroupName)
 	}
 	nn := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-	if !grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: string(rs.Kind), FromNamespace: rs.Name.Namespace,
+	if !rs.mesh && !grants.Permits(referencegrant.Reference{FromGroup: gwv1.GroupName, FromKind: string(rs.Kind), FromNamespace: rs.Name.Namespace,
 		ToKind: "Service", ToNamespace: ns, ToName: string(ref.Name)}) {
 		return "", string(gwv1.RouteReasonRefNotPermitted), fmt.Sprintf("Service %s: no ReferenceGrant in %s permits %ss of %s", nn, ns, rs.Kind, rs.Name.Namespace)
 	}

@@ -22,6 +22,12 @@ import (
 // filters, backends and method matches (judgeRule).
 func JudgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, grants referencegrant.Grants) *Route {
 	rs := newRoute(input.KindGRPCRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs.judgeGRPCRules(r, ix, grants)
+	return rs
+}
+
+// judgeGRPCRules judges a GRPCRoute's rules into rs.
+func (rs *Route) judgeGRPCRules(r *gwv1.GRPCRoute, ix *input.Index, grants referencegrant.Grants) {
 	var problems []string
 	for i, gr := range r.Spec.Rules {
 		problems = judgeRule(rs, i, rule[gwv1.GRPCRouteMatch]{
@@ -33,7 +39,6 @@ func JudgeGRPCRoute(r *gwv1.GRPCRoute, ix *input.Index, grants referencegrant.Gr
 		}, ix, grants, problems)
 	}
 	rs.resolved(problems)
-	return rs
 }
 
 // grpcMatch sets match j of rule i on p, ranked by service, method and

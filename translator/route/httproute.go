@@ -17,6 +17,12 @@ import (
 // filters, retries and timeouts, backends and matches (judgeRule).
 func JudgeHTTPRoute(r *gwv1.HTTPRoute, ix *input.Index, grants referencegrant.Grants) *Route {
 	rs := newRoute(input.KindHTTPRoute, &r.ObjectMeta, r.Spec.CommonRouteSpec, r.Spec.Hostnames, r.Status.RouteStatus)
+	rs.judgeHTTPRules(r, ix, grants)
+	return rs
+}
+
+// judgeHTTPRules judges an HTTPRoute's rules into rs.
+func (rs *Route) judgeHTTPRules(r *gwv1.HTTPRoute, ix *input.Index, grants referencegrant.Grants) {
 	var problems []string
 	for i, hr := range r.Spec.Rules {
 		problems = judgeRule(rs, i, rule[gwv1.HTTPRouteMatch]{
@@ -29,7 +35,6 @@ func JudgeHTTPRoute(r *gwv1.HTTPRoute, ix *input.Index, grants referencegrant.Gr
 		}, ix, grants, problems)
 	}
 	rs.resolved(problems)
-	return rs
 }
 
 // ruleTiming sets rule i's retries and timeouts on p; it reports whether

@@ -52,6 +52,9 @@ type Route struct {
 	// xbackendStreams are a stream route's clusters of XBackends: every
 	// listener sends them to the raw cluster (StreamBackends).
 	xbackendStreams map[string]bool
+	// mesh: judged for a Service parent (GEP-1426), whose backendRefs in
+	// other namespaces need no ReferenceGrant.
+	mesh bool
 }
 
 // Ranked is a route plan with what orders it among others.
