@@ -23,7 +23,7 @@ type xbackend struct {
 type xbTLS struct {
 	mode         string
 	caRefs       []string // ConfigMaps of the XBackend's namespace
-	hostname     string   // validation.hostname
+	hostname     string   // validation.hostname; "": the external hostname
 	sans         []string // validation.subjectAltNames, type Hostname
 	clientSecret string   // clientCertificateRef
 	noValidation bool
@@ -49,6 +49,9 @@ func (x xbackend) object(namespace string) object {
 			if len(refs) > 0 {
 				v["caCertificateRefs"] = refs
 			}
+			// The CRD requires validation.hostname; a case that does not
+			// name one checks the external hostname.
+			v["hostname"] = x.hostname
 			if x.tls.hostname != "" {
 				v["hostname"] = x.tls.hostname
 			}

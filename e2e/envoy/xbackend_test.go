@@ -152,7 +152,8 @@ func startXBackendWorld(t *testing.T) *xbWorld {
 	if err := os.WriteFile(systemBundle, ca.PEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.serveArgs = append([]string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle}, xbAllowList...)
+	// experimental: a case's HTTPRoute retries (a field only those CRDs keep).
+	e.serveArgs = append([]string{"--listener-address", "127.0.0.1", "--system-ca-bundle", systemBundle, "--gateway-api-channel", "experimental"}, xbAllowList...)
 
 	w.dns = harness.StartDNS(t, e.logDir, xbRecords("127.0.0.1"))
 	secureLeaf := leaf(ca, "xb-secure", xbSecureHost, xbSNIHost, xbSystemHost, xbH2Host, xbH11Host, xbTermBackend, xbGRPCHost, xbTCPHost)

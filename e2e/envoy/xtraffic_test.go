@@ -28,7 +28,9 @@ import (
 // 1000) lets them all retry.
 func TestTrafficPolicy(t *testing.T) {
 	e := &gwEnv{env: newEnvIn(t, "GRPC", "xtraffic")}
-	e.serveArgs = []string{"--listener-address", "127.0.0.1"}
+	// HTTPRoute's retry is a field of the experimental CRDs only: on the
+	// standard channel a directory's route loses it, as a cluster's would.
+	e.serveArgs = []string{"--listener-address", "127.0.0.1", "--gateway-api-channel", "experimental"}
 	a, b := echoServer(t, "a"), echoServer(t, "b")
 	failing := failingServer(t, 300*time.Millisecond)
 	e.ports = gatewayPorts{http: harness.FreePort(t)}
