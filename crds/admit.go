@@ -143,7 +143,8 @@ func (ver *version) validate(u *unstructured.Unstructured) field.ErrorList {
 	if blocked, err := blockingError(errs); blocked {
 		return append(errs, err)
 	}
-	celErrs, _ := ver.cel.Validate(context.Background(), nil, ver.structural, u.Object, nil, celconfig.RuntimeCELCostBudget)
+	// ver.cel.Validate's answer, with repeated subtrees from the memo.
+	celErrs, _ := ver.celTree.validate(context.Background(), ver.celMemo, nil, u.Object, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 

@@ -44,6 +44,9 @@ type version struct {
 	structural *structuralschema.Structural
 	schema     apiservervalidation.SchemaValidator
 	cel        *cel.Validator
+	// celTree walks cel's rules with the channel's memo (celwalk.go).
+	celTree *celNode
+	celMemo *celMemo
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -74,6 +77,9 @@ func build(channel string) (*Validator, error) {
 		return nil, err
 	}
 	v := &Validator{channel: channel, versions: map[schema.GroupVersionKind]*version{}, served: map[schema.GroupKind][]string{}}
+	// One memo a channel: keys name their node, so versions share it and
+	// its bound.
+	memo := newCELMemo()
 	for name, data := range named {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
@@ -88,6 +94,7 @@ func build(channel string) (*Validator, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CRD %s/%s version %s: %w", channel, name, ver.Name, err)
 			}
+			built.celMemo = memo
 			v.versions[built.gvk] = built
 			gk := built.gvk.GroupKind()
 			v.served[gk] = append(v.served[gk], ver.Name)
@@ -136,6 +143,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		schema:     schemaValidator,
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
 	}
+	out.celTree = newCELNode(out.cel, false)
 	if ver.Deprecated {
 		if ver.DeprecationWarning != nil {
 			out.warnings = append(out.warnings, *ver.DeprecationWarning)
