@@ -85,3 +85,7 @@ func appendCanonical(b []byte, value any) ([]byte, bool) {
 func appendCanonicalString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
+
+func appendCanonicalLen(b []byte, n int) []byte {
+	return binary.AppendUvarint(b, uint64(n))
+}

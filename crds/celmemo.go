@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// celMemoEntries bounds a channel's CEL memo: an entry is a key of 40
-// bytes (node, SHA-256) and a cost of 8, about 100 bytes with the map's
+// celMemoEntries bounds a channel's CEL memo: an entry is a key of 48
+// bytes (node, kind, SHA-256) and a cost of 8, about 100 bytes with the map's
 // overhead, so a channel's memo stays under 7 MB. 65,536 holds the shared
 // values (parentRefs, matches, listeners) of a world of 10,000 Services
 // beside the values each object has alone, which churn through it.
@@ -21,7 +21,10 @@ const celMemoShards = 64
 // share a key only if they are equal.
 type celMemoKey struct {
 	node *celNode
-	sum  [sha256.Size]byte
+	// own: the node's own rules on what they read of the value
+	// (celreads.go), not its subtree on the whole value.
+	own bool
+	sum [sha256.Size]byte
 }
 
 // celMemo remembers, for a node and a value, the CEL cost of a validation

@@ -21,7 +21,10 @@ type celNode struct {
 	rules *cel.Validator
 	// memoize is false at the resource root (each object's own) and for
 	// allOf branches (their value is their parent's, memoized there).
-	memoize              bool
+	memoize bool
+	// reads is what rules reads of the node's value, when known: its
+	// own rules' answer is memoized on that (celreads.go).
+	reads                *reads
 	items                *celNode
 	additionalProperties *celNode
 	properties           map[string]*celNode
@@ -40,6 +43,13 @@ func newCELNode(v *cel.Validator, memoize bool) *celNode {
 		memoize:              memoize,
 		items:                newCELNode(v.Items, true),
 		additionalProperties: newCELNode(v.AdditionalProperties, true),
+	}
+	if memoize && len(v.Schema.XValidations) > 0 {
+		// A node of the library's tree holds its schema's own rules
+		// (unlike an allOf branch, left out by memoize).
+		if r, err := rulesReads(v.Schema); err == nil {
+			n.reads = r
+		}
 	}
 	if v.Properties != nil {
 		n.properties = make(map[string]*celNode, len(v.Properties))
@@ -88,7 +98,7 @@ func (n *celNode) validate(ctx context.Context, memo *celMemo, path *field.Path,
 // walk is the library's validate: this node's rules, its allOf branches,
 // then its items or properties, stopping when the budget runs out.
 func (n *celNode) walk(ctx context.Context, memo *celMemo, path *field.Path, obj any, budget int64) (errs field.ErrorList, remaining int64) {
-	errs, remaining = n.rules.Validate(ctx, path, nil, obj, nil, budget)
+	errs, remaining = n.ownRules(ctx, memo, path, obj, budget)
 	if remaining < 0 {
 		return errs, remaining
 	}
@@ -137,6 +147,28 @@ func (n *celNode) walk(ctx context.Context, memo *celMemo, path *field.Path, obj
 				}
 			}
 		}
+	}
+	return errs, remaining
+}
+
+// ownRules is the library's validateExpressions of this node: its rules
+// on obj. Their remembered cost, for a value that reads the same to
+// them, is used under the same condition as a subtree's.
+func (n *celNode) ownRules(ctx context.Context, memo *celMemo, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
+	if n.reads == nil || memo == nil {
+		return n.rules.Validate(ctx, path, nil, obj, nil, budget)
+	}
+	sum, ok := projectedSum(obj, n.reads)
+	if !ok {
+		return n.rules.Validate(ctx, path, nil, obj, nil, budget)
+	}
+	key := celMemoKey{node: n, own: true, sum: sum}
+	if cost, ok := memo.get(key); ok && cost < budget {
+		return nil, budget - cost
+	}
+	errs, remaining := n.rules.Validate(ctx, path, nil, obj, nil, budget)
+	if len(errs) == 0 && remaining >= 0 {
+		memo.put(key, budget-remaining)
 	}
 	return errs, remaining
 }

@@ -92,6 +92,7 @@ func TestCELMemoAgreesWithLibrary(t *testing.T) {
 		{"a bad path in the first rule", route("d", `[{name: gw}]`, "["+badPathRule+"]"), "spec.rules[0].matches[0].path"},
 		{"the same bad path in the second rule", route("e", `[{name: gw}]`, "["+goodRule+", "+badPathRule+"]"), "spec.rules[1].matches[0].path"},
 		{"the bad path again in the second rule", route("f", `[{name: gw}]`, "["+goodRule+", "+badPathRule+"]"), "spec.rules[1].matches[0].path"},
+		{"backendRefs and a redirect, after the same rule without it", route("h", `[{name: gw}]`, `[{matches: [{path: {type: PathPrefix, value: /api}}], backendRefs: [{name: pay, port: 443}], filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]}]`), "spec.rules[0]"},
 		{"a good route after them", route("g", `[{name: gw}]`, "["+goodRule+", "+goodRule+"]"), ""},
 		{"a Gateway", `
 apiVersion: gateway.networking.k8s.io/v1
