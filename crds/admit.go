@@ -137,7 +137,10 @@ func (ver *version) validate(u *unstructured.Unstructured) field.ErrorList {
 	}
 	var errs field.ErrorList
 	errs = append(errs, apimetavalidation.ValidateObjectMetaAccessor(u, ver.namespaced, apimetavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
-	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, ver.schema)...)
+	// The library's schema errors; an object valid in parts has none.
+	if !ver.schemaTree.valid(ver.celMemo, u.Object) {
+		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, ver.schema)...)
+	}
 	errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, ver.structural, false)...)
 	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, u.Object)...)
 	if blocked, err := blockingError(errs); blocked {

@@ -20,7 +20,7 @@ const celMemoShards = 64
 // by the SHA-256 of its canonical encoding (canonical.go), so two values
 // share a key only if they are equal.
 type celMemoKey struct {
-	node *celNode
+	node any
 	// own: the node's own rules on what they read of the value
 	// (celreads.go), not its subtree on the whole value.
 	own bool

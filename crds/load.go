@@ -46,7 +46,10 @@ type version struct {
 	cel        *cel.Validator
 	// celTree walks cel's rules with the channel's memo (celwalk.go).
 	celTree *celNode
-	celMemo *celMemo
+	// schemaTree is schema's OpenAPI schema split for the same memo
+	// (schemawalk.go).
+	schemaTree *schemaNode
+	celMemo    *celMemo
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -127,7 +130,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		return nil, fmt.Errorf("pruning its defaults: %w", err)
 	}
-	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	schemaValidator, openapiSchema, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {
 		return nil, fmt.Errorf("its OpenAPI validator: %w", err)
 	}
@@ -144,6 +147,8 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
 	}
 	out.celTree = newCELNode(out.cel, false)
+	out.schemaTree = newSchemaNode(openapiSchema)
+	out.schemaTree.root = true
 	if ver.Deprecated {
 		if ver.DeprecationWarning != nil {
 			out.warnings = append(out.warnings, *ver.DeprecationWarning)
