@@ -15,9 +15,14 @@ import (
 // remembered; anything invalid is validated again by the library whole,
 // so refusals are the library's own.
 type schemaNode struct {
-	// shallow is the node's schema with its split children made empty
-	// schemas, which accept any value.
-	shallow              *spec.Schema
+	// shallow is the node's schema without its split children (or with
+	// them as empty schemas, which accept any value, beside
+	// additionalProperties).
+	shallow *spec.Schema
+	// validator is shallow's. The API server builds one an object; it is
+	// built once here, as Validate changes nothing in it (only SetPath
+	// does, which its parents call on the validators they make).
+	validator            *validate.SchemaValidator
 	properties           map[string]*schemaNode
 	items                *schemaNode
 	additionalProperties *schemaNode
@@ -31,6 +36,7 @@ type schemaNode struct {
 func newSchemaNode(s *spec.Schema) *schemaNode {
 	n := &schemaNode{shallow: s}
 	if !splittable(s) {
+		n.validator = validate.NewSchemaValidator(s, nil, "", strfmt.Default)
 		return n
 	}
 	shallow := *s
@@ -41,7 +47,10 @@ func newSchemaNode(s *spec.Schema) *schemaNode {
 				shallow.Properties[k] = p
 				continue
 			}
-			shallow.Properties[k] = spec.Schema{}
+			if s.AdditionalProperties != nil {
+				// Kept, as anything, so that it is not an additional property.
+				shallow.Properties[k] = spec.Schema{}
+			}
 			if n.properties == nil {
 				n.properties = map[string]*schemaNode{}
 			}
@@ -57,6 +66,7 @@ func newSchemaNode(s *spec.Schema) *schemaNode {
 		n.additionalProperties = newSchemaNode(ap.Schema)
 	}
 	n.shallow = &shallow
+	n.validator = validate.NewSchemaValidator(n.shallow, nil, "", strfmt.Default)
 	return n
 }
 
@@ -87,8 +97,7 @@ func (n *schemaNode) valid(memo *celMemo, value any) bool {
 			return true
 		}
 	}
-	// The API server builds a validator for each object, as here.
-	if !validate.NewSchemaValidator(n.shallow, nil, "", strfmt.Default).Validate(value).IsValid() {
+	if !n.validator.Validate(value).IsValid() {
 		return false
 	}
 	switch v := value.(type) {
