@@ -138,7 +138,7 @@ func (ver *version) validate(u *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, apimetavalidation.ValidateObjectMetaAccessor(u, ver.namespaced, apimetavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	// The library's schema errors; an object valid in parts has none.
-	if !ver.schemaTree.valid(ver.celMemo, u.Object) {
+	if !ver.schemaTree.valid(ver.memo, u.Object) {
 		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, ver.schema)...)
 	}
 	errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, ver.structural, false)...)
@@ -147,7 +147,7 @@ func (ver *version) validate(u *unstructured.Unstructured) field.ErrorList {
 		return append(errs, err)
 	}
 	// ver.cel.Validate's answer, with repeated subtrees from the memo.
-	celErrs, _ := ver.celTree.validate(context.Background(), ver.celMemo, nil, u.Object, celconfig.RuntimeCELCostBudget)
+	celErrs, _ := ver.celTree.validate(context.Background(), ver.memo, nil, u.Object, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 

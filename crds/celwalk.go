@@ -71,7 +71,7 @@ func newCELNode(v *cel.Validator, memoize bool) *celNode {
 // cost is used only when it is below the remaining budget: every rule the
 // library would run then finds budget left, as it did when remembered; at
 // or above it, the rules run, and run out where the library's would.
-func (n *celNode) validate(ctx context.Context, memo *celMemo, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
+func (n *celNode) validate(ctx context.Context, memo *valueMemo, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
 	if n == nil || obj == nil {
 		return nil, budget
 	}
@@ -82,7 +82,7 @@ func (n *celNode) validate(ctx context.Context, memo *celMemo, path *field.Path,
 	if !ok {
 		return n.walk(ctx, memo, path, obj, budget)
 	}
-	key := celMemoKey{node: n, sum: sum}
+	key := memoKey{node: n, sum: sum}
 	if cost, ok := memo.get(key); ok && cost < budget {
 		return nil, budget - cost
 	}
@@ -97,7 +97,7 @@ func (n *celNode) validate(ctx context.Context, memo *celMemo, path *field.Path,
 
 // walk is the library's validate: this node's rules, its allOf branches,
 // then its items or properties, stopping when the budget runs out.
-func (n *celNode) walk(ctx context.Context, memo *celMemo, path *field.Path, obj any, budget int64) (errs field.ErrorList, remaining int64) {
+func (n *celNode) walk(ctx context.Context, memo *valueMemo, path *field.Path, obj any, budget int64) (errs field.ErrorList, remaining int64) {
 	errs, remaining = n.ownRules(ctx, memo, path, obj, budget)
 	if remaining < 0 {
 		return errs, remaining
@@ -154,7 +154,7 @@ func (n *celNode) walk(ctx context.Context, memo *celMemo, path *field.Path, obj
 // ownRules is the library's validateExpressions of this node: its rules
 // on obj. Their remembered cost, for a value that reads the same to
 // them, is used under the same condition as a subtree's.
-func (n *celNode) ownRules(ctx context.Context, memo *celMemo, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
+func (n *celNode) ownRules(ctx context.Context, memo *valueMemo, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
 	if n.reads == nil || memo == nil {
 		return n.rules.Validate(ctx, path, nil, obj, nil, budget)
 	}
@@ -162,7 +162,7 @@ func (n *celNode) ownRules(ctx context.Context, memo *celMemo, path *field.Path,
 	if !ok {
 		return n.rules.Validate(ctx, path, nil, obj, nil, budget)
 	}
-	key := celMemoKey{node: n, own: true, sum: sum}
+	key := memoKey{node: n, own: true, sum: sum}
 	if cost, ok := memo.get(key); ok && cost < budget {
 		return nil, budget - cost
 	}

@@ -51,7 +51,7 @@ func errorStrings(errs field.ErrorList) []string {
 func assertSameCEL(t *testing.T, ver *version, obj map[string]any, budget int64) field.ErrorList {
 	t.Helper()
 	want, wantLeft := libraryCEL(ver, obj, budget)
-	got, gotLeft := ver.celTree.validate(context.Background(), ver.celMemo, nil, obj, budget)
+	got, gotLeft := ver.celTree.validate(context.Background(), ver.memo, nil, obj, budget)
 	if !reflect.DeepEqual(errorStrings(got), errorStrings(want)) {
 		t.Errorf("budget %d: errors\n%q\nthe library's\n%q", budget, errorStrings(got), errorStrings(want))
 	}
@@ -139,9 +139,9 @@ spec:
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					ver, obj := admitted(t, v, tt.doc)
-					hits := ver.celMemo.hits.Load()
+					hits := ver.memo.hits.Load()
 					errs := assertSameCEL(t, ver, obj, celconfig.RuntimeCELCostBudget)
-					if ver.celMemo.hits.Load() == hits {
+					if ver.memo.hits.Load() == hits {
 						t.Error("the memo answered nothing")
 					}
 					var fields []string
@@ -168,7 +168,7 @@ func TestCELMemoSharedParentRefs(t *testing.T) {
 	ver, first := admitted(t, v, route("first", parentRefs, "["+goodRule+"]"))
 	spec := ver.celTree.properties["spec"]
 	sum, _ := canonicalSum(first["spec"].(map[string]any)["parentRefs"])
-	if _, ok := ver.celMemo.get(celMemoKey{node: spec.properties["parentRefs"], sum: sum}); !ok {
+	if _, ok := ver.memo.get(memoKey{node: spec.properties["parentRefs"], sum: sum}); !ok {
 		t.Fatal("the first route's parentRefs are not remembered")
 	}
 	_, second := admitted(t, v, route("second", parentRefs, "["+goodRule+"]"))
@@ -194,10 +194,10 @@ func TestCELMemoBudget(t *testing.T) {
 		t.Fatalf("the route's CEL cost is %d; the test needs more", total)
 	}
 	for _, budget := range []int64{0, 1, total / 3, total / 2, total - 1, total, total + 1, celconfig.RuntimeCELCostBudget} {
-		ver.celTree.validate(context.Background(), ver.celMemo, nil, obj, celconfig.RuntimeCELCostBudget) // remembered
-		hits := ver.celMemo.hits.Load()
+		ver.celTree.validate(context.Background(), ver.memo, nil, obj, celconfig.RuntimeCELCostBudget) // remembered
+		hits := ver.memo.hits.Load()
 		want, wantLeft := libraryCEL(ver, obj, budget)
-		got, gotLeft := ver.celTree.validate(context.Background(), ver.celMemo, nil, obj, budget)
+		got, gotLeft := ver.celTree.validate(context.Background(), ver.memo, nil, obj, budget)
 		// Which field runs out first is Go's map order, to the library
 		// too: compare what ran out, not where.
 		if !reflect.DeepEqual(details(got), details(want)) || gotLeft != wantLeft {
@@ -206,7 +206,7 @@ func TestCELMemoBudget(t *testing.T) {
 		if budget < total && (len(got) == 0 || !strings.Contains(got[len(got)-1].Error(), "running out of cost budget")) {
 			t.Errorf("budget %d of %d: errors %v, want the budget's", budget, total, got)
 		}
-		if budget > total && ver.celMemo.hits.Load() == hits {
+		if budget > total && ver.memo.hits.Load() == hits {
 			t.Errorf("budget %d of %d: the memo answered nothing", budget, total)
 		}
 	}
@@ -260,16 +260,16 @@ func TestCELMemoConcurrent(t *testing.T) {
 }
 
 func TestCELMemoIsBounded(t *testing.T) {
-	m := newCELMemo()
+	m := newMemo()
 	n := &celNode{}
-	for i := range celMemoEntries + celMemoEntries/2 {
-		var k celMemoKey
+	for i := range memoEntries + memoEntries/2 {
+		var k memoKey
 		k.node = n
 		k.sum[0], k.sum[1], k.sum[2] = byte(i), byte(i>>8), byte(i>>16)
 		m.put(k, int64(i))
 	}
-	if got := m.len(); got > celMemoEntries {
-		t.Errorf("%d entries, bound %d", got, celMemoEntries)
+	if got := m.len(); got > memoEntries {
+		t.Errorf("%d entries, bound %d", got, memoEntries)
 	}
 }
 

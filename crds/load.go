@@ -49,7 +49,7 @@ type version struct {
 	// schemaTree is schema's OpenAPI schema split for the same memo
 	// (schemawalk.go).
 	schemaTree *schemaNode
-	celMemo    *celMemo
+	memo       *valueMemo
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -82,7 +82,7 @@ func build(channel string) (*Validator, error) {
 	v := &Validator{channel: channel, versions: map[schema.GroupVersionKind]*version{}, served: map[schema.GroupKind][]string{}}
 	// One memo a channel: keys name their node, so versions share it and
 	// its bound.
-	memo := newCELMemo()
+	memo := newMemo()
 	for name, data := range named {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
@@ -97,7 +97,7 @@ func build(channel string) (*Validator, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CRD %s/%s version %s: %w", channel, name, ver.Name, err)
 			}
-			built.celMemo = memo
+			built.memo = memo
 			v.versions[built.gvk] = built
 			gk := built.gvk.GroupKind()
 			v.served[gk] = append(v.served[gk], ver.Name)

@@ -85,8 +85,8 @@ func container(s *spec.Schema) bool {
 
 // valid says the library's schema validation finds no error in value:
 // false means "ask the library", not "refused".
-func (n *schemaNode) valid(memo *celMemo, value any) bool {
-	var key celMemoKey
+func (n *schemaNode) valid(memo *valueMemo, value any) bool {
+	var key memoKey
 	keyed := false
 	if !n.root {
 		key.node = n

@@ -47,7 +47,7 @@ spec:
 				t.Run(tt.name, func(t *testing.T) {
 					ver, obj := admitted(t, v, tt.doc)
 					lib := apiservervalidation.ValidateCustomResource(nil, obj, ver.schema)
-					split := ver.schemaTree.valid(ver.celMemo, obj)
+					split := ver.schemaTree.valid(ver.memo, obj)
 					if split != (len(lib) == 0) || split != tt.valid {
 						t.Errorf("split says valid %v, the library's errors %v, want valid %v", split, lib, tt.valid)
 					}
