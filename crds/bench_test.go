@@ -1,6 +1,8 @@
 package crds
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -83,5 +85,37 @@ func BenchmarkLoad(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// worldNames numbers BenchmarkAdmitWorld's Services across its runs, so
+// that no run meets another's objects in the memo.
+var worldNames atomic.Int64
+
+// BenchmarkAdmitWorld is one Service's Gateway API objects of perf/world
+// (its HTTPRoute and BackendTLSPolicy), each iteration of other names, as
+// a directory of 10,000 Services holds them: what they share (parentRefs,
+// matches, targetRefs' kinds) the CEL memo answers, what is each one's
+// own it does not.
+func BenchmarkAdmitWorld(b *testing.B) {
+	v, err := Load(Experimental)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		i := int(worldNames.Add(1))
+		for _, doc := range []string{
+			fmt.Sprintf(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"svc-%[1]d","namespace":"ns-%[2]d"},"spec":{"parentRefs":[{"name":"web","namespace":"edge"}],"hostnames":["svc-%[1]d.shop.example"],"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"/"}}],"backendRefs":[{"name":"svc-%[1]d","port":443}]}]}}`, i, i%100),
+			fmt.Sprintf(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"BackendTLSPolicy","metadata":{"name":"svc-%[1]d-tls","namespace":"ns-%[2]d"},"spec":{"targetRefs":[{"group":"","kind":"Service","name":"svc-%[1]d"}],"validation":{"hostname":"svc-%[1]d.ns-%[2]d.svc.cluster.local","caCertificateRefs":[{"group":"","kind":"ConfigMap","name":"svc-%[1]d-ca"}]}}}`, i, i%100),
+		} {
+			obj, err := Decode([]byte(doc))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if errs, _, err := v.Admit(obj); err != nil || len(errs) > 0 {
+				b.Fatal(err, errs)
+			}
+		}
 	}
 }

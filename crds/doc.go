@@ -3,7 +3,10 @@
 // by hack/update-crds.sh) and admitting objects against them as the API
 // server admits a create: the same library calls, in the same order, so a
 // manifest directory mode accepts is one kubectl apply would accept, with
-// the defaults the API server would fill in.
+// the defaults the API server would fill in. What passed once is
+// remembered, bounded (memo.go): a value seen again, or one that reads
+// the same to a node's CEL rules, gets the library's earlier answer, and
+// anything refused is validated again by the library, so answers are its.
 //
 // It does no file I/O beyond its embedded files and has no Kubernetes
 // client.

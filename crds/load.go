@@ -44,6 +44,12 @@ type version struct {
 	structural *structuralschema.Structural
 	schema     apiservervalidation.SchemaValidator
 	cel        *cel.Validator
+	// celTree walks cel's rules with the channel's memo (celwalk.go).
+	celTree *celNode
+	// schemaTree is schema's OpenAPI schema split for the same memo
+	// (schemawalk.go).
+	schemaTree *schemaNode
+	memo       *valueMemo
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -74,6 +80,9 @@ func build(channel string) (*Validator, error) {
 		return nil, err
 	}
 	v := &Validator{channel: channel, versions: map[schema.GroupVersionKind]*version{}, served: map[schema.GroupKind][]string{}}
+	// One memo a channel: keys name their node, so versions share it and
+	// its bound.
+	memo := newMemo()
 	for name, data := range named {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
@@ -88,6 +97,7 @@ func build(channel string) (*Validator, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CRD %s/%s version %s: %w", channel, name, ver.Name, err)
 			}
+			built.memo = memo
 			v.versions[built.gvk] = built
 			gk := built.gvk.GroupKind()
 			v.served[gk] = append(v.served[gk], ver.Name)
@@ -120,7 +130,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		return nil, fmt.Errorf("pruning its defaults: %w", err)
 	}
-	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	schemaValidator, openapiSchema, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {
 		return nil, fmt.Errorf("its OpenAPI validator: %w", err)
 	}
@@ -136,6 +146,9 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		schema:     schemaValidator,
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
 	}
+	out.celTree = newCELNode(out.cel, false)
+	out.schemaTree = newSchemaNode(openapiSchema)
+	out.schemaTree.root = true
 	if ver.Deprecated {
 		if ver.DeprecationWarning != nil {
 			out.warnings = append(out.warnings, *ver.DeprecationWarning)
