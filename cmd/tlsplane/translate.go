@@ -10,10 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/tlsplane/tlsplane/snapshots"
-	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/document"
 )
 
@@ -74,17 +70,10 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := translator.Translate(in, nil, now, tf.options())
-	for _, w := range out.Warnings {
-		warn(w)
+	out, fleetRefusals, err := translateAsServed(in, tf, now, warn)
+	if err != nil {
+		return err
 	}
-	// The publisher's checks, as serve runs them: a fleet they refuse is
-	// on its Gateway's status.
-	pub := snapshots.New(snapshots.Options{})
-	if _, err := pub.Publish(out); err != nil {
-		return fmt.Errorf("the translation cannot be served: %w", err)
-	}
-	out.GatewayAPI = translator.RefuseGateways(out.GatewayAPI, pub.Refusals(), metav1.NewTime(now.UTC().Truncate(time.Second)))
 	// Written as it is made: held whole, the document (390 MB at 100,000
 	// Services) was a fifth of the peak memory. Only a resource the JSON
 	// encoders refuse could cut it midway (exit 1): protojson refuses
@@ -96,7 +85,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if lines := refused(out, pub.Refusals(), tf.controllerName()); len(lines) > 0 {
+	if lines := refused(out, fleetRefusals, tf.controllerName()); len(lines) > 0 {
 		return &refusedError{lines: lines}
 	}
 	return nil

@@ -2,10 +2,15 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
+	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
@@ -58,4 +63,20 @@ func (f *translationFlags) options() translator.Options {
 		XBackendHostnames:       f.xbackendHostnames,
 		GatewayAPIChannel:       f.channel,
 	}
+}
+
+// translateAsServed translates in as serve would, warnings to warn, and
+// runs the publisher's checks: a fleet they refuse is on its Gateway's
+// status, and among the refusals returned.
+func translateAsServed(in translator.Inputs, f *translationFlags, now time.Time, warn func(string)) (translator.Output, []translator.FleetRefusal, error) {
+	out := translator.Translate(in, nil, now, f.options())
+	for _, w := range out.Warnings {
+		warn(w)
+	}
+	pub := snapshots.New(snapshots.Options{})
+	if _, err := pub.Publish(out); err != nil {
+		return translator.Output{}, nil, fmt.Errorf("the translation cannot be served: %w", err)
+	}
+	out.GatewayAPI = translator.RefuseGateways(out.GatewayAPI, pub.Refusals(), metav1.NewTime(now.UTC().Truncate(time.Second)))
+	return out, pub.Refusals(), nil
 }

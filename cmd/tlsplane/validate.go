@@ -5,12 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlsplane/tlsplane/manifests"
-	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
 	"github.com/tlsplane/tlsplane/translator/input"
 )
@@ -89,16 +85,11 @@ func checkPaths(paths []string, tf *translationFlags, format string, stdout, std
 	}
 	in := manifests.Merge(parts, warn)
 	report.Objects = objectCount(in)
-	out := translator.Translate(in, nil, now, tf.options())
-	for _, w := range out.Warnings {
-		warn(w)
+	out, fleetRefusals, err := translateAsServed(in, tf, now, warn)
+	if err != nil {
+		return err
 	}
-	pub := snapshots.New(snapshots.Options{})
-	if _, err := pub.Publish(out); err != nil {
-		return fmt.Errorf("the translation cannot be served: %w", err)
-	}
-	out.GatewayAPI = translator.RefuseGateways(out.GatewayAPI, pub.Refusals(), metav1.NewTime(now.UTC().Truncate(time.Second)))
-	for _, r := range statusRefusals(out, pub.Refusals(), tf.controllerName()) {
+	for _, r := range statusRefusals(out, fleetRefusals, tf.controllerName()) {
 		report.Findings = append(report.Findings, sources.statusFinding(r, limits))
 	}
 	if err := report.print(stdout, format); err != nil {
