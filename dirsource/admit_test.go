@@ -3,13 +3,10 @@ package dirsource
 import (
 	"bytes"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlsplane/tlsplane/crds"
 	"github.com/tlsplane/tlsplane/manifests"
@@ -20,21 +17,7 @@ import (
 // Gateway API objects are admitted against the experimental CRDs.
 func startManifests(t *testing.T, dir string) *running {
 	t.Helper()
-	r := &running{changes: make(chan struct{}, 64), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
-	src, err := New(Options{Dir: dir, Parse: manifests.Parser(nil), Registerer: r.reg, Logger: slog.New(slog.NewTextHandler(r.logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.src = src
-	done := runUntilCleanup(t, src, r.changes)
-	select {
-	case <-src.Synced():
-	case err := <-done:
-		t.Fatalf("Run ended before sync: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("not synced within 30s")
-	}
-	return r
+	return startWith(t, Options{Dir: dir, Parse: manifests.Parser(nil)}, 30*time.Second)
 }
 
 // waitFor waits (at most 10s) until ok holds of what the source serves.

@@ -107,11 +107,16 @@ func runUntilCleanup(tb testing.TB, src *Source, changes chan struct{}) <-chan e
 
 func startWithResync(t *testing.T, dir string, resync time.Duration) *running {
 	t.Helper()
+	return startWith(t, Options{Dir: dir, Parse: parseConfigMaps, Resync: resync}, 5*time.Second)
+}
+
+// startWith runs a source of opts (its registry and logger the test's)
+// until cleanup, once it has synced within syncWithin.
+func startWith(t *testing.T, opts Options, syncWithin time.Duration) *running {
+	t.Helper()
 	r := &running{changes: make(chan struct{}, 64), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
-	src, err := New(Options{
-		Dir: dir, Parse: parseConfigMaps, Registerer: r.reg, Resync: resync,
-		Logger: slog.New(slog.NewTextHandler(r.logs, nil)),
-	})
+	opts.Registerer, opts.Logger = r.reg, slog.New(slog.NewTextHandler(r.logs, nil))
+	src, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +126,8 @@ func startWithResync(t *testing.T, dir string, resync time.Duration) *running {
 	case <-src.Synced():
 	case err := <-done:
 		t.Fatalf("Run ended before sync: %v", err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("not synced within 5s")
+	case <-time.After(syncWithin):
+		t.Fatalf("not synced within %s", syncWithin)
 	}
 	return r
 }
