@@ -68,9 +68,6 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 		if r.crds, err = crds.Load(l.CRDChannel); err != nil {
 			return translator.Inputs{}, fmt.Errorf("%s: %w", path, err)
 		}
-		if r.xkinds, err = crds.Load(crds.Experimental); err != nil {
-			return translator.Inputs{}, fmt.Errorf("%s: %w", path, err)
-		}
 	}
 	raws, stop := l.split(path, data)
 	docs := convertDocuments(r, raws)
@@ -219,18 +216,17 @@ func convertDocuments(r reader, raws [][]byte) []document {
 type reader struct {
 	file string
 	crds *crds.Validator
-	// xkinds admits the kinds of gateway.networking.x-k8s.io, which only
-	// the experimental channel defines: a cluster on the standard channel
-	// installs their CRDs from it.
-	xkinds *crds.Validator
 }
 
-// validatorFor is the CRDs an object of apiVersion is admitted against.
-func (r reader) validatorFor(apiVersion string) *crds.Validator {
+// validatorFor is the CRDs an object of apiVersion is admitted against:
+// the kinds of gateway.networking.x-k8s.io, which only the experimental
+// channel defines (a cluster on the standard channel installs their CRDs
+// from it), against its CRDs, built only when such an object comes.
+func (r reader) validatorFor(apiVersion string) (*crds.Validator, error) {
 	if strings.HasPrefix(apiVersion, experimentalOnlyGroup) {
-		return r.xkinds
+		return crds.Load(crds.Experimental)
 	}
-	return r.crds
+	return r.crds, nil
 }
 
 func convertDocument(r reader, doc int, raw []byte) document {
@@ -348,7 +344,11 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 	if r.crds != nil && isGatewayAPI(probe.APIVersion) {
 		// Admitted as the API server would, whether tlsplane reads the
 		// kind or not: a file kubectl apply would refuse is refused.
-		a, err := admit(r.validatorFor(probe.APIVersion), objID, prefix, doc)
+		v, err := r.validatorFor(probe.APIVersion)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		a, err := admit(v, objID, prefix, doc)
 		if err != nil {
 			var re *RefusedError
 			if errors.As(err, &re) {
