@@ -105,3 +105,63 @@ func documentLines(data []byte, raws [][]byte) []int {
 	}
 	return starts
 }
+
+// ObjectKey names an object of a manifest file as the translator keys
+// it: cluster-scoped objects have no namespace.
+type ObjectKey struct{ Kind, Namespace, Name string }
+
+// ObjectLines is, for each object of a manifest file (YAML or JSON, any
+// number of documents, a v1 List's items too), the 1-based line where it
+// starts; the first when two share a key. An object without a namespace
+// is in DefaultNamespace unless its kind is cluster-scoped, as Parse
+// reads it. YAML that does not parse ends the search (Parse reports it).
+func ObjectLines(data []byte) map[ObjectKey]int {
+	lines := map[ObjectKey]int{}
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yamlv3.Node
+		if err := dec.Decode(&doc); err != nil {
+			return lines
+		}
+		if len(doc.Content) > 0 {
+			addObjectLines(lines, doc.Content[0], 0)
+		}
+	}
+}
+
+func addObjectLines(lines map[ObjectKey]int, n *yamlv3.Node, depth int) {
+	if n.Kind != yamlv3.MappingNode {
+		return
+	}
+	apiVersion, kind := scalarAt(n, "apiVersion"), scalarAt(n, "kind")
+	if (kindKey{apiVersion, kind}) == (kindKey{"v1", "List"}) {
+		if items, _ := child(n, pathStep{key: "items", index: -1}); items != nil && items.Kind == yamlv3.SequenceNode && depth < maxListDepth {
+			for _, item := range items.Content {
+				addObjectLines(lines, item, depth+1)
+			}
+		}
+		return
+	}
+	meta, _ := child(n, pathStep{key: "metadata", index: -1})
+	if meta == nil {
+		return
+	}
+	key := ObjectKey{Kind: kind, Namespace: scalarAt(meta, "namespace"), Name: scalarAt(meta, "name")}
+	switch {
+	case kinds[kindKey{apiVersion, kind}].clusterScoped:
+		key.Namespace = ""
+	case key.Namespace == "":
+		key.Namespace = DefaultNamespace
+	}
+	if _, ok := lines[key]; !ok {
+		lines[key] = n.Line
+	}
+}
+
+// scalarAt is the scalar value of key in mapping n, or "".
+func scalarAt(n *yamlv3.Node, key string) string {
+	if c, _ := child(n, pathStep{key: key, index: -1}); c != nil && c.Kind == yamlv3.ScalarNode {
+		return c.Value
+	}
+	return ""
+}

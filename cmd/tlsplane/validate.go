@@ -67,7 +67,7 @@ func checkPaths(paths []string, tf *translationFlags, format string, stdout, std
 	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
 	var report checkReport
 	var parts []manifests.Part
-	sources := objectSources{}
+	sources := newObjectSources()
 	limits := tf.readLimits()
 	err = eachManifestFile(paths, limits, func(f manifests.DirFile, data []byte) error {
 		report.Files++

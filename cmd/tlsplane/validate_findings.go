@@ -95,39 +95,50 @@ func fileFindings(path string, err error) []finding {
 }
 
 // objectSources says which file each object came from, the first file
-// when two define it (as manifests.Merge keeps the first).
-type objectSources map[objectKey]string
-
-type objectKey struct {
-	kind            string
-	namespace, name string
+// when two define it (as manifests.Merge keeps the first), and, for the
+// files a status refusal is in, each object's line (each such file read
+// once more, and only those).
+type objectSources struct {
+	file  map[manifests.ObjectKey]string
+	lines map[string]map[manifests.ObjectKey]int
 }
 
-func (s objectSources) add(file string, in translator.Inputs) {
+func newObjectSources() *objectSources {
+	return &objectSources{file: map[manifests.ObjectKey]string{}, lines: map[string]map[manifests.ObjectKey]int{}}
+}
+
+func (s *objectSources) add(file string, in translator.Inputs) {
 	for _, k := range input.ObjectKinds {
 		for _, o := range k.Objects(&in) {
-			key := objectKey{string(k.Kind()), o.GetNamespace(), o.GetName()}
-			if _, ok := s[key]; !ok {
-				s[key] = file
+			key := manifests.ObjectKey{Kind: string(k.Kind()), Namespace: o.GetNamespace(), Name: o.GetName()}
+			if _, ok := s.file[key]; !ok {
+				s.file[key] = file
 			}
 		}
 	}
 }
 
 // statusFinding is a status refusal as a finding, at the line of its
-// object in the file it came from (re-read: only refused objects need it).
-func (s objectSources) statusFinding(r statusRefusal, limits manifests.Limits) finding {
+// object in the file it came from.
+func (s *objectSources) statusFinding(r statusRefusal, limits manifests.Limits) finding {
 	if r.Kind == "" {
 		return finding{Message: r.Fleet}
 	}
 	f := finding{Kind: r.Kind, Namespace: r.Object.Namespace, Name: r.Object.Name, Field: r.Field, Reason: r.Condition.Reason,
 		Message: fmt.Sprintf("%s=False (%s): %s", r.Condition.Type, r.Condition.Reason, r.Condition.Message)}
-	f.File = s[objectKey{r.Kind, r.Object.Namespace, r.Object.Name}]
-	if f.File != "" {
-		if data, err := limits.ReadDirFile(manifests.DirFile{Path: f.File}); err == nil {
-			f.Line = objectLine(data, r.Kind, r.Object)
-		}
+	key := manifests.ObjectKey{Kind: r.Kind, Namespace: r.Object.Namespace, Name: r.Object.Name}
+	f.File = s.file[key]
+	if f.File == "" {
+		return f
 	}
+	lines, ok := s.lines[f.File]
+	if !ok {
+		if data, err := limits.ReadDirFile(manifests.DirFile{Path: f.File}); err == nil {
+			lines = manifests.ObjectLines(data)
+		}
+		s.lines[f.File] = lines
+	}
+	f.Line = lines[key]
 	return f
 }
 

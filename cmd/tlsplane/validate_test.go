@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // checkDir is a directory of manifests for validate: one file that is fine,
@@ -150,45 +148,6 @@ func TestValidateUsage(t *testing.T) {
 		var failed *checkFailed
 		if err == nil || errors.As(err, &failed) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("validate %v: %v, want an error containing %q", c.args, err, c.want)
-		}
-	}
-}
-
-func TestObjectLine(t *testing.T) {
-	file := `# a comment
-apiVersion: v1
-kind: Service
-metadata: {name: pay}
----
-apiVersion: v1
-kind: List
-items:
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: GatewayClass
-  metadata: {name: tlsplane}
-- apiVersion: v1
-  kind: Service
-  metadata:
-    name: pay
-    namespace: other
----
-{"apiVersion": "v1", "kind": "ConfigMap",
- "metadata": {"name": "ca", "namespace": "shop"}}
-`
-	for _, c := range []struct {
-		kind string
-		nn   types.NamespacedName
-		want int
-	}{
-		{"Service", types.NamespacedName{Namespace: "default", Name: "pay"}, 2},
-		{"Service", types.NamespacedName{Namespace: "other", Name: "pay"}, 12},
-		{"GatewayClass", types.NamespacedName{Name: "tlsplane"}, 9},
-		{"ConfigMap", types.NamespacedName{Namespace: "shop", Name: "ca"}, 18},
-		{"ConfigMap", types.NamespacedName{Namespace: "default", Name: "ca"}, 0},
-		{"Secret", types.NamespacedName{Namespace: "default", Name: "pay"}, 0},
-	} {
-		if got := objectLine([]byte(file), c.kind, c.nn); got != c.want {
-			t.Errorf("objectLine(%s %s) = %d, want %d", c.kind, c.nn, got, c.want)
 		}
 	}
 }
