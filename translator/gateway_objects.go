@@ -83,7 +83,7 @@ func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
 // label), which Update leaves to a whole translation.
 func (g gatewayObjects) anyInMesh() bool {
 	for _, ns := range g.namespaces {
-		if ns != nil && ns.Labels[mesh.Label] == mesh.Enabled {
+		if mesh.Joined(ns) {
 			return true
 		}
 	}

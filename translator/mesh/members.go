@@ -13,12 +13,15 @@ const (
 // Members are the namespaces in the mesh.
 type Members map[string]bool
 
+// Joined says whether ns is labelled Label=Enabled.
+func Joined(ns *corev1.Namespace) bool { return ns != nil && ns.Labels[Label] == Enabled }
+
 // MembersOf are the namespaces labelled Label=Enabled; nil when none is,
 // which makes the mesh's every step a no-op.
 func MembersOf(namespaces []*corev1.Namespace) Members {
 	var m Members
 	for _, ns := range namespaces {
-		if ns.Labels[Label] != Enabled {
+		if !Joined(ns) {
 			continue
 		}
 		if m == nil {
