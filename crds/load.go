@@ -61,7 +61,12 @@ var loaded sync.Map // channel -> func() (*Validator, error)
 // Load is the Validator of channel (Standard or Experimental), built on
 // first use and shared after.
 func Load(channel string) (*Validator, error) {
-	once, _ := loaded.LoadOrStore(channel, sync.OnceValues(func() (*Validator, error) { return build(channel) }))
+	// Load first: every file parse (and X kind) asks, and LoadOrStore
+	// would make a closure each time.
+	once, ok := loaded.Load(channel)
+	if !ok {
+		once, _ = loaded.LoadOrStore(channel, sync.OnceValues(func() (*Validator, error) { return build(channel) }))
+	}
 	return once.(func() (*Validator, error))()
 }
 
