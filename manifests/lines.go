@@ -48,15 +48,24 @@ func fieldSteps(p string) []pathStep {
 	return steps
 }
 
-// lineOf is the 1-based line, within raw (one YAML or JSON document), of
-// the node at steps, or of its deepest ancestor raw has: a mapping
-// entry's line is its key's. 0 when raw does not parse.
-func lineOf(raw []byte, steps []pathStep) int {
+// documentRoot is raw's (one YAML or JSON document) root node, nil when
+// raw does not parse.
+func documentRoot(raw []byte) *yamlv3.Node {
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(raw, &doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// lineOf is the 1-based line, within root's document, of the node at
+// steps, or of its deepest ancestor the document has: a mapping entry's
+// line is its key's. 0 when root is nil.
+func lineOf(root *yamlv3.Node, steps []pathStep) int {
+	if root == nil {
 		return 0
 	}
-	node := doc.Content[0]
+	node := root
 	line := node.Line
 	for _, s := range steps {
 		for node.Kind == yamlv3.AliasNode && node.Alias != nil {

@@ -128,9 +128,14 @@ func (l Limits) placeRefusals(path string, data []byte, docs []document, refused
 		if i >= len(raws) {
 			break
 		}
-		for range docs[i].refusals {
+		var re *RefusedError
+		if !errors.As(docs[i].err, &re) {
+			continue
+		}
+		root := documentRoot(raws[i])
+		for range re.Refusals {
 			r := &refused.Refusals[next]
-			if line := lineOf(raws[i], r.steps); line > 0 {
+			if line := lineOf(root, r.steps); line > 0 {
 				r.Line = starts[i] + line - 1
 			}
 			next++
@@ -175,9 +180,7 @@ func (l Limits) split(path string, data []byte) (raws [][]byte, stop error) {
 // warnings, or its error; yamlErr when it is not YAML; foreign says why
 // it is not a Kubernetes object.
 type document struct {
-	objects []metav1.Object
-	// refusals counts the Refusals err holds, for placing them.
-	refusals     []struct{}
+	objects      []metav1.Object
 	warnings     []string
 	err, yamlErr error
 	foreign      string
@@ -242,10 +245,6 @@ func convertDocument(r reader, doc int, raw []byte) document {
 	var d document
 	var in translator.Inputs
 	d.err = r.decodeObject(where, nil, jsonDoc, &in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
-	var re *RefusedError
-	if errors.As(d.err, &re) {
-		d.refusals = make([]struct{}, len(re.Refusals))
-	}
 	// A document decodeObject reads is an object (or empty): only one it
 	// refuses needs the second look.
 	if d.err != nil {
