@@ -99,7 +99,72 @@ func TestEditReadmitsOnlyThatFile(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
-	if got := port(); got != 9443 {
-		t.Errorf("svc-7's port %d after a refused edit, want the last accepted 9443", got)
+	// Refused one object at a time: the EndpointSlice of the same file is
+	// served as edited, the refused route and policy as they were.
+	r.waitFor(t, "serving svc-7's EndpointSlice as edited", func() bool { return port() == 9000 })
+	in := r.src.Inputs()
+	for _, rt := range in.HTTPRoutes {
+		if rt.Name == "svc-7" && len(rt.Spec.Rules) > 16 {
+			t.Errorf("the refused HTTPRoute is served with %d rules", len(rt.Spec.Rules))
+		}
 	}
+	var policy bool
+	for _, p := range in.Policies {
+		if p.Name == "svc-7-tls" {
+			policy = true
+			if p.Spec.Validation.WellKnownCACertificates != nil {
+				t.Errorf("the refused BackendTLSPolicy is served as edited: %+v", p.Spec.Validation)
+			}
+		}
+	}
+	if !policy {
+		t.Errorf("the refused BackendTLSPolicy's last accepted version is no longer served")
+	}
+}
+
+// On a first read, a file with a refused object serves its others, and
+// the refused one only once it is admitted; the file counts as failing
+// until then.
+func TestRefusedObjectOnFirstReadLeavesItsSiblingsServed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "services-000003.yaml")
+	bad := strings.Replace(serviceFile(t, 3, 8443), "  rules:\n", "  rules:\n"+strings.Repeat("  - backendRefs: [{name: svc-3, port: 443}]\n", 16), 1)
+	writeAtomically(t, path, bad)
+	r := startManifests(t, dir)
+	served := func(kind, name string) bool {
+		in := r.src.Inputs()
+		switch kind {
+		case "HTTPRoute":
+			for _, o := range in.HTTPRoutes {
+				if o.Name == name {
+					return true
+				}
+			}
+		case "Service":
+			for _, o := range in.Services {
+				if o.Name == name {
+					return true
+				}
+			}
+		case "BackendTLSPolicy":
+			for _, o := range in.Policies {
+				if o.Name == name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	r.waitFor(t, "serving svc-3's Service", func() bool { return served("Service", "svc-3") })
+	if !served("BackendTLSPolicy", "svc-3-tls") {
+		t.Errorf("the admitted BackendTLSPolicy beside the refused route is not served")
+	}
+	if served("HTTPRoute", "svc-3") {
+		t.Errorf("the refused HTTPRoute is served")
+	}
+	if got := value(t, r.src.metrics.failingFiles); got != 1 {
+		t.Errorf("tlsplane_source_files_failing %v, want 1", got)
+	}
+	writeAtomically(t, path, serviceFile(t, 3, 8443))
+	r.waitFor(t, "serving the HTTPRoute once admitted", func() bool { return served("HTTPRoute", "svc-3") })
 }

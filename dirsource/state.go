@@ -279,13 +279,19 @@ func (s *Source) readPathFrom(p *pass, root, rel string, link bool, ahead *read)
 	if !ahead.parsed {
 		objs, err = s.opts.Parse(shown, data)
 	}
-	if err != nil {
+	var refused *manifests.RefusedError
+	if errors.As(err, &refused) {
+		// Refused one object at a time, as the API server refuses one
+		// update: the file's other objects are served as read, and each
+		// refused one keeps the version it had.
+		objs = keepRefused(st, objs, refused)
+	} else if err != nil {
 		st.sum = sum
 		s.fileFailed(st, shown, err)
 		return false
 	}
 	forgetResourceVersions(objs)
-	if count(objs) == 0 && len(st.objects) > 0 {
+	if refused == nil && count(objs) == 0 && len(st.objects) > 0 {
 		// Emptied, or caught between an in-place rewrite's truncate
 		// and its write: believed only if it stays so.
 		if st.suspect < suspectRereads {
@@ -297,14 +303,18 @@ func (s *Source) readPathFrom(p *pass, root, rel string, link bool, ahead *read)
 	}
 	st.suspect = 0
 	st.sum = sum
+	s.held += int64(len(data)) - st.size
+	st.size = int64(len(data))
+	p.touched = append(p.touched, s.setObjects(rel, st, objs)...)
+	if refused != nil {
+		s.objectsRefused(st, shown, refused)
+		return false
+	}
 	if st.failing {
 		s.log.Info("manifest file parses again", "file", shown)
 	}
 	s.countsDirty = s.countsDirty || st.failing
 	st.failing, st.problem = false, ""
-	s.held += int64(len(data)) - st.size
-	st.size = int64(len(data))
-	p.touched = append(p.touched, s.setObjects(rel, st, objs)...)
 	return false
 }
 
@@ -376,6 +386,15 @@ func (s *Source) fileFailed(st *fileState, shown string, err error) {
 	st.failing, st.problem, st.suspect = true, err.Error(), 0
 	s.log.Error("manifest file ignored; keeping its last good objects", "file", shown, "error", err)
 	s.metrics.fileErrors.Inc() // after the log line, so a reader of both sees it
+}
+
+// objectsRefused reports a file whose other objects are served while some
+// are refused: the file counts as failing until they are admitted.
+func (s *Source) objectsRefused(st *fileState, shown string, refused *manifests.RefusedError) {
+	s.countsDirty = s.countsDirty || !st.failing
+	st.failing, st.problem = true, refused.Error()
+	s.log.Error("manifest objects refused; serving the file's others, and each refused object's last good version", "file", shown, "error", refused)
+	s.metrics.fileErrors.Inc()
 }
 
 // countFiles refreshes the file gauges.

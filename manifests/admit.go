@@ -47,8 +47,7 @@ func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte) (admit
 	// remove[], label selectors); the API server bounds them by its
 	// request body.
 	if len(doc) > maxRequestBodyBytes {
-		return admitted{}, &RefusedError{Refusals: []Refusal{{File: id.file, APIVersion: Excerpt(id.apiVersion), Kind: Excerpt(id.kind), Namespace: Excerpt(id.namespace), Name: Excerpt(id.name),
-			Message: fmt.Sprintf("Request entity too large: limit is %d", maxRequestBodyBytes), steps: prefix}}}
+		return admitted{}, &RefusedError{Refusals: []Refusal{id.refusal("", fmt.Sprintf("Request entity too large: limit is %d", maxRequestBodyBytes), prefix)}}
 	}
 	obj, err := crds.Decode(doc)
 	if err != nil {
@@ -79,8 +78,7 @@ func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte) (admit
 	switch {
 	case errors.As(err, &notServed):
 		r := refusals(id, nil, nil)
-		r.Refusals = append(r.Refusals, Refusal{File: id.file, APIVersion: Excerpt(id.apiVersion), Kind: Excerpt(id.kind), Namespace: Excerpt(id.namespace), Name: Excerpt(id.name),
-			Field: "apiVersion", Message: excerpt(notServed.Error(), maxErrorExcerptBytes), steps: append(append([]pathStep(nil), prefix...), pathStep{key: "apiVersion", index: -1})})
+		r.Refusals = append(r.Refusals, id.refusal("apiVersion", notServed.Error(), append(append([]pathStep(nil), prefix...), pathStep{key: "apiVersion", index: -1})))
 		return admitted{}, r
 	case err != nil:
 		// Malformed metadata: the API server's 400, before validation.

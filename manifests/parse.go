@@ -36,6 +36,11 @@ const maxListDepth = 4
 // that is not a Kubernetes object. Messages quote input values only up to
 // MaxExcerptBytes. A file of many documents is converted on every core;
 // its warnings and its first error are the same as one at a time.
+//
+// Objects the API server would refuse are refused one by one, as
+// `kubectl apply -f FILE` creates the others: when they are all that is
+// wrong, the error is a *RefusedError naming each of them and the Inputs
+// hold the file's other objects. Any other error comes with no objects.
 func (l Limits) Parse(path string, data []byte, warn func(string)) (translator.Inputs, error) {
 	return l.parse(path, data, warn, false)
 }
@@ -98,11 +103,10 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 		if errors.As(d.err, &re) {
 			refused.Refusals = append(refused.Refusals, re.Refusals...)
 			refusedDocs = append(refusedDocs, i)
-			continue
-		}
-		if d.err != nil {
+		} else if d.err != nil {
 			return translator.Inputs{}, d.err
 		}
+		// A List's admitted items stand beside its refused ones.
 		for _, o := range d.objects {
 			in.Add(o)
 		}
@@ -112,7 +116,7 @@ func (l Limits) parse(path string, data []byte, warn func(string), skipForeign b
 	}
 	if len(refused.Refusals) > 0 {
 		l.placeRefusals(path, data, docs, refusedDocs, refused)
-		return translator.Inputs{}, refused
+		return in, refused
 	}
 	return in, nil
 }

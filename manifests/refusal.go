@@ -19,6 +19,17 @@ type Refusal struct {
 	// steps is Field as keys and indexes from the document's root, for
 	// finding Line.
 	steps []pathStep
+	// object is the refused object's identity as written, not excerpted.
+	object objectID
+}
+
+// Object is the refused object's apiVersion, kind, namespace (the
+// request's: the default one for a namespaced object without one, empty
+// for a cluster-scoped one) and name, whole, for finding the version of
+// it that is served already.
+func (r Refusal) Object() (apiVersion, kind, namespace, name string) {
+	o := r.object
+	return o.apiVersion, o.kind, o.namespace, o.name
 }
 
 func (r Refusal) String() string {
@@ -36,10 +47,10 @@ func (r Refusal) String() string {
 	return fmt.Sprintf("%s: %s %s: %s: %s", loc, r.Kind, id, r.Field, r.Message)
 }
 
-// RefusedError is a file refused as a whole because of the objects in it
-// the API server would refuse: every one of them, in file order, each
-// field error its own Refusal. Parse's error is one (errors.As) when
-// nothing else was wrong with the file.
+// RefusedError lists the objects of a file the API server would refuse:
+// every one of them, in file order, each field error its own Refusal.
+// Parse's error is one (errors.As) when nothing else was wrong with the
+// file, and then Parse's Inputs are the file's other objects.
 type RefusedError struct{ Refusals []Refusal }
 
 // Error is one line per refusal: "file:line: Kind ns/name: field: message".
@@ -67,12 +78,21 @@ func refusals(id objectID, prefix []pathStep, errs field.ErrorList) *RefusedErro
 		if path == "<nil>" {
 			path = "" // about the whole object (the CEL rules skipped)
 		}
-		out.Refusals = append(out.Refusals, Refusal{
-			File: id.file, APIVersion: Excerpt(id.apiVersion), Kind: Excerpt(id.kind), Namespace: Excerpt(id.namespace), Name: Excerpt(id.name),
-			Field:   excerpt(path, maxErrorExcerptBytes),
-			Message: excerpt(e.ErrorBody(), maxErrorExcerptBytes),
-			steps:   append(append([]pathStep(nil), prefix...), fieldSteps(path)...),
-		})
+		steps := append(append([]pathStep(nil), prefix...), fieldSteps(path)...)
+		out.Refusals = append(out.Refusals, id.refusal(path, e.ErrorBody(), steps))
 	}
 	return out
+}
+
+// refusal is one refusal of the object id names: field is its path
+// ("" for the whole object), steps where it sits in the document. The
+// names, field and message are quoted up to the excerpt bounds.
+func (id objectID) refusal(field, message string, steps []pathStep) Refusal {
+	return Refusal{
+		File: id.file, APIVersion: Excerpt(id.apiVersion), Kind: Excerpt(id.kind), Namespace: Excerpt(id.namespace), Name: Excerpt(id.name),
+		Field:   excerpt(field, maxErrorExcerptBytes),
+		Message: excerpt(message, maxErrorExcerptBytes),
+		steps:   steps,
+		object:  id,
+	}
 }

@@ -111,11 +111,14 @@ func TestGeneratedManifestOfTenThousandServices(t *testing.T) {
 		}
 		before := heapInUse()
 		start := time.Now()
-		in, err := readManifests([]string{path}, *limits, func(msg string) { t.Errorf("warning: %s", msg) })
+		in, refused, err := readManifests([]string{path}, *limits, func(msg string) { t.Errorf("warning: %s", msg) })
 		took := time.Since(start)
 		t.Logf("translate's reader: %v; heap in use %d MiB more after it", took.Round(time.Millisecond), (heapInUse()-before)>>20)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(refused) > 0 {
+			t.Fatalf("%d objects of the generated manifest refused, the first: %v", len(refused), refused[0])
 		}
 		if len(in.Services) != 10000 || len(in.HTTPRoutes) != 10000 || len(in.Policies) != 10000 {
 			t.Errorf("read %d Services, %d HTTPRoutes, %d policies; want 10,000 each", len(in.Services), len(in.HTTPRoutes), len(in.Policies))

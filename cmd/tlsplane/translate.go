@@ -37,8 +37,9 @@ var translateFlagGroups = []flagGroup{
 
 // runTranslate runs the translator offline on manifests and prints the
 // document golden files hold. It returns a *refusedError (exit 3) after
-// printing when it refused anything: an object whose status says so, or a
-// fleet the publisher's checks refuse.
+// printing when it refused anything: an object the API server would
+// refuse (the translation is of the others), an object whose status says
+// so, or a fleet the publisher's checks refuse.
 func runTranslate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	format := fs.String("o", document.FormatYAML, "output format: yaml or json")
@@ -66,7 +67,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }
-	in, err := readManifests(paths, tf.readLimits(), warn)
+	in, admission, err := readManifests(paths, tf.readLimits(), warn)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,11 @@ func runTranslate(args []string, stdout, stderr io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if lines := refused(out, fleetRefusals, tf.controllerName()); len(lines) > 0 {
+	lines := make([]string, 0, len(admission))
+	for _, r := range admission {
+		lines = append(lines, r.String())
+	}
+	if lines = append(lines, refused(out, fleetRefusals, tf.controllerName())...); len(lines) > 0 {
 		return &refusedError{lines: lines}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 
 	"github.com/tlsplane/tlsplane/manifests"
@@ -14,20 +15,25 @@ import (
 // hold only Kubernetes objects. YAML that does not parse is an error
 // everywhere. The files are bounded by limits, each and together, and a
 // directory's are read only from inside it (manifests.ReadFileIn).
-func readManifests(paths []string, limits manifests.Limits, warn func(string)) (translator.Inputs, error) {
+// Objects the API server would refuse are left out, as a cluster would
+// not hold them, and listed in refused; the rest of their files is read.
+func readManifests(paths []string, limits manifests.Limits, warn func(string)) (in translator.Inputs, refused []manifests.Refusal, err error) {
 	var parts []manifests.Part
-	err := eachManifestFile(paths, limits, func(f manifests.DirFile, data []byte) error {
+	err = eachManifestFile(paths, limits, func(f manifests.DirFile, data []byte) error {
 		in, err := parseManifestFile(f, data, limits, warn)
-		if err != nil {
+		var re *manifests.RefusedError
+		if errors.As(err, &re) {
+			refused = append(refused, re.Refusals...)
+		} else if err != nil {
 			return err
 		}
 		parts = append(parts, manifests.Part{Source: f.Path, Inputs: in})
 		return nil
 	})
 	if err != nil {
-		return translator.Inputs{}, err
+		return translator.Inputs{}, nil, err
 	}
-	return manifests.Merge(parts, warn), nil
+	return manifests.Merge(parts, warn), refused, nil
 }
 
 // parseManifestFile parses one file read by eachManifestFile: a file of a

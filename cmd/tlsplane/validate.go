@@ -74,7 +74,11 @@ func checkPaths(paths []string, tf *translationFlags, format string, stdout, std
 		in, err := parseManifestFile(f, data, limits, warn)
 		if err != nil {
 			report.Findings = append(report.Findings, fileFindings(f.Path, err)...)
-			return nil
+			if !refusedAlone(err) {
+				return nil
+			}
+			// The file's admitted objects are translated, as a cluster
+			// would hold them.
 		}
 		sources.add(f.Path, in)
 		parts = append(parts, manifests.Part{Source: f.Path, Inputs: in})

@@ -20,3 +20,10 @@ func admissionFindings(err error) []finding {
 	}
 	return out
 }
+
+// refusedAlone says whether err is the refusal of some objects of a file
+// whose others were read (manifests.Parse), not the file's.
+func refusedAlone(err error) bool {
+	var refused *manifests.RefusedError
+	return errors.As(err, &refused)
+}

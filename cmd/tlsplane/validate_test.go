@@ -172,8 +172,8 @@ func TestValidateGitHubAnnotations(t *testing.T) {
 
 // An object the API server would refuse is a finding at its field's line,
 // (the deepest the file has: listeners[0] for its missing protocol), with
-// the API server's message; every refused object of a file is one,
-// and the file's other objects are not served (nor checked by status).
+// the API server's message; every refused object of a file is one, and
+// the file's other objects are translated, as a cluster would hold them.
 func TestValidateReportsAdmissionRefusals(t *testing.T) {
 	dir := t.TempDir()
 	var rules strings.Builder
@@ -195,6 +195,11 @@ spec:
   listeners:
   - name: http
     port: 80
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pay, namespace: shop}
+spec: {ports: [{name: https, port: 443}]}
 `
 	if err := os.WriteFile(filepath.Join(dir, "routes.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ spec:
 	if protocol.Line != 31 || !strings.Contains(protocol.Message, "Required value") {
 		t.Errorf("a listener without protocol: %+v; all: %+v", protocol, report.Findings)
 	}
-	if report.Objects != 0 {
-		t.Errorf("%d objects of a refused file were translated", report.Objects)
+	if report.Objects != 1 {
+		t.Errorf("%d objects of the file translated, want its Service alone", report.Objects)
 	}
 }
