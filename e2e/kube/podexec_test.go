@@ -14,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -116,6 +121,54 @@ func nodeEchoServer(t *testing.T, nodeIP string) string {
 	return ln.Addr().String()
 }
 
+// nodeGRPCEchoServer answers the echo-advanced server's gRPC
+// EchoTestService/Echo on the Node's address, the caller's address as IP.
+func nodeGRPCEchoServer(t *testing.T, nodeIP string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(nodeIP, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.ForceServerCodec(wireCodec{}), grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		var req []byte
+		if err := stream.RecvMsg(&req); err != nil {
+			return err
+		}
+		if method, _ := grpc.MethodFromServerStream(stream); method != "/proto.EchoTestService/Echo" {
+			return status.Errorf(codes.Unimplemented, "no method %s", method)
+		}
+		ip := ""
+		if p, ok := peer.FromContext(stream.Context()); ok {
+			ip, _, _ = net.SplitHostPort(p.Addr.String())
+		}
+		body := fmt.Sprintf("ServiceVersion=v1\nStatusCode=200\nIP=%s\nHostname=node-grpc-echo\n", ip)
+		resp := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), body) // EchoResponse.message
+		return stream.SendMsg(&resp)
+	}))
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	return ln.Addr().String()
+}
+
+// wireCodec passes messages as their wire bytes.
+type wireCodec struct{}
+
+func (wireCodec) Name() string { return "proto" }
+func (wireCodec) Marshal(v any) ([]byte, error) {
+	if b, ok := v.(*[]byte); ok {
+		return *b, nil
+	}
+	return nil, fmt.Errorf("wire codec: %T", v)
+}
+func (wireCodec) Unmarshal(data []byte, v any) error {
+	b, ok := v.(*[]byte)
+	if !ok {
+		return fmt.Errorf("wire codec: %T", v)
+	}
+	*b = append((*b)[:0], data...)
+	return nil
+}
+
 // TestPodExecRunsEchoClient (issue 39): `kubectl exec` through the real
 // API server reaches the node agent's kubelet endpoint, over SPDY (what
 // the conformance suite's mesh client uses) and WebSocket (kubectl's
@@ -138,6 +191,7 @@ func TestPodExecRunsEchoClient(t *testing.T) {
 	}
 	pod := runPod(t, c, tlsplanePod(ns, "echo-caller", tlsplaneImage+":e2e"))
 	server := nodeEchoServer(t, pod.Status.HostIP)
+	grpcServer := nodeGRPCEchoServer(t, pod.Status.HostIP)
 
 	for _, protocol := range []string{"SPDY", "WebSocket"} {
 		t.Run(protocol, func(t *testing.T) {
@@ -160,6 +214,12 @@ func TestPodExecRunsEchoClient(t *testing.T) {
 			}
 			if got := resp.RequestHeaders.Get("X-Mesh-Test"); got != protocol {
 				t.Fatalf("request header X-Mesh-Test %q, want %q:\n%s", got, protocol, run.stdout)
+			}
+
+			// gRPC, as the suite's MESH-GRPC requests: grpc://host:port.
+			run = inPod("", "client", "grpc://"+grpcServer)
+			if r := echo.ParseResponse(run.stdout); run.err != nil || r.Code != "200" || r.Hostname != "node-grpc-echo" || r.IP != pod.Status.PodIP {
+				t.Fatalf("gRPC: %v: parsed %s (want the Pod's address %s as IP)\nfrom:\n%s", run.err, r, pod.Status.PodIP, run.stdout)
 			}
 
 			// The Pod's loopback is its own: tlsplane's admin there serves
