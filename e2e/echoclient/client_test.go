@@ -3,10 +3,19 @@ package echoclient
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -307,5 +316,62 @@ func TestGRPCEcho(t *testing.T) {
 	}
 	if !ids["0"] || !ids["1"] {
 		t.Errorf("X-Request-Id values %v, want 0 and 1", ids)
+	}
+}
+
+// https:// verifies nothing without --ca (as the original), and with it
+// verifies the server against the CA for the Host header's name (the SNI);
+// a server the CA did not issue fails the run.
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, echoBody(r, "tls-echo")+"Alpn="+r.TLS.NegotiatedProtocol+"\nServerName="+r.TLS.ServerName+"\n")
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Every httptest server has one certificate: another CA is made here.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "another CA"}, DNSNames: []string{"example.com"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCA := filepath.Join(dir, "other.pem")
+	if err := os.WriteFile(otherCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{name: "no CA: not verified", args: []string{srv.URL + "/"}, want: []string{"[0] StatusCode=200\n", "Alpn=http/1.1\n"}},
+		{name: "the CA, the name from Host", args: []string{srv.URL + "/", "--ca", ca, "-H", "Host:example.com"},
+			want: []string{"[0] StatusCode=200\n", "ServerName=example.com\n"}},
+		{name: "--server-name over Host", args: []string{srv.URL + "/", "--ca", ca, "-H", "Host:echo", "--server-name=example.com"},
+			want: []string{"[0] StatusCode=200\n", "ServerName=example.com\n", "Host=echo\n"}},
+		{name: "another CA", args: []string{srv.URL + "/", "--ca", otherCA, "-H", "Host:example.com"}, code: 1,
+			want: []string{"fatal\tError 1/1 requests had errors", "certificate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runClient(tc.args...)
+			if got.code != tc.code {
+				t.Fatalf("exit %d, want %d: %s%s", got.code, tc.code, got.stdout, got.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.stdout, w) {
+					t.Errorf("output lacks %q:\n%s", w, got.stdout)
+				}
+			}
+		})
 	}
 }
