@@ -40,6 +40,8 @@ type Agent struct {
 	running map[string]*podRun // by namespace/name
 	// Unrunnable records, per Pod, why the agent could not run it.
 	unrunnable map[string]string
+	// commands are what exec may run, by image repository and name (exec.go).
+	commands map[string]map[string]string
 }
 
 // StartAgent serves the kubelet endpoint with kubelet, registers the Node
@@ -51,6 +53,7 @@ func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Ne
 		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		running:    map[string]*podRun{},
 		unrunnable: map[string]string{},
+		commands:   map[string]map[string]string{},
 	}
 	port, err := a.serveKubelet(ctx, kubelet)
 	if err != nil {

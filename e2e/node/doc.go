@@ -2,7 +2,8 @@
 // machine with no kubelet and no container runtime: a Linux bridge whose
 // hosts are network namespaces (Network), an agent that schedules Pods to
 // its one Node and runs each Pod whose image it knows as a local process in
-// a namespace of its own (Agent), and a Gateway provisioner that gives each
+// a namespace of its own, serving the kubelet's logs, port-forward and
+// exec to the API server (Agent), and a Gateway provisioner that gives each
 // Gateway of a class a real Envoy in a namespace and a LoadBalancer
 // Service announcing its address (Provisioner). Everything else a cluster
 // does comes from the real kube-apiserver and kube-controller-manager.

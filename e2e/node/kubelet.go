@@ -19,7 +19,8 @@ import (
 // and status.daemonEndpoints.kubeletEndpoint.Port: a container's log (GET
 // /containerLogs/{namespace}/{pod}/{container}, pods/log) and a
 // port-forward (/portForward/{namespace}/{pod}[/{uid}], pods/portforward;
-// portforward.go).
+// portforward.go) and a command (/exec/{namespace}/{pod}[/{uid}]/{container},
+// pods/exec; exec.go).
 
 // KubeletTLS is the trust between the API server and the agent's kubelet
 // endpoint: the agent serves Certificate (issued for the Node's address by
@@ -44,6 +45,8 @@ func (a *Agent) serveKubelet(ctx context.Context, k KubeletTLS) (int32, error) {
 	// SPDY upgrades arrive as POST, WebSocket ones as GET.
 	mux.HandleFunc("/portForward/{namespace}/{pod}", a.portForward)
 	mux.HandleFunc("/portForward/{namespace}/{pod}/{uid}", a.portForward)
+	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", a.containerExec)
+	mux.HandleFunc("/exec/{namespace}/{pod}/{uid}/{container}", a.containerExec)
 	srv := &http.Server{
 		Handler:           onlyClient(k.ClientName, mux),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -177,6 +178,12 @@ func (n *Network) assignableLocked(addr string) error {
 // Command is argv run inside the host's namespace.
 func (h *Host) Command(argv ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", h.Netns}, argv...)...)
+}
+
+// CommandContext is Command, killed when ctx ends (ip netns exec becomes
+// argv, so the kill reaches it).
+func (h *Host) CommandContext(ctx context.Context, argv ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.Netns}, argv...)...)
 }
 
 // Remove deletes the namespace (and with it the veth pair).
