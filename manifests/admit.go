@@ -1,10 +1,11 @@
 package manifests
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tlsplane/tlsplane/crds"
 )
@@ -32,10 +33,23 @@ func isGatewayAPI(apiVersion string) bool {
 const maxRequestBodyBytes = 3 << 20
 
 // admitted is a Gateway API object as the API server would store it on a
-// create: pruned and defaulted, as JSON.
+// create: pruned and defaulted, as the generic tree admission worked on.
 type admitted struct {
-	doc      []byte
+	obj      map[string]any
 	warnings []string
+}
+
+// decode sets typed, a pointer to the object's Go type, from the admitted
+// tree: what the API server's JSON would decode to, without writing the
+// JSON and reading it back (TestAdmittedDecodeIsJSONDecode). A field the
+// Go type lacks is an "unknown field" error, as the JSON reader words it;
+// pruning leaves none of the pinned CRDs' objects.
+func (a admitted) decode(typed any) (unknown []error, err error) {
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(a.obj, typed, true)
+	if strict, ok := runtime.AsStrictDecodingError(err); ok {
+		return strict.Errors(), nil
+	}
+	return nil, err
 }
 
 // admit does to a Gateway API object what the API server does on a
@@ -86,9 +100,5 @@ func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte) (admit
 	case len(errs) > 0:
 		return admitted{}, refusals(id, prefix, errs)
 	}
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return admitted{}, err
-	}
-	return admitted{doc: out, warnings: warnings}, nil
+	return admitted{obj: obj, warnings: warnings}, nil
 }

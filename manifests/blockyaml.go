@@ -30,6 +30,12 @@ func blockYAMLToJSON(raw []byte) ([]byte, bool) {
 	}
 	p := blockParser{lines: bytes.Split(raw, []byte("\n"))}
 	p.skip()
+	// The YAML reader leaves a file's leading document marker on its
+	// first document (helm template's output starts so).
+	if p.i < len(p.lines) && string(p.lines[p.i]) == "---" {
+		p.i++
+		p.skip()
+	}
 	if p.i >= len(p.lines) || indentOf(p.lines[p.i]) != 0 || isSeqItem(p.lines[p.i]) {
 		return nil, false
 	}

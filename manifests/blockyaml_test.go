@@ -12,6 +12,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tlsplane/tlsplane/perf/world"
 )
 
 // corpusDocuments are the documents of the repository's manifests: the
@@ -47,7 +49,7 @@ func corpusDocuments(t testing.TB) [][]byte {
 
 // yamlMutations are edits that make YAML mean something else, or
 // nothing: the converter must then decline, or agree with YAMLToJSON.
-var yamlMutations = []string{" ", "  ", "\t", ":", ": ", "- ", "#", " #x", "'", "\"", "\\", "|", "|-", ">", "&a ", "*a", "!t ", "[", "]", "{", "}", ",", "\n", "\n  ", "yes", "0", "07", "1.5", "~", "-", "?", "@", "%", "<", "&"}
+var yamlMutations = []string{" ", "  ", "\t", ":", ": ", "- ", "#", " #x", "'", "\"", "\\", "|", "|-", ">", "&a ", "*a", "!t ", "[", "]", "{", "}", ",", "\n", "\n  ", "yes", "0", "07", "1.5", "~", "-", "?", "@", "%", "<", "&", "---\n", "--- ", "...\n"}
 
 // TestBlockYAMLToJSONIsYAMLToJSON: on every document of the repository's
 // manifests and thousands of edits of them, the block converter either
@@ -118,3 +120,22 @@ func FuzzBlockYAMLToJSON(f *testing.F) {
 }
 
 func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// A file's first document, as the YAML reader splits it, keeps the file's
+// leading "---" (helm template writes one): the converter reads it, as
+// YAMLToJSON does, rather than declining every such file's first object.
+func TestBlockYAMLToJSONReadsALeadingDocumentMarker(t *testing.T) {
+	var b bytes.Buffer
+	if err := world.WriteServices(&b, 3, 4, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 8443); err != nil {
+		t.Fatal(err)
+	}
+	raws, stop := DefaultLimits.split("world.yaml", b.Bytes())
+	if stop != nil || len(raws) == 0 || !bytes.HasPrefix(raws[0], []byte("---\n")) {
+		t.Fatalf("the world's first document %q (%v): want one starting with its file's ---", raws, stop)
+	}
+	for i, raw := range raws {
+		if !agreesWithYAMLToJSON(t, "world document", raw) {
+			t.Errorf("document %d declined:\n%s", i+1, raw)
+		}
+	}
+}

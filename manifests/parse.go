@@ -344,6 +344,19 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 	}
 	what := fmt.Sprintf("%s (%s %s %s)", where, Excerpt(probe.APIVersion), Excerpt(probe.Kind), id)
 	objID := objectID{file: r.file, apiVersion: probe.APIVersion, kind: probe.Kind, namespace: ns, name: probe.Metadata.Name}
+	// As the API server decodes: field names are case-sensitive, and an
+	// unknown field is dropped with a warning, as kubectl apply
+	// --validate=strict reports it.
+	decode := func(obj any) error {
+		strict, err := kjson.UnmarshalStrict(doc, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+		if err != nil {
+			return fmt.Errorf("%s: %s", what, excerptError(err))
+		}
+		for _, e := range strict {
+			warn(fmt.Sprintf("%s: %s", what, excerptError(e)))
+		}
+		return nil
+	}
 	if r.crds != nil && isGatewayAPI(probe.APIVersion) {
 		// Admitted as the API server would, whether tlsplane reads the
 		// kind or not: a file kubectl apply would refuse is refused.
@@ -362,7 +375,16 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 		for _, w := range a.warnings {
 			warn(fmt.Sprintf("%s: %s", what, w))
 		}
-		doc = a.doc
+		decode = func(obj any) error {
+			unknown, err := a.decode(obj)
+			if err != nil {
+				return fmt.Errorf("%s: %s", what, excerptError(err))
+			}
+			for _, e := range unknown {
+				warn(fmt.Sprintf("%s: %s", what, excerptError(e)))
+			}
+			return nil
+		}
 	} else if known {
 		if errs := validateCore(probe.Kind, probe.Metadata.Name, ns, kind.clusterScoped, doc); len(errs) > 0 {
 			if kind.clusterScoped {
@@ -375,19 +397,7 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 		warn(fmt.Sprintf("%s: %s", what, skippedMessage))
 		return nil
 	}
-	return kind.read(func(obj any) error {
-		// As the API server decodes: field names are case-sensitive, and
-		// an unknown field is dropped with a warning, as kubectl apply
-		// --validate=strict reports it.
-		strict, err := kjson.UnmarshalStrict(doc, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
-		if err != nil {
-			return fmt.Errorf("%s: %s", what, excerptError(err))
-		}
-		for _, e := range strict {
-			warn(fmt.Sprintf("%s: %s", what, excerptError(e)))
-		}
-		return nil
-	}, ns, in)
+	return kind.read(decode, ns, in)
 }
 
 // decodeList reads the items of a `kind: List`, as `kubectl get -o yaml`
