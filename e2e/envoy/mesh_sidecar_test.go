@@ -30,6 +30,7 @@ const (
 	meshSidecarUID, meshAppUID  = 1337, 1000
 	meshTLSHost                 = "echo-tls.shop.example"
 	meshRouteHeader, meshRouted = "X-Mesh-Route", "producer"
+	meshXDSName                 = "tlsplane.tlsplane-system.svc" // tlsplane's certificate names it
 )
 
 // TestMeshSidecar proves milestone 2 of docs/mesh.md with a real sidecar
@@ -37,7 +38,9 @@ const (
 // capture` programs nftables, a sidecar Envoy runs as UID 1337 with the
 // bootstrap `tlsplane sidecar-bootstrap` prints, connected to `tlsplane
 // serve --dir` (mesh namespace shop), and a client running as UID 1000
-// that knows nothing of the mesh connects to Service cluster IPs. An
+// that knows nothing of the mesh connects to Service cluster IPs. xDS is
+// mutual TLS with the sidecar's workload certificate (ServiceAccount
+// shop/client); one of namespace other reads no Mesh/shop. An
 // HTTPRoute whose parent is the Service adds a header and splits by path;
 // a port without a route reaches the Service unchanged; an address no
 // listener matches goes through the passthrough; a BackendTLSPolicy makes
@@ -82,17 +85,26 @@ func TestMeshSidecar(t *testing.T) {
 	}
 	harness.StartCmd(t, logDir, "backend-tls", n.command(0, backendBin, "--listen", podTLS+":8443", "--name", "tls", "--cert", leaf.CertFile, "--key", leaf.KeyFile))
 
-	tp := harness.StartCmd(t, logDir, "tlsplane", n.command(0, tlsplaneBin, "serve", "--dir", manifestDir, "--xds-address", meshXDS, "--admin-address", meshAdmin))
+	// xDS mutual TLS as a mesh runs it: tlsplane's default
+	// --xds-mesh-identity admits a certificate of any ServiceAccount of
+	// shop to Mesh/shop.
+	pki := newMeshPKI(t, root)
+	tp := harness.StartCmd(t, logDir, "tlsplane", n.command(0, tlsplaneBin, "serve", "--dir", manifestDir, "--xds-address", meshXDS, "--admin-address", meshAdmin,
+		"--xds-tls-cert", pki.server.CertFile, "--xds-tls-key", pki.server.KeyFile, "--xds-client-ca", pki.caFile))
 	n.waitGet(t, tp, "http://"+meshAdmin+"/readyz", 30*time.Second)
 
 	// The init step, then the sidecar, as the injected Pod runs them.
 	out := n.run(t, tlsplaneBin, "capture", "--sidecar-uid", strconv.Itoa(meshSidecarUID))
 	t.Logf("capture: %s", strings.TrimSpace(out))
-	bootstrap := filepath.Join(root, "sidecar-bootstrap.yaml")
-	n.run(t, tlsplaneBin, "sidecar-bootstrap", "--namespace", "shop", "--pod", "client-0", "--service-account", "client",
-		"--xds-address", meshXDS, "--xds-api-type", "GRPC", "--admin-port", strconv.Itoa(meshSidecarAdmin), "-o", bootstrap)
-	sidecar := harness.StartCmd(t, logDir, "sidecar", n.command(meshSidecarUID, envoyBin, "-c", bootstrap,
-		"--disable-hot-restart", "--concurrency", "1", "-l", "info", "--drain-time-s", "1"))
+	startSidecar := func(name string, workload *harness.Leaf, adminPort, capturePort int) *harness.Process {
+		bootstrap := filepath.Join(root, name+"-bootstrap.yaml")
+		n.run(t, tlsplaneBin, "sidecar-bootstrap", "--namespace", "shop", "--pod", name, "--service-account", "client",
+			"--xds-address", meshXDS, "--xds-api-type", "GRPC", "--admin-port", strconv.Itoa(adminPort), "--capture-port", strconv.Itoa(capturePort),
+			"--xds-tls-cert", workload.CertFile, "--xds-tls-key", workload.KeyFile, "--xds-tls-ca", pki.caFile, "--xds-server-name", meshXDSName, "-o", bootstrap)
+		return harness.StartCmd(t, logDir, name, n.command(meshSidecarUID, envoyBin, "-c", bootstrap,
+			"--disable-hot-restart", "--concurrency", "1", "-l", "info", "--drain-time-s", "1"))
+	}
+	sidecar := startSidecar("sidecar", pki.shopClient, meshSidecarAdmin, 15001)
 	m := &meshEnv{n: n, sidecar: sidecar, tlsplane: tp, logDir: logDir}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -168,6 +180,30 @@ func TestMeshSidecar(t *testing.T) {
 		}); err != nil {
 			t.Errorf("the request failed (%v), but not on verification: %v", refused, err)
 		}
+	})
+	t.Run("a-certificate-of-another-namespace-reads-no-mesh-fleet", func(t *testing.T) {
+		refused := func() int64 { return m.metric(t, "tlsplane_xds_streams_refused_total") }
+		before := refused()
+		intruder := startSidecar("sidecar-other-namespace", pki.otherClient, meshSidecarAdmin+100, 15101)
+		if err := harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
+			if after := refused(); after <= before {
+				return fmt.Errorf("tlsplane_xds_streams_refused_total %d, want more than %d", after, before)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("a sidecar claiming Mesh/shop with a certificate of namespace other: %v\n--- tlsplane log:\n%s", err, tp.LogTail(10))
+		}
+		if !strings.Contains(tp.Log(), `"xDS stream refused" stage=xds node=sidecar-other-namespace.shop fleet=Mesh/shop`) {
+			t.Errorf("tlsplane's log names no refusal of sidecar-other-namespace.shop:\n%s", tp.LogTail(10))
+		}
+		if strings.Contains(tp.Log(), "node=sidecar.shop fleet=Mesh/shop error") {
+			t.Errorf("tlsplane refused the sidecar of shop too:\n%s", tp.LogTail(10))
+		}
+		url := "http://127.0.0.1:" + strconv.Itoa(meshSidecarAdmin+100)
+		if body, err := n.get(url + "/listeners"); err == nil && strings.Contains(string(body), meshV1IP) {
+			t.Errorf("the refused sidecar holds shop's listeners:\n%s", body)
+		}
+		intruder.Stop(5 * time.Second)
 	})
 	t.Run("removing-the-capture-leaves-the-mesh", func(t *testing.T) {
 		out := n.run(t, tlsplaneBin, "capture", "--remove", "--netns", n.path)
@@ -388,6 +424,61 @@ func (m *meshEnv) saveConfigDump(t *testing.T) {
 	if err := os.WriteFile(path, body, 0o644); err == nil {
 		t.Logf("sidecar configuration: %s", path)
 	}
+}
+
+// meshPKI is xDS mutual TLS: tlsplane's serving certificate, and
+// workload certificates naming a ServiceAccount of shop and of other.
+type meshPKI struct {
+	caFile                          string
+	server, shopClient, otherClient *harness.Leaf
+}
+
+func newMeshPKI(t *testing.T, root string) *meshPKI {
+	t.Helper()
+	dir := filepath.Join(root, "pki")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ca := harness.NewAuthority(t, "mesh e2e xDS CA")
+	p := &meshPKI{caFile: filepath.Join(dir, "xds-ca.crt")}
+	if err := os.WriteFile(p.caFile, ca.PEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.server = ca.IssueFiles(t, harness.LeafSpec{CommonName: meshXDSName, DNSNames: []string{meshXDSName}},
+		filepath.Join(dir, "xds-server.crt"), filepath.Join(dir, "xds-server.key"))
+	workload := func(ns string) *harness.Leaf {
+		l := ca.IssueFiles(t, harness.LeafSpec{CommonName: "client." + ns, Client: true, URIs: []string{"spiffe://cluster.local/ns/" + ns + "/sa/client"}},
+			filepath.Join(dir, ns+"-client.crt"), filepath.Join(dir, ns+"-client.key"))
+		// The sidecar runs as its own UID and must read its key.
+		for _, f := range []string{l.CertFile, l.KeyFile} {
+			if err := os.Chown(f, meshSidecarUID, meshSidecarUID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l
+	}
+	p.shopClient, p.otherClient = workload("shop"), workload("other")
+	return p
+}
+
+// metric is one unlabelled counter of tlsplane's /metrics.
+func (m *meshEnv) metric(t *testing.T, name string) int64 {
+	t.Helper()
+	body, err := m.n.get("http://" + meshAdmin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if value, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", name, line)
+			}
+			return int64(v)
+		}
+	}
+	t.Fatalf("tlsplane's /metrics has no %s", name)
+	return 0
 }
 
 // processUID is the real UID of pid, from /proc.
