@@ -61,3 +61,7 @@ func (m *MeshIdentity) serviceAccountOf(namespace, uri string) (string, bool) {
 
 // meshNamespace is the namespace of fleet when it is a mesh fleet.
 func meshNamespace(fleet string) (string, bool) { return plan.MeshFleetNamespace(fleet) }
+
+// Mesh is the rule for mesh fleets WithMesh gave f, nil when they follow
+// f's template: for the command's flag test to read what it wired.
+func (f *FleetIdentity) Mesh() *MeshIdentity { return f.mesh }

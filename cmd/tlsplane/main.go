@@ -19,6 +19,8 @@ Usage:
   tlsplane serve [flags]                               (tlsplane serve --help)
   tlsplane status [policy NAMESPACE/NAME] [-n NS | --admin ADDR] [-o table|json]
                                                        (tlsplane status --help)
+  tlsplane sidecar-bootstrap [flags]                   (tlsplane sidecar-bootstrap --help)
+  tlsplane capture [--remove] [flags]                  (tlsplane capture --help)
   tlsplane version
 `
 
@@ -38,6 +40,10 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "status":
 		err = runStatus(os.Args[2:], os.Stdout)
+	case "sidecar-bootstrap":
+		err = runSidecarBootstrap(os.Args[2:], os.Stdout)
+	case "capture":
+		err = runCapture(os.Args[2:], os.Stdout)
 	case "version", "--version":
 		fmt.Println(versionLine())
 	case "-h", "--help", "help":

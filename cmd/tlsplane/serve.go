@@ -85,7 +85,7 @@ var serveFlagGroups = []flagGroup{
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
 		"backend-certificate-sample", "xds-cluster-name", "backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
 	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning", "xbackend-hostnames"}},
-	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "insecure-xds"}},
+	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "xds-mesh-identity", "insecure-xds"}},
 	xdsLimitsGroup,
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",

@@ -16,6 +16,7 @@ import (
 type xdsAuthFlags struct {
 	certFile, keyFile, clientCAFile string
 	fleetIdentity                   string
+	meshIdentity                    string
 	insecure                        bool
 }
 
@@ -25,6 +26,7 @@ func registerXDSAuthFlags(fs *flag.FlagSet) *xdsAuthFlags {
 	fs.StringVar(&f.keyFile, "xds-tls-key", "", "PEM private key of --xds-tls-cert")
 	fs.StringVar(&f.clientCAFile, "xds-client-ca", "", "PEM CA bundle that issues the Envoys' client certificates; a client without a certificate it verifies is refused")
 	fs.StringVar(&f.fleetIdentity, "xds-fleet-identity", xds.DefaultFleetIdentity, "with mutual TLS, the identity (URI or DNS SAN) a client certificate must carry to read a fleet; "+xds.ClusterPlaceholder+" is replaced by the node's cluster")
+	registerMeshIdentityFlag(fs, &f.meshIdentity)
 	fs.BoolVar(&f.insecure, "insecure-xds", false, "serve plaintext xDS on a non-loopback --xds-address: anyone who can connect reads every fleet's configuration")
 	return f
 }
@@ -42,9 +44,13 @@ func (f *xdsAuthFlags) serverOptions(addr string, logger *slog.Logger) (xds.Secu
 	case given == 3 && f.insecure:
 		return xds.Security{}, errors.New("--insecure-xds and the --xds-tls-* flags contradict each other: give one")
 	case given == 3:
-		return xds.MutualTLS(f.certFile, f.keyFile, f.clientCAFile, f.fleetIdentity, func(err error) {
+		sec, err := xds.MutualTLS(f.certFile, f.keyFile, f.clientCAFile, f.fleetIdentity, func(err error) {
 			logger.Error("xDS TLS files could not be re-read; serving the last good certificate and CA", "error", err)
 		})
+		if err != nil {
+			return sec, err
+		}
+		return withMeshIdentity(sec, f.meshIdentity)
 	case given > 0:
 		return xds.Security{}, errors.New("mutual TLS needs all of --xds-tls-cert, --xds-tls-key and --xds-client-ca")
 	case f.insecure:
