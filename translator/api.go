@@ -15,6 +15,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/infrastructure"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/mesh"
 	"github.com/tlsplane/tlsplane/translator/plan"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	// XBackendHostnames are the external hostnames an XBackend may name
 	// (one value for the process, like Provisioning); nil allows any.
 	XBackendHostnames *xbackend.Hostnames
+	// MeshNamespaces picks the namespaces in the mesh by their labels
+	// (one value for the process); nil is mesh.DefaultSelector,
+	// tlsplane.io/mesh=enabled.
+	MeshNamespaces *mesh.Selector
 }
 
 // BackendCertificates is how Gateways' Envoys report the certificates

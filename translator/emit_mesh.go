@@ -32,12 +32,12 @@ type meshOutput struct {
 // translateMesh judges the routes whose parent is a Service of a
 // namespace in the mesh and emits a fleet per such namespace; nothing
 // when no namespace is in the mesh.
-func (e *emitter) translateMesh(in Inputs, ix *input.Index, controller gwv1.GatewayController, stamp metav1.Time) meshOutput {
-	members := mesh.MembersOf(in.Namespaces)
+func (e *emitter) translateMesh(in Inputs, ix *input.Index, sel *mesh.Selector, controller gwv1.GatewayController, stamp metav1.Time) meshOutput {
+	members := sel.MembersOf(in.Namespaces)
 	if len(members) == 0 {
 		return meshOutput{}
 	}
-	res := mesh.Judge(mesh.Routes{HTTP: in.HTTPRoutes, GRPC: in.GRPCRoutes}, ix, members, controller, stamp)
+	res := mesh.Judge(mesh.Routes{HTTP: in.HTTPRoutes, GRPC: in.GRPCRoutes}, ix, members, sel, controller, stamp)
 	plans, warnings := mesh.Fleets(res, ix)
 	out := meshOutput{fleets: make(map[string]*FleetResources, len(plans)), httpRoutes: res.HTTPRoutes, grpcRoutes: res.GRPCRoutes, warnings: warnings}
 	for _, f := range plans {

@@ -79,11 +79,11 @@ func (g gatewayObjects) namesCA(kind Kind, nn types.NamespacedName) bool {
 // any reports whether the Gateway rules have anything to translate.
 func (g gatewayObjects) any() bool { return len(g.classes) > 0 }
 
-// anyInMesh reports whether a namespace is in the mesh (package mesh's
-// label), which Update leaves to a whole translation.
-func (g gatewayObjects) anyInMesh() bool {
+// anyInMesh reports whether a namespace is in the mesh (sel's), which
+// Update leaves to a whole translation.
+func (g gatewayObjects) anyInMesh(sel *mesh.Selector) bool {
 	for _, ns := range g.namespaces {
-		if mesh.Joined(ns) {
+		if sel.Joined(ns) {
 			return true
 		}
 	}

@@ -65,11 +65,11 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 // come out equal keep their pointers; the others are named changed.
 func (t *Translator) updateMesh(out *Output, stamp metav1.Time) {
 	w := t.world
-	if len(t.mesh.fleets) == 0 && len(t.mesh.httpRoutes)+len(t.mesh.grpcRoutes) == 0 && !w.gateway.anyInMesh() {
+	if len(t.mesh.fleets) == 0 && len(t.mesh.httpRoutes)+len(t.mesh.grpcRoutes) == 0 && !w.gateway.anyInMesh(t.opts.MeshNamespaces) {
 		return
 	}
 	in := Inputs{HTTPRoutes: input.ValuesOf(w.gateway.routes), GRPCRoutes: input.ValuesOf(w.gateway.grpcRoutes), Namespaces: input.ValuesOf(w.gateway.namespaces)}
-	next := t.translateMesh(in, w.ix, t.gatewayConfig.ControllerName, stamp)
+	next := t.translateMesh(in, w.ix, t.opts.MeshNamespaces, t.gatewayConfig.ControllerName, stamp)
 	changed := next.keepUnchanged(t.mesh)
 	t.mesh = next
 	next.addMesh(out, t.gatewayConfig.ControllerName)

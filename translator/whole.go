@@ -95,7 +95,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged, ix, t.policyConfig.ControllerName, stamp)
 	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	out.XBackendOrigins = xbackends.origins
-	meshOut := t.translateMesh(in, ix, t.gatewayConfig.ControllerName, stamp)
+	meshOut := t.translateMesh(in, ix, t.opts.MeshNamespaces, t.gatewayConfig.ControllerName, stamp)
 	for _, v := range verdicts {
 		out.CRLDistributionPoints = addCRLWants(out.CRLDistributionPoints, v.FetchedCRLs.Wants)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/tlsplane/tlsplane/pipeline"
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/mesh"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 	"github.com/tlsplane/tlsplane/xds"
 )
@@ -48,6 +49,7 @@ type serveConfig struct {
 	listenerAddress         string
 	gatewayAPIChannel       translator.Channel
 	xbackendHostnames       *xbackend.Hostnames
+	meshNamespaces          *mesh.Selector
 	fleetNamespaces         map[string][]string
 	fleetScope              snapshots.FleetScope
 	handshakeWindow         time.Duration
@@ -84,7 +86,7 @@ var serveFlagGroups = []flagGroup{
 	dirLimitsGroup,
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
 		"backend-certificate-sample", "xds-cluster-name", "backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
-	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning", "xbackend-hostnames"}},
+	{"Translation", []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "ca-expiry-warning", "xbackend-hostnames", "mesh-namespaces"}},
 	{"Security of the xDS channel", []string{"xds-tls-cert", "xds-tls-key", "xds-client-ca", "xds-fleet-identity", "xds-mesh-identity", "insecure-xds"}},
 	xdsLimitsGroup,
 	{"Kubernetes mode", []string{"leader-elect", "leader-election-namespace", "leader-election-id",
@@ -158,6 +160,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	registerListenerAddress(fs, &cfg.listenerAddress)
 	registerGatewayAPIChannel(fs, &cfg.gatewayAPIChannel)
 	registerXBackendHostnames(fs, &cfg.xbackendHostnames)
+	registerMeshNamespaces(fs, &cfg.meshNamespaces)
 	fs.Func("fleet-namespaces", "restrict each listed fleet (an Envoy node's cluster, --service-cluster) to namespaces, and grant it the private keys of their clusters' client certificates: `FLEET=NS[,NS...][;FLEET=NS...]`, e.g. edge=shop,pay;internal=ops; a fleet not listed is served as --fleet-scope says", func(v string) error {
 		fleets, err := parseFleetNamespaces(v)
 		cfg.fleetNamespaces = fleets
@@ -365,6 +368,7 @@ func serve(ctx context.Context, cfg *serveConfig, security xds.Security, logger 
 			CRLFetch:                fetcher != nil,
 			BackendCertificates:     cfg.backendCertificates,
 			XBackendHostnames:       cfg.xbackendHostnames,
+			MeshNamespaces:          cfg.meshNamespaces,
 		},
 		CRLFetcher: crlFetcherOf(fetcher),
 		Logger:     logger.With("stage", "pipeline"),

@@ -12,6 +12,7 @@ import (
 	"github.com/tlsplane/tlsplane/manifests"
 	"github.com/tlsplane/tlsplane/snapshots"
 	"github.com/tlsplane/tlsplane/translator"
+	"github.com/tlsplane/tlsplane/translator/mesh"
 	"github.com/tlsplane/tlsplane/translator/xbackend"
 )
 
@@ -23,11 +24,12 @@ type translationFlags struct {
 	allowInsecure     *bool
 	listenerAddress   string
 	xbackendHostnames *xbackend.Hostnames
+	meshNamespaces    *mesh.Selector
 	channel           translator.Channel
 	limits            *manifests.Limits
 }
 
-var translationFlagNames = []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "xbackend-hostnames"}
+var translationFlagNames = []string{"controller-name", "gateway-api-channel", "listener-address", "system-ca-bundle", "allow-insecure-skip-verify", "xbackend-hostnames", "mesh-namespaces"}
 
 func registerTranslationFlags(fs *flag.FlagSet) *translationFlags {
 	f := &translationFlags{
@@ -37,6 +39,7 @@ func registerTranslationFlags(fs *flag.FlagSet) *translationFlags {
 	}
 	registerListenerAddress(fs, &f.listenerAddress)
 	registerXBackendHostnames(fs, &f.xbackendHostnames)
+	registerMeshNamespaces(fs, &f.meshNamespaces)
 	registerGatewayAPIChannel(fs, &f.channel)
 	f.limits = registerDirLimits(fs)
 	return f
@@ -61,6 +64,7 @@ func (f *translationFlags) options() translator.Options {
 		AllowInsecureSkipVerify: *f.allowInsecure,
 		ListenerAddress:         f.listenerAddress,
 		XBackendHostnames:       f.xbackendHostnames,
+		MeshNamespaces:          f.meshNamespaces,
 		GatewayAPIChannel:       f.channel,
 	}
 }

@@ -17,6 +17,8 @@ import (
 // for whom, and their status entries for their Service parents.
 type Result struct {
 	Members Members
+	// selector is what made Members, for the refusals naming it.
+	selector *Selector
 	// Producers are, per Service port, the accepted routes in the
 	// Service's namespace: they apply to every caller without a consumer
 	// route for the port.
@@ -48,8 +50,8 @@ type candidate struct {
 // port where both kinds apply to the same callers, the GRPCRoutes win
 // (GEP-1294). Routes of a name are taken as the Gateway rules read them
 // (the last of a name wins); nothing happens without members.
-func Judge(routes Routes, ix *input.Index, members Members, controller gwv1.GatewayController, now metav1.Time) *Result {
-	res := &Result{Members: members}
+func Judge(routes Routes, ix *input.Index, members Members, sel *Selector, controller gwv1.GatewayController, now metav1.Time) *Result {
+	res := &Result{Members: members, selector: sel}
 	if len(members) == 0 {
 		return res
 	}
@@ -85,7 +87,7 @@ func (res *Result) judgeKind(kind input.Kind, ix *input.Index, controller gwv1.G
 			if !IsServiceParent(ref) {
 				continue
 			}
-			if p, ok := judgeParent(ref, kind, nn.Namespace, ix, res.Members); ok {
+			if p, ok := judgeParent(ref, kind, nn.Namespace, ix, res.Members, res.selector); ok {
 				parents = append(parents, p)
 			}
 		}

@@ -107,7 +107,7 @@ func TestJudgeServiceParents(t *testing.T) {
 	namespaces, ix := world()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{tc.route}}, ix, MembersOf(namespaces), ours, stamp)
+			res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{tc.route}}, ix, DefaultSelector.MembersOf(namespaces), DefaultSelector, ours, stamp)
 			nn := types.NamespacedName{Namespace: tc.route.Namespace, Name: tc.route.Name}
 			st, ok := res.HTTPRoutes[nn]
 			if ok != tc.ours {
@@ -166,7 +166,7 @@ func equalPorts(a, b []int32) bool {
 func TestMeshBackendsNeedNoReferenceGrant(t *testing.T) {
 	namespaces, ix := world()
 	r := httpRoute("caller", "r", serviceRef("shop", "echo", nil, ""))
-	res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{r}}, ix, MembersOf(namespaces), ours, stamp)
+	res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{r}}, ix, DefaultSelector.MembersOf(namespaces), DefaultSelector, ours, stamp)
 	resolved := res.HTTPRoutes[input.NameOf("caller", "r")].Parents[0].Conditions[1]
 	if resolved.Type != "ResolvedRefs" || resolved.Status != metav1.ConditionTrue {
 		t.Errorf("ResolvedRefs %+v, want True", resolved)
@@ -176,7 +176,7 @@ func TestMeshBackendsNeedNoReferenceGrant(t *testing.T) {
 // TestNoMembersNoMesh: without a namespace in the mesh nothing is judged.
 func TestNoMembersNoMesh(t *testing.T) {
 	_, ix := world()
-	res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{httpRoute("shop", "r", serviceRef("", "echo", nil, ""))}}, ix, MembersOf([]*corev1.Namespace{namespace("shop", false)}), ours, stamp)
+	res := Judge(Routes{HTTP: []*gwv1.HTTPRoute{httpRoute("shop", "r", serviceRef("", "echo", nil, ""))}}, ix, DefaultSelector.MembersOf([]*corev1.Namespace{namespace("shop", false)}), DefaultSelector, ours, stamp)
 	if res.HTTPRoutes != nil || res.Producers != nil {
 		t.Errorf("judged without members: %+v", res)
 	}
@@ -224,7 +224,7 @@ func TestGRPCRoutesWinOverHTTPRoutes(t *testing.T) {
 			httpRoute("caller", "consumer", serviceRef("shop", "echo", p80, "")),
 		},
 	}
-	res := Judge(routes, ix, MembersOf(namespaces), ours, stamp)
+	res := Judge(routes, ix, DefaultSelector.MembersOf(namespaces), DefaultSelector, ours, stamp)
 	for _, tc := range []struct {
 		route, reason, message string
 	}{

@@ -33,7 +33,7 @@ func (p parent) Verdict() route.Parent { return p.Parent }
 // judgeParent judges a Service parentRef of a route of kind in
 // namespace routeNS; ok is false when the Service's namespace is not in
 // the mesh: another mesh, or none, may own that parent.
-func judgeParent(ref gwv1.ParentReference, kind input.Kind, routeNS string, ix *input.Index, members Members) (p parent, ok bool) {
+func judgeParent(ref gwv1.ParentReference, kind input.Kind, routeNS string, ix *input.Index, members Members, sel *Selector) (p parent, ok bool) {
 	ns := routeNS
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
@@ -54,7 +54,7 @@ func judgeParent(ref gwv1.ParentReference, kind input.Kind, routeNS string, ix *
 		return refuse(gwv1.RouteReasonUnsupportedValue, "Service %s: %s", p.service, reason)
 	}
 	if ns != routeNS && !members[routeNS] {
-		return refuse(gwv1.RouteReasonNoMatchingParent, "namespace %s is not in the mesh (label %s=%s): a consumer route applies only to callers in its own namespace", routeNS, Label, Enabled)
+		return refuse(gwv1.RouteReasonNoMatchingParent, "namespace %s is not in the mesh (its labels do not match %s): a consumer route applies only to callers in its own namespace", routeNS, sel)
 	}
 	p.ports = matchingPorts(svc, ref)
 	if len(p.ports) == 0 {

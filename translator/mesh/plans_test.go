@@ -44,7 +44,7 @@ func TestFleetsApplyProducerAndConsumerRoutes(t *testing.T) {
 		httpRoute("shop", "producer", serviceRef("", "echo", ptr(gwv1.PortNumber(80)), "")),
 		httpRoute("caller", "consumer", serviceRef("shop", "echo", ptr(gwv1.PortNumber(80)), "")),
 	}
-	res := Judge(Routes{HTTP: routes}, ix, MembersOf(namespaces), ours, stamp)
+	res := Judge(Routes{HTTP: routes}, ix, DefaultSelector.MembersOf(namespaces), DefaultSelector, ours, stamp)
 	fleets, warnings := Fleets(res, ix)
 	if len(warnings) > 0 {
 		t.Errorf("warnings: %v", warnings)
