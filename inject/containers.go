@@ -1,0 +1,95 @@
+package inject
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// The names injection gives; a Pod holding any of these containers is
+// injected already.
+const (
+	CaptureContainer   = "tlsplane-mesh-capture"
+	BootstrapContainer = "tlsplane-mesh-bootstrap"
+	SidecarContainer   = "tlsplane-mesh-sidecar"
+	// Volume is the emptyDir the bootstrap step writes and Envoy reads.
+	Volume = "tlsplane-mesh"
+)
+
+// bootstrapDir is where Volume is mounted; BootstrapFile is Envoy's -c.
+const (
+	bootstrapDir  = "/etc/tlsplane/mesh"
+	BootstrapFile = bootstrapDir + "/envoy.yaml"
+)
+
+// initContainers are the three steps, in the order they must run: the
+// capture programs the network namespace, the bootstrap is written with
+// the Pod's identity from the downward API, then the sidecar starts
+// (restartPolicy Always: a native sidecar, up before every later init
+// container and the application, stopped after them).
+func initContainers(c Config, exclude []uint16) []corev1.Container {
+	captureArgs := []string{"capture", "--sidecar-uid", strconv.FormatInt(c.SidecarUID, 10), "--port", strconv.Itoa(c.CapturePort)}
+	if len(exclude) > 0 {
+		captureArgs = append(captureArgs, "--exclude-ports", joinPorts(exclude))
+	}
+	always := corev1.ContainerRestartPolicyAlways
+	mount := []corev1.VolumeMount{{Name: Volume, MountPath: bootstrapDir}}
+	return []corev1.Container{
+		{
+			Name: CaptureContainer, Image: c.TLSPlaneImage, Args: captureArgs,
+			// nftables needs root with NET_ADMIN in the Pod's network
+			// namespace; nothing else.
+			SecurityContext: &corev1.SecurityContext{
+				RunAsUser: new(int64(0)), RunAsNonRoot: new(false),
+				AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_ADMIN"}},
+			},
+		},
+		{
+			Name: BootstrapContainer, Image: c.TLSPlaneImage,
+			Args: []string{"sidecar-bootstrap", "--xds-address", c.XDSAddress,
+				"--capture-port", strconv.Itoa(c.CapturePort), "--admin-port", strconv.Itoa(c.AdminPort), "-o", BootstrapFile},
+			Env:             downwardIdentity(),
+			VolumeMounts:    mount,
+			SecurityContext: sidecarSecurity(c),
+		},
+		{
+			Name: SidecarContainer, Image: c.SidecarImage, RestartPolicy: &always,
+			Command:         []string{"envoy"},
+			Args:            []string{"-c", BootstrapFile},
+			Env:             downwardIdentity(),
+			VolumeMounts:    []corev1.VolumeMount{{Name: Volume, MountPath: bootstrapDir, ReadOnly: true}},
+			SecurityContext: sidecarSecurity(c),
+		},
+	}
+}
+
+// downwardIdentity is what sidecar-bootstrap's flags default to.
+func downwardIdentity() []corev1.EnvVar {
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}}
+	}
+	return []corev1.EnvVar{
+		field("POD_NAME", "metadata.name"),
+		field("POD_NAMESPACE", "metadata.namespace"),
+		field("POD_SERVICE_ACCOUNT", "spec.serviceAccountName"),
+	}
+}
+
+// sidecarSecurity runs a step as the sidecar's UID, the one the capture
+// lets through, with no privilege.
+func sidecarSecurity(c Config) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsUser: new(c.SidecarUID), RunAsGroup: new(c.SidecarUID), RunAsNonRoot: new(true),
+		AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// bootstrapVolume holds one small file, in memory.
+func bootstrapVolume() corev1.Volume {
+	limit := resource.MustParse("1Mi")
+	return corev1.Volume{Name: Volume, VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}}}
+}
