@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/tlsplane/tlsplane/capture"
 	"github.com/tlsplane/tlsplane/sidecar"
@@ -62,7 +63,14 @@ func (c Config) Check() error {
 	if c.CapturePort == c.AdminPort {
 		errs = append(errs, fmt.Errorf("capture port and admin port are both %d", c.CapturePort))
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 func validPort(s string) bool {
