@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,9 +16,12 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
@@ -28,14 +32,14 @@ var injectedInits = []string{"tlsplane-mesh-capture", "tlsplane-mesh-bootstrap",
 // startInjector runs `tlsplane inject` on loopback over TLS with a
 // serving certificate for 127.0.0.1 from a test CA, and returns its
 // address and that CA (the webhook configuration's caBundle).
-func startInjector(t *testing.T, flags ...string) (*harness.Process, string, *harness.Authority) {
+func startInjector(t *testing.T, kubeconfig string, flags ...string) (*harness.Process, string, *harness.Authority) {
 	t.Helper()
 	dir := t.TempDir()
 	ca := harness.NewAuthority(t, "tlsplane inject e2e CA")
 	leaf := ca.IssueFiles(t, harness.LeafSpec{CommonName: "127.0.0.1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
 		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
 	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
-	p := harness.Start(t, dir, "tlsplane-inject", tlsplaneBin, append([]string{"inject", "--kubeconfig", api.Kubeconfig, "--address", addr,
+	p := harness.Start(t, dir, "tlsplane-inject", tlsplaneBin, append([]string{"inject", "--kubeconfig", kubeconfig, "--address", addr,
 		"--tls-cert", leaf.CertFile, "--tls-key", leaf.KeyFile, "--log-level", "debug",
 		"--sidecar-image", "envoyproxy/envoy:e2e", "--tlsplane-image", tlsplaneImage + ":e2e",
 		"--sidecar-xds-address", "tlsplane-xds.tlsplane-system.svc:18000"}, flags...)...)
@@ -57,30 +61,40 @@ func startInjector(t *testing.T, flags ...string) (*harness.Process, string, *ha
 	return p, addr, ca
 }
 
-// registerInjector is the MutatingWebhookConfiguration deploy/ holds,
-// pointed at addr by url instead of a Service; deleted at the end.
+// registerInjector registers deploy/mesh-injection.yaml's
+// MutatingWebhookConfiguration, pointed at addr by url instead of its
+// Service and trusting caPEM, under a name of the test's; deleted at the
+// end. Its other objects are applied as a server-side dry run: the
+// Deployment would need a kubelet and a registry.
 func registerInjector(t *testing.T, c clients, addr string, caPEM []byte) {
 	t.Helper()
+	data, err := os.ReadFile(filepath.Join(deployDir(), "mesh-injection.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apiserver.Apply(context.Background(), api.Config, data, true); err != nil {
+		t.Fatalf("apply deploy/mesh-injection.yaml (dry run): %v", err)
+	}
+	objs, err := apiserver.DecodeManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg *admissionregistrationv1.MutatingWebhookConfiguration
+	for _, o := range objs {
+		if o.GetKind() == "MutatingWebhookConfiguration" {
+			cfg = &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if cfg == nil || len(cfg.Webhooks) != 1 || cfg.Webhooks[0].ClientConfig.Service == nil || *cfg.Webhooks[0].ClientConfig.Service.Path != "/inject" {
+		t.Fatalf("deploy/mesh-injection.yaml: want one MutatingWebhookConfiguration with one webhook on a Service's /inject, got %+v", cfg)
+	}
 	name := "tlsplane-mesh-injection-" + strconv.FormatInt(time.Now().UnixNano()%1000000, 10)
 	url := "https://" + addr + "/inject"
-	fail := admissionregistrationv1.Fail
-	none := admissionregistrationv1.SideEffectClassNone
-	never := admissionregistrationv1.NeverReinvocationPolicy
-	scope := admissionregistrationv1.NamespacedScope
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:                    "inject.mesh.tlsplane.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}, Scope: &scope}}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"tlsplane.io/mesh": "enabled"}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			ReinvocationPolicy:      &never,
-			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          new(int32(10)),
-		}},
-	}
+	cfg.Name, cfg.Annotations = name, nil
+	cfg.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM}
 	ctx := context.Background()
 	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -88,6 +102,27 @@ func registerInjector(t *testing.T, c clients, addr string, caPEM []byte) {
 	t.Cleanup(func() {
 		_ = c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
+}
+
+// injectorKubeconfig applies deploy/'s namespace and
+// mesh-injection-rbac.yaml and returns a kubeconfig with a token of the
+// tlsplane-mesh-injection ServiceAccount: the webhook runs with exactly
+// the privileges the manifests grant.
+func injectorKubeconfig(t *testing.T, c clients) string {
+	t.Helper()
+	applyDeploy(t, "namespace.yaml", false)
+	applyDeploy(t, "mesh-injection-rbac.yaml", false)
+	expiry := int64(3600)
+	tok, err := c.kube.CoreV1().ServiceAccounts("tlsplane-system").CreateToken(context.Background(), "tlsplane-mesh-injection",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest for ServiceAccount tlsplane-system/tlsplane-mesh-injection: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "mesh-injection.kubeconfig")
+	if err := api.WriteKubeconfig(path, "tlsplane-mesh-injection", tok.Status.Token); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // meshNamespace is newNamespace with labels and its default ServiceAccount
@@ -135,7 +170,8 @@ func initNames(pod *corev1.Pod) []string {
 // TestMeshInjection (issue 39, milestone 3): `tlsplane inject` serves the
 // webhook on loopback over TLS, registered with the real kube-apiserver
 // as deploy/mesh-injection.yaml registers it (namespaceSelector
-// tlsplane.io/mesh=enabled, failurePolicy Fail). A Pod created in a
+// tlsplane.io/mesh=enabled, failurePolicy Fail), under the ServiceAccount
+// and ClusterRole of deploy/mesh-injection-rbac.yaml. A Pod created in a
 // namespace in the mesh comes back from the API server with the capture,
 // the bootstrap and the native sidecar before its own init containers,
 // valid to the API server's own Pod validation; a Pod in another
@@ -146,7 +182,7 @@ func initNames(pod *corev1.Pod) []string {
 // mesh are refused (Fail) and Pods elsewhere are not affected.
 func TestMeshInjection(t *testing.T) {
 	c := adminClients(t)
-	injector, addr, ca := startInjector(t, "--mesh-namespaces", "tlsplane.io/mesh=enabled,e2e-inject!=excluded")
+	injector, addr, ca := startInjector(t, injectorKubeconfig(t, c), "--mesh-namespaces", "tlsplane.io/mesh=enabled,e2e-inject!=excluded")
 	registerInjector(t, c, addr, ca.PEM)
 	inMesh := meshNamespace(t, c, map[string]string{"tlsplane.io/mesh": "enabled"})
 	outside := meshNamespace(t, c, map[string]string{"team": "ops"})
