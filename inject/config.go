@@ -27,6 +27,11 @@ type Config struct {
 	// CapturePort and AdminPort are the sidecar's ports on 127.0.0.1.
 	CapturePort int
 	AdminPort   int
+	// IdentityCSIDriver, when set, mounts the workload's certificate from
+	// that CSI driver (tls.crt, tls.key, ca.crt: cert-manager's
+	// csi-driver-spiffe, spiffe.csi.cert-manager.io, names them so) and
+	// the sidecar speaks xDS mutual TLS with it; empty, plaintext xDS.
+	IdentityCSIDriver string
 }
 
 // DefaultConfig is Config's defaults, images and address left to fill.

@@ -15,7 +15,12 @@ const (
 	SidecarContainer   = "tlsplane-mesh-sidecar"
 	// Volume is the emptyDir the bootstrap step writes and Envoy reads.
 	Volume = "tlsplane-mesh"
+	// IdentityVolume holds the workload certificate (Config.IdentityCSIDriver).
+	IdentityVolume = "tlsplane-mesh-identity"
 )
+
+// identityDir is where IdentityVolume is mounted in the sidecar.
+const identityDir = "/var/run/tlsplane/identity"
 
 // bootstrapDir is where Volume is mounted; BootstrapFile is Envoy's -c.
 const (
@@ -35,6 +40,14 @@ func initContainers(c Config, exclude []uint16) []corev1.Container {
 	}
 	always := corev1.ContainerRestartPolicyAlways
 	mount := []corev1.VolumeMount{{Name: Volume, MountPath: bootstrapDir}}
+	bootArgs := []string{"sidecar-bootstrap", "--xds-address", c.XDSAddress,
+		"--capture-port", strconv.Itoa(c.CapturePort), "--admin-port", strconv.Itoa(c.AdminPort), "-o", BootstrapFile}
+	sidecarMounts := []corev1.VolumeMount{{Name: Volume, MountPath: bootstrapDir, ReadOnly: true}}
+	if c.IdentityCSIDriver != "" {
+		// Paths only: Envoy reads the files, and again when they rotate.
+		bootArgs = append(bootArgs, "--xds-tls-cert", identityDir+"/tls.crt", "--xds-tls-key", identityDir+"/tls.key", "--xds-tls-ca", identityDir+"/ca.crt")
+		sidecarMounts = append(sidecarMounts, corev1.VolumeMount{Name: IdentityVolume, MountPath: identityDir, ReadOnly: true})
+	}
 	return []corev1.Container{
 		{
 			Name: CaptureContainer, Image: c.TLSPlaneImage, Args: captureArgs,
@@ -48,8 +61,7 @@ func initContainers(c Config, exclude []uint16) []corev1.Container {
 		},
 		{
 			Name: BootstrapContainer, Image: c.TLSPlaneImage,
-			Args: []string{"sidecar-bootstrap", "--xds-address", c.XDSAddress,
-				"--capture-port", strconv.Itoa(c.CapturePort), "--admin-port", strconv.Itoa(c.AdminPort), "-o", BootstrapFile},
+			Args:            bootArgs,
 			Env:             downwardIdentity(),
 			VolumeMounts:    mount,
 			SecurityContext: sidecarSecurity(c),
@@ -59,7 +71,7 @@ func initContainers(c Config, exclude []uint16) []corev1.Container {
 			Command:         []string{"envoy"},
 			Args:            []string{"-c", BootstrapFile},
 			Env:             downwardIdentity(),
-			VolumeMounts:    []corev1.VolumeMount{{Name: Volume, MountPath: bootstrapDir, ReadOnly: true}},
+			VolumeMounts:    sidecarMounts,
 			SecurityContext: sidecarSecurity(c),
 		},
 	}
@@ -87,9 +99,15 @@ func sidecarSecurity(c Config) *corev1.SecurityContext {
 	}
 }
 
-// bootstrapVolume holds one small file, in memory.
-func bootstrapVolume() corev1.Volume {
+// volumes are the bootstrap's, one small file in memory, and with
+// IdentityCSIDriver the workload certificate's.
+func volumes(c Config) []corev1.Volume {
 	limit := resource.MustParse("1Mi")
-	return corev1.Volume{Name: Volume, VolumeSource: corev1.VolumeSource{
-		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}}}
+	v := []corev1.Volume{{Name: Volume, VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}}}}
+	if c.IdentityCSIDriver != "" {
+		v = append(v, corev1.Volume{Name: IdentityVolume, VolumeSource: corev1.VolumeSource{
+			CSI: &corev1.CSIVolumeSource{Driver: c.IdentityCSIDriver, ReadOnly: new(true)}}})
+	}
+	return v
 }

@@ -51,9 +51,12 @@ func Decide(c Config, sel *mesh.Selector, ns *corev1.Namespace, pod *corev1.Pod)
 	if err != nil {
 		return Decision{}, err
 	}
+	ourVolumes := volumes(c)
 	for _, v := range pod.Spec.Volumes {
-		if v.Name == Volume {
-			return Decision{}, fmt.Errorf("spec.volumes: %q is the name injection gives its own volume; rename it or annotate the Pod %s: %s", Volume, AnnotationMesh, Disabled)
+		for _, o := range ourVolumes {
+			if v.Name == o.Name {
+				return Decision{}, fmt.Errorf("spec.volumes: %q is a name injection gives its own volume; rename it or annotate the Pod %s: %s", v.Name, AnnotationMesh, Disabled)
+			}
 		}
 	}
 
@@ -67,9 +70,11 @@ func Decide(c Config, sel *mesh.Selector, ns *corev1.Namespace, pod *corev1.Pod)
 		}
 	}
 	if len(pod.Spec.Volumes) == 0 {
-		patch = append(patch, Op{"add", "/spec/volumes", []corev1.Volume{bootstrapVolume()}})
+		patch = append(patch, Op{"add", "/spec/volumes", ourVolumes})
 	} else {
-		patch = append(patch, Op{"add", "/spec/volumes/-", bootstrapVolume()})
+		for _, v := range ourVolumes {
+			patch = append(patch, Op{"add", "/spec/volumes/-", v})
+		}
 	}
 	return Decision{Patch: patch}, nil
 }

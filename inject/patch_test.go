@@ -275,3 +275,42 @@ func TestConfigCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideWithIdentity: with an identity CSI driver the sidecar mounts
+// the workload certificate and the bootstrap names its files; without,
+// nothing of it is injected (TestDecide's volumes end with the bootstrap's).
+func TestDecideWithIdentity(t *testing.T) {
+	c := testConfig
+	c.IdentityCSIDriver = "spiffe.csi.cert-manager.io"
+	for _, inits := range [][]string{nil, {"migrate"}} {
+		raw := podJSON(nil, inits...)
+		d, err := Decide(c, nil, inMesh, decodePod(t, raw))
+		if err != nil || d.Patch == nil {
+			t.Fatalf("%+v, %v", d, err)
+		}
+		got := decodePod(t, applyPatch(t, raw, d))
+		last := got.Spec.Volumes[len(got.Spec.Volumes)-1]
+		if last.Name != IdentityVolume || last.CSI == nil || last.CSI.Driver != "spiffe.csi.cert-manager.io" || last.CSI.ReadOnly == nil || !*last.CSI.ReadOnly {
+			t.Fatalf("volumes %+v: want the read-only CSI volume of the driver last", got.Spec.Volumes)
+		}
+		if got.Spec.Volumes[len(got.Spec.Volumes)-2].Name != Volume {
+			t.Fatalf("volumes %+v: want the bootstrap's before the identity's", got.Spec.Volumes)
+		}
+		boot, side := got.Spec.InitContainers[1], got.Spec.InitContainers[2]
+		wantTLS := []string{"--xds-tls-cert", "/var/run/tlsplane/identity/tls.crt", "--xds-tls-key", "/var/run/tlsplane/identity/tls.key", "--xds-tls-ca", "/var/run/tlsplane/identity/ca.crt"}
+		if !slices.Equal(boot.Args[len(boot.Args)-6:], wantTLS) {
+			t.Fatalf("bootstrap args %q, want them ending %q", boot.Args, wantTLS)
+		}
+		if len(side.VolumeMounts) != 2 || side.VolumeMounts[1] != (corev1.VolumeMount{Name: IdentityVolume, MountPath: "/var/run/tlsplane/identity", ReadOnly: true}) {
+			t.Fatalf("sidecar mounts %+v, want the identity read-only at /var/run/tlsplane/identity", side.VolumeMounts)
+		}
+		if len(boot.VolumeMounts) != 1 {
+			t.Fatalf("bootstrap mounts %+v: it writes paths, it needs no certificate", boot.VolumeMounts)
+		}
+	}
+	pod := decodePod(t, podJSON(nil))
+	pod.Spec.Volumes = []corev1.Volume{{Name: IdentityVolume}}
+	if _, err := Decide(c, nil, inMesh, pod); err == nil || !strings.Contains(err.Error(), `spec.volumes: "tlsplane-mesh-identity"`) {
+		t.Fatalf("error %v, want one naming the volume", err)
+	}
+}

@@ -35,7 +35,7 @@ and a native sidecar Envoy. Reads namespaces from the Kubernetes API
 
 var injectFlagGroups = []flagGroup{
 	{"Webhook", []string{"address", "tls-cert", "tls-key", "mesh-namespaces"}},
-	{"Injected Pods", []string{"sidecar-image", "tlsplane-image", "sidecar-xds-address", "sidecar-uid", "capture-port", "sidecar-admin-port"}},
+	{"Injected Pods", []string{"sidecar-image", "tlsplane-image", "sidecar-xds-address", "sidecar-uid", "capture-port", "sidecar-admin-port", "sidecar-identity-csi-driver"}},
 	{"Kubernetes", []string{"kubeconfig"}},
 	{"Logging", []string{"log-format", "log-level"}},
 }
@@ -60,6 +60,7 @@ func newInjectFlags() (*injectFlags, *flag.FlagSet) {
 	fs.Int64Var(&f.pods.SidecarUID, "sidecar-uid", f.pods.SidecarUID, "the sidecar's UID and GID; the capture never redirects its connections")
 	fs.IntVar(&f.pods.CapturePort, "capture-port", f.pods.CapturePort, "the sidecar's capture listener port on 127.0.0.1")
 	fs.IntVar(&f.pods.AdminPort, "sidecar-admin-port", f.pods.AdminPort, "the sidecar's Envoy admin port on 127.0.0.1")
+	fs.StringVar(&f.pods.IdentityCSIDriver, "sidecar-identity-csi-driver", "", "CSI driver that mounts each workload's certificate (tls.crt, tls.key, ca.crt), e.g. spiffe.csi.cert-manager.io: the sidecar speaks xDS mutual TLS with it (tlsplane serve --xds-mesh-identity); empty: plaintext xDS")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the API server whose namespaces are read; in a Pod the in-cluster config is used")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")

@@ -80,6 +80,7 @@ meshInjection:
   sidecarImage: registry.example/envoy:v1
   xdsAddress: xds.example:18000
   tlsSecretName: webhook-certs
+  identityCSIDriver: ""
 `)
 	cfg := objs["MutatingWebhookConfiguration /mesh-mesh-injection"]
 	dep := objs["Deployment "+ns+"/mesh-mesh-injection"]
@@ -103,8 +104,11 @@ meshInjection:
 			t.Errorf("Deployment: no %s in %s", s, depJSON)
 		}
 	}
+	if strings.Contains(depJSON, "--sidecar-identity-csi-driver") {
+		t.Errorf("Deployment: identityCSIDriver empty, yet %s", depJSON)
+	}
 	defaults := mustJSON(t, meshInjectionObjects(t, "mesh", ns, enabledValues)["Deployment "+ns+"/mesh-mesh-injection"].Object)
-	for _, s := range []string{`"--sidecar-xds-address=mesh-xds.` + ns + `.svc:18000"`, `"secretName":"mesh-mesh-injection-tls"`} {
+	for _, s := range []string{`"--sidecar-xds-address=mesh-xds.` + ns + `.svc:18000"`, `"secretName":"mesh-mesh-injection-tls"`, `"--sidecar-identity-csi-driver=spiffe.csi.cert-manager.io"`} {
 		if !strings.Contains(defaults, s) {
 			t.Errorf("Deployment with the defaults: no %s", s)
 		}

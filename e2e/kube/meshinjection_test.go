@@ -182,7 +182,8 @@ func initNames(pod *corev1.Pod) []string {
 // mesh are refused (Fail) and Pods elsewhere are not affected.
 func TestMeshInjection(t *testing.T) {
 	c := adminClients(t)
-	injector, addr, ca := startInjector(t, injectorKubeconfig(t, c), "--mesh-namespaces", "tlsplane.io/mesh=enabled,e2e-inject!=excluded")
+	injector, addr, ca := startInjector(t, injectorKubeconfig(t, c), "--mesh-namespaces", "tlsplane.io/mesh=enabled,e2e-inject!=excluded",
+		"--sidecar-identity-csi-driver", "spiffe.csi.cert-manager.io")
 	registerInjector(t, c, addr, ca.PEM)
 	inMesh := meshNamespace(t, c, map[string]string{"tlsplane.io/mesh": "enabled"})
 	outside := meshNamespace(t, c, map[string]string{"team": "ops"})
@@ -221,8 +222,12 @@ func TestMeshInjection(t *testing.T) {
 	if !slices.Contains(boot.Args, "tlsplane-xds.tlsplane-system.svc:18000") || !slices.Contains(boot.Args, "sidecar-bootstrap") {
 		t.Fatalf("bootstrap args %q", boot.Args)
 	}
-	if v := got.Spec.Volumes[len(got.Spec.Volumes)-1]; v.Name != "tlsplane-mesh" || v.EmptyDir == nil {
-		t.Fatalf("volumes %+v, want the bootstrap's emptyDir last", got.Spec.Volumes)
+	if v := got.Spec.Volumes; len(v) != 2 || v[0].Name != "tlsplane-mesh" || v[0].EmptyDir == nil ||
+		v[1].Name != "tlsplane-mesh-identity" || v[1].CSI == nil || v[1].CSI.Driver != "spiffe.csi.cert-manager.io" {
+		t.Fatalf("volumes %+v, want the bootstrap's emptyDir and the workload certificate's CSI volume", got.Spec.Volumes)
+	}
+	if !slices.Contains(boot.Args, "/var/run/tlsplane/identity/tls.crt") {
+		t.Fatalf("bootstrap args %q: want the workload certificate for xDS mutual TLS", boot.Args)
 	}
 
 	t.Log("the Pod's own init containers run after ours, in their order; excluded ports reach the capture")
