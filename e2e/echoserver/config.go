@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -108,25 +109,17 @@ func parse(args []string, stdout io.Writer) (*Config, bool, error) {
 		}
 		listenIP[p] = ip
 	}
-	in := func(ports []int, p int) bool {
-		for _, q := range ports {
-			if q == p {
-				return true
-			}
-		}
-		return false
-	}
 	for _, set := range []struct {
-		proto Protocol
-		name  string
-		ports []int
-	}{{HTTP, "http", httpPorts}, {GRPC, "grpc", grpcPorts}, {TCP, "tcp", tcpPorts}} {
+		proto      Protocol
+		flag, name string
+		ports      []int
+	}{{HTTP, "port", "http", httpPorts}, {GRPC, "grpc", "grpc", grpcPorts}, {TCP, "tcp", "tcp", tcpPorts}} {
 		for i, p := range set.ports {
 			if p < 0 || p > 65535 {
-				return nil, false, usageError{fmt.Errorf("--%s: port %d is out of range", map[Protocol]string{HTTP: "port", GRPC: "grpc", TCP: "tcp"}[set.proto], p)}
+				return nil, false, usageError{fmt.Errorf("--%s: port %d is out of range", set.flag, p)}
 			}
 			c.Ports = append(c.Ports, Port{Name: set.name + "-" + strconv.Itoa(i), Protocol: set.proto, Port: p,
-				TLS: in(tlsPorts, p), ServerFirst: in(serverFirst, p), ListenIP: listenIP[p]})
+				TLS: slices.Contains(tlsPorts, p), ServerFirst: slices.Contains(serverFirst, p), ListenIP: listenIP[p]})
 		}
 	}
 	c.Hostname = hostname()
