@@ -177,7 +177,7 @@ coredns:
 	hack/build-conformance-images.sh coredns
 
 conformance: build envoy kube-apiserver conformance-images testsummary
-	cd e2e && $(SUMMARY) -title "e2e/node, the echo client and the conformance ratchet" -- $(GO) test -json -count=1 ./node/ ./echoclient/ ./conformance/ratchet/
+	cd e2e && $(SUMMARY) -title "e2e/node, the echo client and server and the conformance ratchet" -- $(GO) test -json -count=1 ./node/ ./echoclient/ ./echoserver/ ./conformance/ratchet/
 	rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR)
 	@failed=""; for channel in $(CONFORMANCE_CHANNELS); do \
 		$(MAKE) --no-print-directory conformance-channel CHANNEL=$$channel || failed="$$failed $$channel"; \

@@ -3,10 +3,14 @@
 # conformance suite's base manifests, for the e2e node agent to run as
 # Pods, into the git-ignored e2e/.cache/bin/images (or
 # $CONFORMANCE_IMAGES_DIR, where e2e/node looks too): echo-basic from the
-# suite's own module (the version e2e/go.mod pins) and CoreDNS from
-# e2e/cmd/coredns, which e2e/harness's StartDNS runs too (e2e/envoy).
-#   hack/build-conformance-images.sh               both
-#   hack/build-conformance-images.sh coredns       CoreDNS only (make coredns)
+# suite's own module (the version e2e/go.mod pins), CoreDNS from
+# e2e/cmd/coredns, which e2e/harness's StartDNS runs too (e2e/envoy), and
+# the mesh manifests' echo-advanced: its server (e2e/echoserver, the
+# image's entrypoint) and its `client` command (e2e/echoclient, which the
+# suite execs in the Pods).
+#   hack/build-conformance-images.sh                       all four
+#   hack/build-conformance-images.sh coredns               CoreDNS only (make coredns)
+#   hack/build-conformance-images.sh echo-advanced echo-advanced-client
 # Each binary has its own stamp (its sources, this script, the Go version),
 # so a second run costs nothing and a change to e2e/cmd/coredns rebuilds
 # CoreDNS alone. A binary is built beside its place and renamed into it:
@@ -36,8 +40,16 @@ build() {
   echo "$stamp" > "$out/$name.stamp"
 }
 
+# sources DIR...: the Go files (tests left out) a binary is built from.
+sources() {
+  local dir
+  for dir in "$@"; do
+    find "$dir" -maxdepth 1 -name '*.go' ! -name '*_test.go' | sort
+  done
+}
+
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(echo-basic coredns)
+[[ ${#targets[@]} -gt 0 ]] || targets=(echo-basic coredns echo-advanced echo-advanced-client)
 for target in "${targets[@]}"; do
   case "$target" in
   echo-basic)
@@ -46,8 +58,16 @@ for target in "${targets[@]}"; do
   coredns)
     build coredns "$root/e2e/cmd/coredns" . "e2e/cmd/coredns: bind, errors, log, hosts, forward, whoami" \
       "$root/e2e/cmd/coredns/go.mod" "$root/e2e/cmd/coredns/go.sum" "$root/e2e/cmd/coredns/main.go" ;;
+  echo-advanced)
+    mapfile -t files < <(sources "$root/e2e/echoserver" "$root/e2e/echoserver/server")
+    build echo-advanced "$root/e2e" ./echoserver/server "e2e/echoserver: the echo-advanced image's server" \
+      "$root/e2e/go.mod" "$root/e2e/go.sum" "${files[@]}" ;;
+  echo-advanced-client)
+    mapfile -t files < <(sources "$root/e2e/echoclient" "$root/e2e/echoclient/client")
+    build echo-advanced-client "$root/e2e" ./echoclient/client "e2e/echoclient: the echo-advanced image's client command" \
+      "$root/e2e/go.mod" "$root/e2e/go.sum" "${files[@]}" ;;
   *)
-    echo "unknown image $target (echo-basic, coredns)" >&2
+    echo "unknown image $target (echo-basic, coredns, echo-advanced, echo-advanced-client)" >&2
     exit 2 ;;
   esac
 done

@@ -99,6 +99,12 @@ func newCluster(t *testing.T) *cluster {
 		Certificate: kubeletCert, ClientCAs: api.KubeletClientCAs(), ClientName: apiserver.KubeletClientName,
 	})
 	must(t, err)
+	// The mesh tests exec the echo-advanced image's client in its Pods.
+	commands, err := node.ConformanceCommands()
+	need(t, "the images' commands", err)
+	for _, c := range commands {
+		agent.AllowCommand(c.Image, c.Name, c.Binary)
+	}
 
 	// Envoys in their namespaces reach tlsplane on the bridge; plaintext
 	// xDS is allowed there because nothing but this test's namespaces is

@@ -1,10 +1,8 @@
 package envoy
 
 import (
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tlsplane/tlsplane/e2e/harness"
 )
@@ -51,21 +49,7 @@ func TestRefusedObjectLeavesItsFileServed(t *testing.T) {
 	}
 	writeShared(false)
 
-	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
-		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.tlsplaneAdminPort,
-		Args: append([]string{"--dir", e.manifestDir}, e.serveArgs...), ReadyTimeout: 15 * time.Second,
-	}).Process
-	harness.StartEnvoy(t, harness.EnvoyOptions{
-		Bin: e.envoyBin, LogDir: e.logDir, Name: "envoy-tenant-a", APIType: e.apiType,
-		NodeID: "tenant-a-envoy", Fleet: tenantA + "/edge", XDSAddress: "127.0.0.1:" + strconv.Itoa(e.xdsPort),
-		GatewayListeners: true, WaitReady: true,
-	})
-	g := &gwEnv{env: e}
-	get := func(path string) func() (response, error) {
-		return func() (response, error) {
-			return harness.GatewayGet(harness.GatewayCall{Port: portA, Host: hostA, Path: path})
-		}
-	}
+	g, get := startTenantA(t, e, tenantA, portA, hostA)
 	g.await(t, "tenant A's route from the file with a refused object", get("/"), from(app))
 
 	waitAdmin(t, e.tlsplaneURL("/metrics"), func(body string) bool {

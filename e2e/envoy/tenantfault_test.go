@@ -81,21 +81,7 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 	writeB(true)
 
 	// A fresh start is ready although B's objects are at fault.
-	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
-		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.tlsplaneAdminPort,
-		Args: append([]string{"--dir", e.manifestDir}, e.serveArgs...), ReadyTimeout: 15 * time.Second,
-	}).Process
-	harness.StartEnvoy(t, harness.EnvoyOptions{
-		Bin: e.envoyBin, LogDir: e.logDir, Name: "envoy-tenant-a", APIType: e.apiType,
-		NodeID: "tenant-a-envoy", Fleet: tenantA + "/edge", XDSAddress: "127.0.0.1:" + strconv.Itoa(e.xdsPort),
-		GatewayListeners: true, WaitReady: true,
-	})
-	g := &gwEnv{env: e}
-	get := func(path string) func() (response, error) {
-		return func() (response, error) {
-			return harness.GatewayGet(harness.GatewayCall{Port: portA, Host: hostA, Path: path})
-		}
-	}
+	g, get := startTenantA(t, e, tenantA, portA, hostA)
 	g.await(t, "tenant A's route", get("/"), from(app))
 
 	// B is fixed, then broken again: an edit in tenant A still reaches
@@ -144,6 +130,28 @@ func TestTenantFaultStaysWithItsFleet(t *testing.T) {
 			t.Errorf("/debug/status lacks %s", want)
 		}
 	}
+}
+
+// startTenantA starts tlsplane on e's directory (ready although other
+// tenants' objects are at fault) and tenant A's Envoy of its Gateway
+// edge; get builds a request to A's listener on port for host.
+func startTenantA(t *testing.T, e *env, tenantA string, port int, host string) (g *gwEnv, get func(path string) func() (response, error)) {
+	t.Helper()
+	e.tlsplane = harness.StartTLSPlane(t, harness.TLSPlaneOptions{
+		Bin: e.tlsplaneBin, LogDir: e.logDir, XDSPort: e.xdsPort, AdminPort: e.tlsplaneAdminPort,
+		Args: append([]string{"--dir", e.manifestDir}, e.serveArgs...), ReadyTimeout: 15 * time.Second,
+	}).Process
+	harness.StartEnvoy(t, harness.EnvoyOptions{
+		Bin: e.envoyBin, LogDir: e.logDir, Name: "envoy-tenant-a", APIType: e.apiType,
+		NodeID: "tenant-a-envoy", Fleet: tenantA + "/edge", XDSAddress: "127.0.0.1:" + strconv.Itoa(e.xdsPort),
+		GatewayListeners: true, WaitReady: true,
+	})
+	get = func(path string) func() (response, error) {
+		return func() (response, error) {
+			return harness.GatewayGet(harness.GatewayCall{Port: port, Host: host, Path: path})
+		}
+	}
+	return &gwEnv{env: e}, get
 }
 
 // addressed is gw with the address its Envoy listens on, so that it is

@@ -26,6 +26,12 @@ const tlsplaneImage = "ghcr.io/tlsplane/tlsplane"
 // stopped) before the agent and the bridge go.
 func startNodeAgent(t *testing.T, c clients) *node.Agent {
 	t.Helper()
+	return startNodeAgentWith(t, c, node.Images{tlsplaneImage: tlsplaneBin})
+}
+
+// startNodeAgentWith is startNodeAgent running images.
+func startNodeAgentWith(t *testing.T, c clients, images node.Images) *node.Agent {
+	t.Helper()
 	needNetns(t)
 	network, err := node.NewNetwork()
 	if err != nil {
@@ -39,7 +45,7 @@ func startNodeAgent(t *testing.T, c clients) *node.Agent {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	name := fmt.Sprintf("kube-node-%04x", rand.IntN(1<<16))
-	agent, err := node.StartAgent(ctx, t, c.kube, network, node.Images{tlsplaneImage: tlsplaneBin}, name, t.TempDir(), node.KubeletTLS{
+	agent, err := node.StartAgent(ctx, t, c.kube, network, images, name, t.TempDir(), node.KubeletTLS{
 		Certificate: cert, ClientCAs: api.KubeletClientCAs(), ClientName: apiserver.KubeletClientName,
 	})
 	if err != nil {

@@ -1,9 +1,12 @@
 package translatortest
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // EnvoyBinary is $ENVOY_BIN, or the Makefile's default in the repository's
@@ -41,5 +44,19 @@ func repositoryRoot() string {
 		if filepath.Dir(d) == d {
 			return dir
 		}
+	}
+}
+
+// ValidateBootstrap runs `envoy --mode validate` on the bootstrap file at
+// path (args after the file's, such as --service-node) and fails t with
+// Envoy's output when Envoy refuses it.
+func ValidateBootstrap(t *testing.T, envoy, path string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	argv := append([]string{"--mode", "validate", "-c", path, "--disable-hot-restart", "--log-level", "error"}, args...)
+	if out, err := exec.CommandContext(ctx, envoy, argv...).CombinedOutput(); err != nil {
+		boot, _ := os.ReadFile(path)
+		t.Fatalf("envoy --mode validate: %v\n%s\n%s", err, out, boot)
 	}
 }

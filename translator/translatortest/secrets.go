@@ -8,6 +8,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,5 +42,18 @@ func TLSSecret(t testing.TB, ns, name, host string) *corev1.Secret {
 			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 			corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
 		},
+	}
+}
+
+// XDSClientFiles writes an xDS client's tls.crt, tls.key and ca.crt (the
+// certificate as its own CA) for host into dir, as a mounted Secret holds
+// them, for bootstraps that name those files.
+func XDSClientFiles(t testing.TB, dir, ns, name, host string) {
+	t.Helper()
+	secret := TLSSecret(t, ns, name, host)
+	for file, data := range map[string][]byte{"tls.crt": secret.Data["tls.crt"], "tls.key": secret.Data["tls.key"], "ca.crt": secret.Data["tls.crt"]} {
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
