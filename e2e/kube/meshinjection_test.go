@@ -125,9 +125,9 @@ func injectorKubeconfig(t *testing.T, c clients) string {
 	return path
 }
 
-// meshNamespace is newNamespace with labels and its default ServiceAccount
+// injectionNamespace is newNamespace with labels and its default ServiceAccount
 // (no controller-manager makes it here; Pod admission requires it).
-func meshNamespace(t *testing.T, c clients, labels map[string]string) string {
+func injectionNamespace(t *testing.T, c clients, labels map[string]string) string {
 	t.Helper()
 	ns := newNamespace(t, c)
 	ctx := context.Background()
@@ -185,9 +185,9 @@ func TestMeshInjection(t *testing.T) {
 	injector, addr, ca := startInjector(t, injectorKubeconfig(t, c), "--mesh-namespaces", "tlsplane.io/mesh=enabled,e2e-inject!=excluded",
 		"--sidecar-identity-csi-driver", "spiffe.csi.cert-manager.io")
 	registerInjector(t, c, addr, ca.PEM)
-	inMesh := meshNamespace(t, c, map[string]string{"tlsplane.io/mesh": "enabled"})
-	outside := meshNamespace(t, c, map[string]string{"team": "ops"})
-	excluded := meshNamespace(t, c, map[string]string{"tlsplane.io/mesh": "enabled", "e2e-inject": "excluded"})
+	inMesh := injectionNamespace(t, c, map[string]string{"tlsplane.io/mesh": "enabled"})
+	outside := injectionNamespace(t, c, map[string]string{"team": "ops"})
+	excluded := injectionNamespace(t, c, map[string]string{"tlsplane.io/mesh": "enabled", "e2e-inject": "excluded"})
 	ctx := context.Background()
 	create := func(ns string, pod *corev1.Pod) (*corev1.Pod, error) {
 		return c.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
