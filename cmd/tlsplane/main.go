@@ -21,6 +21,7 @@ Usage:
                                                        (tlsplane status --help)
   tlsplane sidecar-bootstrap [flags]                   (tlsplane sidecar-bootstrap --help)
   tlsplane capture [--remove] [flags]                  (tlsplane capture --help)
+  tlsplane inject [flags]                              (tlsplane inject --help)
   tlsplane version
 `
 
@@ -44,6 +45,8 @@ func main() {
 		err = runSidecarBootstrap(os.Args[2:], os.Stdout)
 	case "capture":
 		err = runCapture(os.Args[2:], os.Stdout)
+	case "inject":
+		err = runInject(os.Args[2:], os.Stdout)
 	case "version", "--version":
 		fmt.Println(versionLine())
 	case "-h", "--help", "help":

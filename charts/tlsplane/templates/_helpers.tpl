@@ -93,3 +93,10 @@ and their status.
   resources: [gatewayclasses/status]
   verbs: [update]
 {{- end }}
+
+{{/* The mesh injection's objects and Pods: apart from tlsplane serve's, so
+its Service, PodDisruptionBudget and anti-affinity select none of them. */}}
+{{- define "tlsplane.meshInjectionLabels" -}}
+app.kubernetes.io/name: tlsplane-mesh-injection
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
