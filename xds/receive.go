@@ -4,8 +4,8 @@ import "sync"
 
 // receiver applies a stream's requests on the goroutine that reads them,
 // while the stream's loop waits for feed changes and the end: handing
-// each request to the loop over a channel cost every ACK a second
-// goroutine wake-up and select, a tenth of a fan-out's CPU per stream.
+// each request to the loop over a channel cost every ACK of a fan-out a
+// second goroutine wake-up and select.
 // mu serialises the two on the stream's state; once closed, nothing more
 // is applied or sent, so the handler can return while a read is pending.
 type receiver struct {
