@@ -26,7 +26,32 @@ const (
 	envAddr         = "TLSPLANE_PERF_FANOUT_ADDR"
 	envDeltaStreams = "TLSPLANE_PERF_FANOUT_DELTA_STREAMS"
 	envSotwStreams  = "TLSPLANE_PERF_FANOUT_SOTW_STREAMS"
+	envWindows      = "TLSPLANE_PERF_FANOUT_WINDOWS"
 )
+
+// Envoy's default HTTP/2 receive windows for a gRPC cluster
+// (Http2ProtocolOptions: 16 MiB a stream, 24 MiB a connection), which the
+// simulated Envoys use unless -fanout.windows=grpc. Fixed windows also turn
+// off grpc-go's BDP probing: a PING after each burst of data received,
+// which Envoy never sends and the server answers with a write of its own.
+const (
+	envoyStreamWindow = 16 << 20
+	envoyConnWindow   = 24 << 20
+)
+
+// fanoutDialOptions are a simulated Envoy's connection's: windows is
+// "envoy" (Envoy's windows) or "grpc" (grpc-go's defaults, BDP probing on).
+func fanoutDialOptions(windows string) ([]grpc.DialOption, error) {
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(xds.MaxSendMsgSize))}
+	switch windows {
+	case "envoy":
+		return append(opts, grpc.WithInitialWindowSize(envoyStreamWindow), grpc.WithInitialConnWindowSize(envoyConnWindow)), nil
+	case "grpc":
+		return opts, nil
+	}
+	return nil, fmt.Errorf("-fanout.windows %q: want envoy or grpc", windows)
+}
 
 // TestFanoutClients is the client process of BenchmarkFanout, run only by
 // it: it opens the streams (delta and SotW interleaved, each on a
@@ -86,6 +111,10 @@ func TestFanoutClients(t *testing.T) {
 			}
 		}
 	}()
+	dialOpts, err := fanoutDialOptions(os.Getenv(envWindows))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range streams {
 		// Interleaved, so that both kinds are in sync at once.
 		delta := (i+1)*size.delta/streams > i*size.delta/streams
@@ -93,8 +122,7 @@ func TestFanoutClients(t *testing.T) {
 		if delta {
 			kind = 0
 		}
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(xds.MaxSendMsgSize)))
+		conn, err := grpc.NewClient(addr, dialOpts...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func newFanoutRig(b *testing.B, size fanoutSize, clusters int) *fanoutRig {
 	ctx, r.cancel = context.WithCancel(context.Background())
 	r.child = exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFanoutClients$", "-test.bench=^$", "-test.timeout=0")
 	r.child.Env = append(os.Environ(), envAddr+"="+lis.Addr().String(),
-		envDeltaStreams+"="+strconv.Itoa(size.delta), envSotwStreams+"="+strconv.Itoa(size.sotw))
+		envDeltaStreams+"="+strconv.Itoa(size.delta), envSotwStreams+"="+strconv.Itoa(size.sotw), envWindows+"="+*fanoutWindows)
 	r.child.Stderr = os.Stderr
 	if r.toChild, err = r.child.StdinPipe(); err != nil {
 		b.Fatal(err)

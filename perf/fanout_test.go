@@ -21,6 +21,7 @@ var (
 	fanoutPatience   = flag.Duration("fanout.patience", 5*time.Minute, "bound on each wait for the client process: for its next report of initial sync progress, for each update")
 	fanoutMixedDelta = flag.Int("fanout.mixed.delta", 5000, "delta streams of BenchmarkFanout/mixed (issue 23: 5,000)")
 	fanoutMixedSotw  = flag.Int("fanout.mixed.sotw", 5000, "state-of-the-world streams of BenchmarkFanout/mixed (issue 23: 5,000)")
+	fanoutWindows    = flag.String("fanout.windows", "envoy", "the simulated Envoys' HTTP/2 receive windows: envoy (Envoy's defaults, 16 MiB a stream and 24 MiB a connection) or grpc (grpc-go's, growing by BDP probes Envoy does not send)")
 	fanoutProfile    = flag.String("fanout.cpuprofile", "", "write the server's CPU profile of the measured fan-outs (from the first Publish to the last stream's update; the translations between them labelled phase=translate) to this file")
 )
 
@@ -52,6 +53,8 @@ func (n fanoutSize) streams() int { return n.delta + n.sotw }
 // the last stream, publish-cpu-ms/op the part of it until Publish
 // returned; and, for sizing replicas, per stream: stream-cpu-us/op (the
 // rest, divided by the streams), stream-alloc-B/op (bytes allocated),
+// stream-writes/op and stream-reads/op (the server's write and read system
+// calls, sockets' included: its transport's flushes and reads),
 // stream-KiB (resident memory with the streams minus without, both after
 // collecting and returning garbage), stream-sync-cpu-us (the server's CPU
 // for the initial sync, per stream), stream-sync-KiB (bytes the server
@@ -90,6 +93,7 @@ func measureFanout(b *testing.B, rig *fanoutRig) {
 	streams := rig.size.streams()
 	var publishing, publishingCPU, serving, clientCPU time.Duration
 	var allocated uint64
+	var reads, writes int64   // system calls, from Publish to the last stream
 	var last [2]time.Duration // to the last delta, SotW stream
 	var p50s [2][]float64
 	var lastAll time.Duration
@@ -105,6 +109,7 @@ func measureFanout(b *testing.B, rig *fanoutRig) {
 			stopProfile = startCPUProfile(b, *fanoutProfile)
 		}
 		alloc0 := allocatedBytes()
+		reads0, writes0, _ := syscallCounts()
 		cpu0 := cpuTime()
 		start := time.Now()
 		if changed, err := rig.pub.Publish(rig.out); err != nil || !changed {
@@ -117,6 +122,10 @@ func measureFanout(b *testing.B, rig *fanoutRig) {
 		a := rig.await(b)
 		serving += cpuTime() - cpu0
 		allocated += allocatedBytes() - alloc0
+		if r, w, err := syscallCounts(); err == nil {
+			reads += r - reads0
+			writes += w - writes0
+		}
 		clientCPU += a.clientCPU
 		// The two processes' wall clocks are the same machine's.
 		var thisLast time.Duration
@@ -164,6 +173,8 @@ func measureFanout(b *testing.B, rig *fanoutRig) {
 	b.ReportMetric(ms(publishingCPU)/n, "publish-cpu-ms/op")
 	b.ReportMetric(float64((serving-publishingCPU).Microseconds())/n/float64(streams), "stream-cpu-us/op")
 	b.ReportMetric(float64(allocated)/n/float64(streams), "stream-alloc-B/op")
+	b.ReportMetric(float64(writes)/n/float64(streams), "stream-writes/op")
+	b.ReportMetric(float64(reads)/n/float64(streams), "stream-reads/op")
 	b.ReportMetric(float64(heldRSS-rig.baseRSS)/1024/float64(streams), "stream-KiB")
 	b.ReportMetric(float64(rig.syncCPU.Microseconds())/float64(streams), "stream-sync-cpu-us")
 	b.ReportMetric(float64(rig.syncBytes)/1024/float64(streams), "stream-sync-KiB")

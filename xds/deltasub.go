@@ -129,12 +129,11 @@ func (s *deltaSub) answer(v snapshots.FeedView) (deltaAnswer, error) {
 			return deltaAnswer{behind: true}, nil
 		}
 	}
-	seen := make(map[string]bool, len(changed)+len(s.pending))
+	seen := newSeenNames(len(changed) + len(s.pending))
 	add := func(name string) {
-		if seen[name] || !s.wants(name) {
+		if !s.wants(name) || !seen.add(name) {
 			return
 		}
-		seen[name] = true
 		if e := v.Entry(name); e != nil {
 			a.resources = append(a.resources, e)
 		} else {
@@ -147,7 +146,14 @@ func (s *deltaSub) answer(v snapshots.FeedView) (deltaAnswer, error) {
 	for name := range s.pending {
 		add(name)
 	}
-	s.synced, s.pending = v.Gen, map[string]struct{}{}
+	s.synced = v.Gen
+	// Every change and every ACK answers, most with nothing pending: the
+	// map is kept, unless a burst of subscriptions grew it.
+	if len(s.pending) > fewNames {
+		s.pending = map[string]struct{}{}
+	} else {
+		clear(s.pending)
+	}
 	return a, nil
 }
 

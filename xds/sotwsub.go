@@ -150,13 +150,12 @@ func (s *sotwSub) answer(v snapshots.FeedView) (sotwAnswer, error) {
 	case s.full:
 		return s.fullAnswer(v, changed, pending)
 	}
-	seen := make(map[string]bool, len(changed)+len(pending))
+	seen := newSeenNames(len(changed) + len(pending))
 	var entries []*snapshots.FeedEntry
 	add := func(name string) {
-		if seen[name] {
+		if !seen.add(name) {
 			return
 		}
-		seen[name] = true
 		// A removed resource is not sent: outside listeners and clusters,
 		// SotW deletes by the parent no longer naming it.
 		if e := v.Entry(name); e != nil {

@@ -102,7 +102,8 @@ type streams[Req request] struct {
 	nextID atomic.Int64
 }
 
-// stream is one ADS stream's state, owned by its serve loop.
+// stream is one ADS stream's state, owned by its serve loop and its
+// receiver in turn (receive.go).
 type stream struct {
 	key   streamKey
 	grpc  grpc.ServerStream
@@ -122,7 +123,22 @@ func (d *streams[Req]) serve(gs grpc.ServerStream, recv func() (Req, error)) err
 	d.cb.open(s.key, identityOf(gs.Context()))
 	defer d.cb.close(s.key)
 
-	reqs, recvErr := receive(gs.Context(), recv)
+	watching := false
+	r := receive(recv, func(req Req) (watch <-chan struct{}, err error) {
+		typeURL, answer, err := d.request(s, req)
+		if err != nil {
+			return nil, err
+		}
+		if !watching {
+			watching = true
+			watch = s.feed.Changed() // before reading, so no update slips by
+		}
+		if !answer {
+			return watch, nil
+		}
+		return watch, d.respond(s, typeURL)
+	})
+	defer r.close() // before the callbacks forget the stream
 
 	var changed <-chan struct{} // nil until the stream's fleet is known
 	for {
@@ -131,31 +147,24 @@ func (d *streams[Req]) serve(gs grpc.ServerStream, recv func() (Req, error)) err
 			return nil
 		case <-gs.Context().Done():
 			return nil
-		case err := <-recvErr:
+		case err := <-r.ended:
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
-		case req := <-reqs:
-			typeURL, answer, err := d.request(s, req)
+		case changed = <-r.watching:
+		case <-changed:
+			err := r.locked(func() error {
+				changed = s.feed.Changed() // before reading, so no update slips by
+				for _, typeURL := range s.order {
+					if err := d.respond(s, typeURL); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 			if err != nil {
 				return err
-			}
-			if changed == nil {
-				changed = s.feed.Changed() // before reading, so no update slips by
-			}
-			if !answer {
-				continue
-			}
-			if err := d.respond(s, typeURL); err != nil {
-				return err
-			}
-		case <-changed:
-			changed = s.feed.Changed() // before reading, so no update slips by
-			for _, typeURL := range s.order {
-				if err := d.respond(s, typeURL); err != nil {
-					return err
-				}
 			}
 		}
 	}
