@@ -151,7 +151,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		schema:     schemaValidator,
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
 	}
-	out.celTree = newCELNode(out.cel, false)
+	out.celTree = newCELNode(out.cel, false, false)
 	out.schemaTree = newSchemaNode(openapiSchema)
 	out.schemaTree.root = true
 	if ver.Deprecated {
