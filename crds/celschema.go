@@ -58,7 +58,7 @@ func newCELSchema(s *structuralschema.Structural) *celSchema {
 }
 
 func (c *celSchema) Properties() map[string]common.Schema { return c.properties() }
-func (c *celSchema) Items() common.Schema                  { return c.items() }
+func (c *celSchema) Items() common.Schema                 { return c.items() }
 func (c *celSchema) AdditionalProperties() common.SchemaOrBool {
 	return c.additionalProperties()
 }

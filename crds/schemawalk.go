@@ -26,9 +26,9 @@ type schemaNode struct {
 	// fields, items and additional are the validators shallow's
 	// validator asks for its fields, list items and additional
 	// properties, built once: kube-openapi builds one a value.
-	fields     map[string]*validate.SchemaValidator
-	items      *validate.SchemaValidator
-	additional *validate.SchemaValidator
+	fields               map[string]*validate.SchemaValidator
+	items                *validate.SchemaValidator
+	additional           *validate.SchemaValidator
 	properties           map[string]*schemaNode
 	itemsNode            *schemaNode
 	additionalProperties *schemaNode
