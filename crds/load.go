@@ -50,6 +50,8 @@ type version struct {
 	// (schemawalk.go).
 	schemaTree *schemaNode
 	memo       *valueMemo
+	// defaulter applies structural's defaults (defaulting.go).
+	defaulter *defaulter
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -152,6 +154,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
 	}
 	out.celTree = newCELNode(out.cel, false, false)
+	out.defaulter = newDefaulter(s)
 	out.schemaTree = newSchemaNode(openapiSchema)
 	out.schemaTree.root = true
 	if ver.Deprecated {
