@@ -26,9 +26,9 @@ type schemaNode struct {
 	// fields, items and additional are the validators shallow's
 	// validator asks for its fields, list items and additional
 	// properties, built once: kube-openapi builds one a value.
-	fields               map[string]*validate.SchemaValidator
-	items                *validate.SchemaValidator
-	additional           *validate.SchemaValidator
+	fields               map[string]validate.ValueValidator
+	items                validate.ValueValidator
+	additional           validate.ValueValidator
 	properties           map[string]*schemaNode
 	itemsNode            *schemaNode
 	additionalProperties *schemaNode
@@ -77,7 +77,8 @@ func newSchemaNode(s *spec.Schema) *schemaNode {
 }
 
 // childValidators is shallow's validator, which takes its children's
-// validators from n, built here once. A validator's Validate changes
+// validators from n, built here once (a scalar's behind its check,
+// scalarcheck.go). A validator's Validate changes
 // nothing in it; paths in their errors are not read (an invalid object is
 // validated again by the library).
 func (n *schemaNode) childValidators() *validate.SchemaValidator {
@@ -85,15 +86,15 @@ func (n *schemaNode) childValidators() *validate.SchemaValidator {
 	for name := range s.Properties {
 		p := s.Properties[name]
 		if n.fields == nil {
-			n.fields = make(map[string]*validate.SchemaValidator, len(s.Properties))
+			n.fields = make(map[string]validate.ValueValidator, len(s.Properties))
 		}
-		n.fields[name] = validate.NewSchemaValidator(&p, nil, name, strfmt.Default)
+		n.fields[name] = fieldValidator(&p, name)
 	}
 	if s.Items != nil && s.Items.Schema != nil {
-		n.items = validate.NewSchemaValidator(s.Items.Schema, nil, "", strfmt.Default)
+		n.items = fieldValidator(s.Items.Schema, "")
 	}
 	if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil {
-		n.additional = validate.NewSchemaValidator(ap.Schema, nil, "", strfmt.Default)
+		n.additional = fieldValidator(ap.Schema, "")
 	}
 	return validate.NewSchemaValidator(s, nil, "", strfmt.Default, func(o *validate.SchemaValidatorOptions) {
 		o.NewValidatorForField = n.validatorForField
