@@ -19,7 +19,7 @@ import (
 // valid when each of those validators would (each condition below is
 // theirs); anything else is asked of the library's validator.
 type scalarCheck struct {
-	kind                 string // "string", "integer" or "boolean"
+	kind                 string // "string", "integer", "boolean", or "any" for the empty schema
 	minLength, maxLength int64  // -1 for none
 	pattern              *regexp.Regexp
 	enum                 []string
@@ -34,6 +34,9 @@ const maxExactInteger = 1 << 53
 // newScalarCheck is the check of s, nil when s has anything the check
 // does not read the library's way.
 func newScalarCheck(s *spec.Schema) *scalarCheck {
+	if reflect.DeepEqual(*s, spec.Schema{}) {
+		return &scalarCheck{kind: "any"} // a split child, validated by its own node
+	}
 	if len(s.Type) != 1 {
 		return nil
 	}
@@ -150,8 +153,19 @@ func (c *scalarCheck) valid(v any) bool {
 	case "boolean":
 		_, ok := v.(bool)
 		return ok
+	case "any":
+		return true
 	}
 	return false
+}
+
+// passes: vv, a field's validator, finds v valid.
+func passes(vv validate.ValueValidator, v any) bool {
+	if c, ok := vv.(checkedValidator); ok && c.check.valid(v) {
+		return true
+	}
+	r := vv.Validate(v)
+	return r == nil || r.IsValid()
 }
 
 // checkedValidator is a field's library validator with its check in

@@ -32,6 +32,8 @@ type schemaNode struct {
 	properties           map[string]*schemaNode
 	itemsNode            *schemaNode
 	additionalProperties *schemaNode
+	// shape says whether shallowValid can answer for validator.
+	shape shape
 	// root is an object's whole value, its own: not memoized.
 	root bool
 }
@@ -73,6 +75,7 @@ func newSchemaNode(s *spec.Schema) *schemaNode {
 	}
 	n.shallow = &shallow
 	n.validator = n.childValidators()
+	n.shape = shapeOf(n.shallow)
 	return n
 }
 
@@ -151,7 +154,7 @@ func (n *schemaNode) valid(memo *valueMemo, value any) bool {
 			return true
 		}
 	}
-	if !n.validator.Validate(value).IsValid() {
+	if !n.shallowValid(value) && !n.validator.Validate(value).IsValid() {
 		return false
 	}
 	switch v := value.(type) {
