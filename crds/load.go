@@ -52,6 +52,8 @@ type version struct {
 	memo       *valueMemo
 	// defaulter applies structural's defaults (defaulting.go).
 	defaulter *defaulter
+	// listSets finds the lists of type set or map (listsets.go).
+	listSets *listSetNode
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -155,6 +157,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 	}
 	out.celTree = newCELNode(out.cel, false, false)
 	out.defaulter = newDefaulter(s)
+	out.listSets = newListSetNode(s)
 	out.schemaTree = newSchemaNode(openapiSchema)
 	out.schemaTree.root = true
 	if ver.Deprecated {
