@@ -101,11 +101,14 @@ func (ver *version) coerce(obj map[string]any) (unknown []string, err error) {
 	if ver.memo == nil || holdsNullField(obj) {
 		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
 	}
-	ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
-	if ferr != nil {
-		return nil, ferr
+	// Without an embedded resource below the root it does nothing.
+	if ver.memo == nil || ver.embedded {
+		ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
+		if ferr != nil {
+			return nil, ferr
+		}
+		unknown = append(unknown, paths...)
 	}
-	unknown = append(unknown, paths...)
 	if foundKind {
 		obj["kind"] = kind
 	}
@@ -156,7 +159,9 @@ func (ver *version) validate(u *unstructured.Unstructured) field.ErrorList {
 	if ver.memo == nil || !ver.schemaTree.valid(ver.memo, u.Object) {
 		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, ver.schema)...)
 	}
-	errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, ver.structural, false)...)
+	if ver.memo == nil || ver.embedded {
+		errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, ver.structural, false)...)
+	}
 	// Without a set or map list of two items, the library finds nothing.
 	if ver.memo == nil || ver.listSets.mayRefuse(u.Object) {
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, u.Object)...)

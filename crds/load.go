@@ -54,6 +54,9 @@ type version struct {
 	defaulter *defaulter
 	// listSets finds the lists of type set or map (listsets.go).
 	listSets *listSetNode
+	// embedded: a node below the root is an embedded resource, whose
+	// ObjectMeta is coerced and validated (embedded.go).
+	embedded bool
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -158,6 +161,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 	out.celTree = newCELNode(out.cel, false, false)
 	out.defaulter = newDefaulter(s)
 	out.listSets = newListSetNode(s)
+	out.embedded = holdsEmbeddedResource(s)
 	out.schemaTree = newSchemaNode(openapiSchema)
 	out.schemaTree.root = true
 	if ver.Deprecated {
