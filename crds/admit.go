@@ -96,7 +96,10 @@ func (ver *version) coerce(obj map[string]any) (unknown []string, err error) {
 		return nil, err
 	}
 	unknown = append(unknown, metaUnknown...)
-	unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
+	// Without a field to drop, pruning changes and names nothing.
+	if ver.memo == nil || ver.pruning.wouldPrune(obj, true) {
+		unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
+	}
 	// Without a null in an object's field it would remove nothing.
 	if ver.memo == nil || holdsNullField(obj) {
 		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)

@@ -57,6 +57,8 @@ type version struct {
 	// embedded: a node below the root is an embedded resource, whose
 	// ObjectMeta is coerced and validated (embedded.go).
 	embedded bool
+	// pruning says whether pruning would drop a field (pruning.go).
+	pruning *pruneNode
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -162,6 +164,7 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 	out.defaulter = newDefaulter(s)
 	out.listSets = newListSetNode(s)
 	out.embedded = holdsEmbeddedResource(s)
+	out.pruning = newPruneNode(s)
 	out.schemaTree = newSchemaNode(openapiSchema)
 	out.schemaTree.root = true
 	if ver.Deprecated {
