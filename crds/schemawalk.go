@@ -145,7 +145,9 @@ func container(s *spec.Schema) bool {
 func (n *schemaNode) valid(memo *valueMemo, value any) bool {
 	var key memoKey
 	keyed := false
-	if !n.root {
+	// A node checked here (shallowValid) is walked: hashing its value
+	// (each byte once per depth) costs more than the walk it would save.
+	if !n.root && n.shape == shapeLibrary {
 		key.node = n
 		key.sum, keyed = canonicalSum(value)
 	}

@@ -34,6 +34,10 @@ spec:
 		{"a Gateway of a port 0", gateway("g2", `[{name: http, port: 0, protocol: HTTP}]`), false},
 		{"a Gateway without listeners", gateway("g3", `[]`), false},
 		{"a Gateway's listener of a wrong type", gateway("g4", `[{name: http, port: "eighty", protocol: HTTP}]`), false},
+		// A Gateway's addresses are of oneOf: the one node still
+		// validated whole by the library and remembered by its value.
+		{"a Gateway's address", gateway("g8", `[{name: http, port: 80, protocol: HTTP}]`) + "  addresses: [{type: IPAddress, value: 10.0.0.1}]\n", true},
+		{"a Gateway's address too long, another seen", gateway("g9", `[{name: http, port: 80, protocol: HTTP}]`) + "  addresses: [{type: IPAddress, value: " + strings.Repeat("a", 254) + "}]\n", false},
 		// Scalars an object validator asks its children's validators
 		// for (built once a node): additional properties and list items.
 		{"a Gateway's infrastructure labels", gateway("g5", `[{name: http, port: 80, protocol: HTTP}]`) + "  infrastructure: {labels: {team: shop, tier: web}}\n", true},
