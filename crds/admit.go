@@ -71,14 +71,14 @@ func (v *Validator) Admit(obj map[string]any) (errs field.ErrorList, warnings []
 		warnings = append(warnings, fmt.Sprintf("unknown field %q", p))
 	}
 	// The codec defaults after decoding (unstructuredDefaulter).
-	structuraldefaulting.Default(obj, ver.structural)
+	ver.applyDefaults(obj)
 	u := &unstructured.Unstructured{Object: obj}
 	ver.prepareForCreate(u)
 	errs = ver.validate(u)
 	// What the API server answers, and every read after, is decoded from
 	// storage, which defaults again: a status the create dropped comes
 	// back as its schema's default (a Gateway's "Waiting for controller").
-	structuraldefaulting.Default(obj, ver.structural)
+	ver.applyDefaults(obj)
 	warnings = append(warnings, finalizerWarnings(u.GetFinalizers())...)
 	warnings = append(warnings, ver.warnings...)
 	return errs, warnings, nil
@@ -96,13 +96,22 @@ func (ver *version) coerce(obj map[string]any) (unknown []string, err error) {
 		return nil, err
 	}
 	unknown = append(unknown, metaUnknown...)
-	unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
-	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
-	ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
-	if ferr != nil {
-		return nil, ferr
+	// Without a field to drop, pruning changes and names nothing.
+	if ver.memo == nil || ver.pruning.wouldPrune(obj, true) {
+		unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
 	}
-	unknown = append(unknown, paths...)
+	// Without a null in an object's field it would remove nothing.
+	if ver.memo == nil || holdsNullField(obj) {
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
+	}
+	// Without an embedded resource below the root it does nothing.
+	if ver.memo == nil || ver.embedded {
+		ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
+		if ferr != nil {
+			return nil, ferr
+		}
+		unknown = append(unknown, paths...)
+	}
 	if foundKind {
 		obj["kind"] = kind
 	}
@@ -115,6 +124,17 @@ func (ver *version) coerce(obj map[string]any) (unknown []string, err error) {
 		}
 	}
 	return unknown, nil
+}
+
+// applyDefaults is structuraldefaulting.Default(obj, ver.structural), by
+// the defaulter built once; without a memo (a test's baseline), the
+// library's.
+func (ver *version) applyDefaults(obj map[string]any) {
+	if ver.memo == nil {
+		structuraldefaulting.Default(obj, ver.structural)
+		return
+	}
+	ver.defaulter.apply(obj)
 }
 
 // prepareForCreate is rest.BeforeCreate's part that changes the object: a
@@ -142,8 +162,13 @@ func (ver *version) validate(u *unstructured.Unstructured) field.ErrorList {
 	if ver.memo == nil || !ver.schemaTree.valid(ver.memo, u.Object) {
 		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, ver.schema)...)
 	}
-	errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, ver.structural, false)...)
-	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, u.Object)...)
+	if ver.memo == nil || ver.embedded {
+		errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, ver.structural, false)...)
+	}
+	// Without a set or map list of two items, the library finds nothing.
+	if ver.memo == nil || ver.listSets.mayRefuse(u.Object) {
+		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, u.Object)...)
+	}
 	if blocked, err := blockingError(errs); blocked {
 		return append(errs, err)
 	}

@@ -2,9 +2,11 @@ package crds
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	celast "github.com/google/cel-go/common/ast"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -25,6 +27,11 @@ type reads struct {
 	// items is what is read of each element of a list; a list reached is
 	// always read for its length.
 	items *reads
+	// equal: a string compared only for equality with the strings at the
+	// same place (as x.name == y.name, x and y items of the same lists):
+	// which of them are equal, and their lengths (the comparison's cost),
+	// are all that is read.
+	equal bool
 }
 
 func (r *reads) field(name string) *reads {
@@ -136,7 +143,8 @@ func (w readWalk) eval(e celast.Expr) *valueAt {
 	return nil
 }
 
-// call reads indexing and a list's size precisely, anything else whole.
+// call reads indexing, a list's size and equality of strings at the same
+// place precisely, anything else whole.
 func (w readWalk) call(c celast.CallExpr) *valueAt {
 	var operands []celast.Expr
 	if c.IsMemberFunction() {
@@ -144,6 +152,15 @@ func (w readWalk) call(c celast.CallExpr) *valueAt {
 	}
 	operands = append(operands, c.Args()...)
 	switch {
+	case (c.FunctionName() == "_==_" || c.FunctionName() == "_!=_") && len(operands) == 2:
+		a, b := w.eval(operands[0]), w.eval(operands[1])
+		if a != nil && b != nil && a.r == b.r && plainString(a.s) {
+			a.r.equal = true
+			return nil
+		}
+		w.use(a)
+		w.use(b)
+		return nil
 	case c.FunctionName() == "_[_]" && len(operands) == 2:
 		op := w.eval(operands[0])
 		w.use(w.eval(operands[1]))
@@ -206,6 +223,12 @@ func property(s *structuralschema.Structural, celName string) (string, *structur
 	return "", nil, false
 }
 
+// plainString is a schema whose values CEL sees as its strings (a format
+// would make them durations, timestamps or bytes).
+func plainString(s *structuralschema.Structural) bool {
+	return s != nil && s.Type == "string" && !dynamic(s) && (s.ValueValidation == nil || s.ValueValidation.Format == "")
+}
+
 // dynamic schemas show a rule values of any shape: not followed.
 func dynamic(s *structuralschema.Structural) bool {
 	return s.XPreserveUnknownFields || s.XEmbeddedResource || s.XIntOrString
@@ -216,7 +239,8 @@ func dynamic(s *structuralschema.Structural) bool {
 // values of one sum look the same to the rules.
 func projectedSum(value any, r *reads) (sum [sha256.Size]byte, ok bool) {
 	bp := canonicalBuffers.Get().(*[]byte)
-	b, ok := appendProjected((*bp)[:0], value, r)
+	var classes equalClasses
+	b, ok := appendProjected((*bp)[:0], value, r, &classes)
 	if ok {
 		sum = sha256.Sum256(b)
 	}
@@ -227,7 +251,11 @@ func projectedSum(value any, r *reads) (sum [sha256.Size]byte, ok bool) {
 	return sum, ok
 }
 
-func appendProjected(b []byte, value any, r *reads) ([]byte, bool) {
+// equalClasses numbers the strings met at each place read for equality,
+// in the order the projection meets them: equal strings, equal numbers.
+type equalClasses map[*reads]map[string]uint64
+
+func appendProjected(b []byte, value any, r *reads, classes *equalClasses) ([]byte, bool) {
 	if r == nil {
 		return append(b, 'x'), true // not read
 	}
@@ -254,7 +282,7 @@ func appendProjected(b []byte, value any, r *reads) ([]byte, bool) {
 				continue
 			}
 			var ok bool
-			if b, ok = appendProjected(append(b, 'p'), fv, r.fields[name]); !ok {
+			if b, ok = appendProjected(append(b, 'p'), fv, r.fields[name], classes); !ok {
 				return b, false
 			}
 		}
@@ -266,13 +294,34 @@ func appendProjected(b []byte, value any, r *reads) ([]byte, bool) {
 		b = appendCanonicalLen(append(b, 'l'), len(v))
 		for _, e := range v {
 			var ok bool
-			if b, ok = appendProjected(b, e, r.items); !ok {
+			if b, ok = appendProjected(b, e, r.items, classes); !ok {
 				return b, false
 			}
 		}
 		return b, true
 	case nil:
 		return append(b, 'n'), true
+	}
+	if r.equal && r.fields == nil && r.items == nil {
+		str, isString := value.(string)
+		if !isString {
+			return b, false
+		}
+		if *classes == nil {
+			*classes = equalClasses{}
+		}
+		seen := (*classes)[r]
+		if seen == nil {
+			seen = map[string]uint64{}
+			(*classes)[r] = seen
+		}
+		class, met := seen[str]
+		if !met {
+			class = uint64(len(seen))
+			seen[str] = class
+		}
+		// CEL's size of a string, its cost's measure, is its runes.
+		return binary.AppendUvarint(binary.AppendUvarint(append(b, 'q'), class), uint64(utf8.RuneCountInString(str))), true
 	}
 	if r.fields == nil && r.items == nil {
 		// A scalar reached and not used: only has() saw it, so only

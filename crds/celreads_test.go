@@ -17,6 +17,9 @@ func (r *reads) String() string {
 	if r.whole {
 		return "*"
 	}
+	if r.equal {
+		return "="
+	}
 	var parts []string
 	for k, v := range r.fields {
 		parts = append(parts, k+":"+v.String())
@@ -29,12 +32,15 @@ func (r *reads) String() string {
 	return s
 }
 
-// readsSchema is an object of a string a, a list l of objects of an int b,
+// readsSchema is an object of a string a, a list l of objects of an int
+// b, a string s and a duration d,
 // a map m of strings and a string named namespace, which CEL escapes.
 func readsSchema(rule string) *structuralschema.Structural {
 	str := structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}
 	item := structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"}, Properties: map[string]structuralschema.Structural{
 		"b": {Generic: structuralschema.Generic{Type: "integer"}},
+		"s": str,
+		"d": {Generic: structuralschema.Generic{Type: "string"}, ValueValidation: &structuralschema.ValueValidation{Format: "duration"}},
 	}}
 	return &structuralschema.Structural{
 		Generic: structuralschema.Generic{Type: "object"},
@@ -64,6 +70,15 @@ func TestRulesReads(t *testing.T) {
 		{"cel.bind(v, self.a, v == 'x')", "{a:*}"},
 		{"(self.a == 'x' ? self.l : []).size() > 0", "{a:*,l:*}"},
 		{"self.l.exists_one(x, has(x.b))", "{l:{}[{b:{}}]}"},
+		// Strings at one place compared with each other: only which are equal.
+		{"self.l.all(x, self.l.exists_one(y, x.s == y.s))", "{l:{}[{s:=}]}"},
+		{"self.l.all(x, self.l.all(y, x.s != y.s || x == y))", "{l:{}[*]}"},
+		{"self.l.all(x, x.s == self.l[0].s)", "{l:{}[{s:=}]}"},
+		{"self.l.all(x, x.s == 'a')", "{l:{}[{s:*}]}"},
+		{"self.l.all(x, self.l.all(y, x.s == y.s) && x.s.startsWith('a'))", "{l:{}[{s:*}]}"},
+		{"self.l.all(x, self.l.all(y, x.b == y.b))", "{l:{}[{b:*}]}"},
+		{"self.l.all(x, self.l.all(y, x.d == y.d))", "{l:{}[{d:*}]}"},
+		{"self.a == self.__namespace__", "{a:*,namespace:*}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -78,6 +93,51 @@ func TestRulesReads(t *testing.T) {
 	}
 	if _, err := rulesReads(readsSchema("self.a == oldSelf.a")); err == nil {
 		t.Error("a transition rule was read")
+	}
+}
+
+// TestProjectedSumOfEquality: strings read for equality count by which
+// are equal and their lengths in runes, nothing else.
+func TestProjectedSumOfEquality(t *testing.T) {
+	r, err := rulesReads(readsSchema("self.l.all(x, self.l.exists_one(y, x.s == y.s))"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := func(ss ...any) map[string]any {
+		var items []any
+		for _, s := range ss {
+			items = append(items, map[string]any{"s": s})
+		}
+		return map[string]any{"l": items}
+	}
+	tests := []struct {
+		name string
+		a, b map[string]any
+		same bool
+	}{
+		{"one name, another of its length", l("svc-1"), l("svc-2"), true},
+		{"one name, another of another length", l("svc-1"), l("svc-10"), false},
+		{"as many runes, more bytes", l("svc-é"), l("svc-e"), true},
+		{"two names, two others", l("a", "b"), l("c", "d"), true},
+		{"two names, one twice", l("a", "b"), l("a", "a"), false},
+		{"one twice, another twice", l("a", "a"), l("b", "b"), true},
+		{"the equal pair moved", l("a", "a", "b"), l("a", "b", "b"), false},
+		{"a null, a string", l(nil), l("a"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, okA := projectedSum(tt.a, r)
+			b, okB := projectedSum(tt.b, r)
+			if !okA || !okB {
+				t.Fatal("not encodable")
+			}
+			if (a == b) != tt.same {
+				t.Errorf("same sum %v, want %v", a == b, tt.same)
+			}
+		})
+	}
+	if _, ok := projectedSum(l(int64(1)), r); ok {
+		t.Error("a number where the rules compare strings was encoded")
 	}
 }
 

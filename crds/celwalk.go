@@ -31,18 +31,22 @@ type celNode struct {
 	allOf                []*celNode
 }
 
-// newCELNode mirrors v, the library's tree.
-func newCELNode(v *cel.Validator, memoize bool) *celNode {
+// newCELNode mirrors v, the library's tree; allOf says v is an allOf
+// branch, whose rules are not its schema's.
+func newCELNode(v *cel.Validator, memoize, allOf bool) *celNode {
 	if v == nil {
 		return nil
 	}
 	rules := *v
 	rules.Items, rules.AdditionalProperties, rules.Properties, rules.AllOfValidators = nil, nil, nil, nil
+	if !allOf {
+		useCELSchema(&rules, newCELSchema(rules.Schema))
+	}
 	n := &celNode{
 		rules:                &rules,
 		memoize:              memoize,
-		items:                newCELNode(v.Items, true),
-		additionalProperties: newCELNode(v.AdditionalProperties, true),
+		items:                newCELNode(v.Items, true, false),
+		additionalProperties: newCELNode(v.AdditionalProperties, true, false),
 	}
 	if memoize && len(v.Schema.XValidations) > 0 {
 		// A node of the library's tree holds its schema's own rules
@@ -55,11 +59,11 @@ func newCELNode(v *cel.Validator, memoize bool) *celNode {
 		n.properties = make(map[string]*celNode, len(v.Properties))
 		for k := range v.Properties {
 			p := v.Properties[k]
-			n.properties[k] = newCELNode(&p, true)
+			n.properties[k] = newCELNode(&p, true, false)
 		}
 	}
 	for _, a := range v.AllOfValidators {
-		if an := newCELNode(a, false); an != nil {
+		if an := newCELNode(a, false, true); an != nil {
 			n.allOf = append(n.allOf, an)
 		}
 	}

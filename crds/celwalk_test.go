@@ -304,3 +304,82 @@ func TestCanonicalSum(t *testing.T) {
 		t.Error("an int32, which no decoded object holds, was encoded")
 	}
 }
+
+// TestCELMemoTargetRefsEquality: a BackendTLSPolicy's targetRefs rules
+// compare targets' names only with each other, so policies whose names
+// are equal in the same pattern and of the same lengths share an answer;
+// every policy's errors and remaining budget are the library's, the
+// memo warm with the ones before it.
+func TestCELMemoTargetRefsEquality(t *testing.T) {
+	// The library defaults each policy, so only the checks below fill
+	// the memo: each answers from the policies before it.
+	lib := libraryValidator(t, Standard)
+	v, err := build(Standard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := func(name, targetRefs string) string {
+		return fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: %s, namespace: shop}
+spec:
+  targetRefs: %s
+  validation: {hostname: pay.shop, caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}]}`, name, targetRefs)
+	}
+	ref := func(name, section string) string {
+		if section == "" {
+			return fmt.Sprintf(`{group: "", kind: Service, name: %s}`, name)
+		}
+		return fmt.Sprintf(`{group: "", kind: Service, name: %s, sectionName: %s}`, name, section)
+	}
+	tests := []struct {
+		name, targetRefs string
+		// refused: the targetRefs rules fail; hit: their answer is remembered.
+		refused, hit bool
+	}{
+		{"one target", "[" + ref("svc-1", "") + "]", false, false},
+		{"another of its length", "[" + ref("svc-2", "") + "]", false, true},
+		{"one of a name long enough to cost more", "[" + ref("a-service-of-a-longer-name", "") + "]", false, false},
+		{"two targets", "[" + ref("a", "") + ", " + ref("b", "") + "]", false, false},
+		{"one target twice", "[" + ref("c", "") + ", " + ref("c", "") + "]", true, false},
+		{"two other targets", "[" + ref("d", "") + ", " + ref("e", "") + "]", false, true},
+		{"another target twice", "[" + ref("f", "") + ", " + ref("f", "") + "]", true, false},
+		{"a target twice, one of a section", "[" + ref("g", "sa") + ", " + ref("g", "") + "]", true, false},
+		{"a target's two sections", "[" + ref("h", "sa") + ", " + ref("h", "sb") + "]", false, false},
+		{"a target's section twice", "[" + ref("i", "sa") + ", " + ref("i", "sa") + "]", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			libVer, obj := admitted(t, lib, policy("p-"+strings.ReplaceAll(tt.name, " ", "-"), tt.targetRefs))
+			ver := v.versions[libVer.gvk]
+			node := ver.celTree.properties["spec"].properties["targetRefs"]
+			sum, ok := projectedSum(obj["spec"].(map[string]any)["targetRefs"], node.reads)
+			if !ok || node.reads == nil {
+				t.Fatal("targetRefs' rules are not memoized by what they read")
+			}
+			_, remembered := ver.memo.get(memoKey{node: node, own: true, sum: sum})
+			if remembered != tt.hit {
+				t.Errorf("targetRefs' rules remembered %v, want %v", remembered, tt.hit)
+			}
+			errs := assertSameCEL(t, ver, obj, celconfig.RuntimeCELCostBudget)
+			if refused := len(errs) > 0; refused != tt.refused {
+				t.Errorf("refused %v (%v), want %v", refused, errs, tt.refused)
+			}
+			_, left := libraryCEL(ver, obj, celconfig.RuntimeCELCostBudget)
+			total := celconfig.RuntimeCELCostBudget - left
+			for _, budget := range []int64{total, total + 1} {
+				assertSameCEL(t, ver, obj, budget)
+			}
+			// Short of the cost, which field runs out (and, for a
+			// refusal, whether its error comes first) is Go's map order.
+			if !tt.refused {
+				want, wantLeft := libraryCEL(ver, obj, total-1)
+				got, gotLeft := ver.celTree.validate(context.Background(), ver.memo, nil, obj, total-1)
+				if !reflect.DeepEqual(details(got), details(want)) || gotLeft != wantLeft {
+					t.Errorf("budget %d: %v, %d left; the library %v, %d left", total-1, got, gotLeft, want, wantLeft)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,9 @@
 // remembered, bounded (memo.go): a value seen again, or one that reads
 // the same to a node's CEL rules, gets the library's earlier answer, and
 // anything refused is validated again by the library, so answers are its.
+// Where the library's walk can be shown to find or change nothing (no
+// field to prune, no default below, no set list of two items, a scalar
+// that passes each of its validators' checks), it is not run.
 //
 // It does no file I/O beyond its embedded files and has no Kubernetes
 // client.

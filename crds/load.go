@@ -50,6 +50,15 @@ type version struct {
 	// (schemawalk.go).
 	schemaTree *schemaNode
 	memo       *valueMemo
+	// defaulter applies structural's defaults (defaulting.go).
+	defaulter *defaulter
+	// listSets finds the lists of type set or map (listsets.go).
+	listSets *listSetNode
+	// embedded: a node below the root is an embedded resource, whose
+	// ObjectMeta is coerced and validated (embedded.go).
+	embedded bool
+	// pruning says whether pruning would drop a field (pruning.go).
+	pruning *pruneNode
 	// warnings are sent with every object of a deprecated version.
 	warnings []string
 }
@@ -151,7 +160,11 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		schema:     schemaValidator,
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
 	}
-	out.celTree = newCELNode(out.cel, false)
+	out.celTree = newCELNode(out.cel, false, false)
+	out.defaulter = newDefaulter(s)
+	out.listSets = newListSetNode(s)
+	out.embedded = holdsEmbeddedResource(s)
+	out.pruning = newPruneNode(s)
 	out.schemaTree = newSchemaNode(openapiSchema)
 	out.schemaTree.root = true
 	if ver.Deprecated {

@@ -22,10 +22,18 @@ type schemaNode struct {
 	// validator is shallow's. The API server builds one an object; it is
 	// built once here, as Validate changes nothing in it (only SetPath
 	// does, which its parents call on the validators they make).
-	validator            *validate.SchemaValidator
+	validator *validate.SchemaValidator
+	// fields, items and additional are the validators shallow's
+	// validator asks for its fields, list items and additional
+	// properties, built once: kube-openapi builds one a value.
+	fields               map[string]validate.ValueValidator
+	items                validate.ValueValidator
+	additional           validate.ValueValidator
 	properties           map[string]*schemaNode
-	items                *schemaNode
+	itemsNode            *schemaNode
 	additionalProperties *schemaNode
+	// shape says whether shallowValid can answer for validator.
+	shape shape
 	// root is an object's whole value, its own: not memoized.
 	root bool
 }
@@ -59,15 +67,64 @@ func newSchemaNode(s *spec.Schema) *schemaNode {
 	}
 	if s.Items != nil && s.Items.Schema != nil && container(s.Items.Schema) {
 		shallow.Items = &spec.SchemaOrArray{Schema: &spec.Schema{}}
-		n.items = newSchemaNode(s.Items.Schema)
+		n.itemsNode = newSchemaNode(s.Items.Schema)
 	}
 	if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil && container(ap.Schema) {
 		shallow.AdditionalProperties = &spec.SchemaOrBool{Allows: ap.Allows, Schema: &spec.Schema{}}
 		n.additionalProperties = newSchemaNode(ap.Schema)
 	}
 	n.shallow = &shallow
-	n.validator = validate.NewSchemaValidator(n.shallow, nil, "", strfmt.Default)
+	n.validator = n.childValidators()
+	n.shape = shapeOf(n.shallow)
 	return n
+}
+
+// childValidators is shallow's validator, which takes its children's
+// validators from n, built here once (a scalar's behind its check,
+// scalarcheck.go). A validator's Validate changes
+// nothing in it; paths in their errors are not read (an invalid object is
+// validated again by the library).
+func (n *schemaNode) childValidators() *validate.SchemaValidator {
+	s := n.shallow
+	for name := range s.Properties {
+		p := s.Properties[name]
+		if n.fields == nil {
+			n.fields = make(map[string]validate.ValueValidator, len(s.Properties))
+		}
+		n.fields[name] = fieldValidator(&p, name)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		n.items = fieldValidator(s.Items.Schema, "")
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil {
+		n.additional = fieldValidator(ap.Schema, "")
+	}
+	return validate.NewSchemaValidator(s, nil, "", strfmt.Default, func(o *validate.SchemaValidatorOptions) {
+		o.NewValidatorForField = n.validatorForField
+		o.NewValidatorForIndex = n.validatorForIndex
+	})
+}
+
+// validatorForField is the validator the object validator asks for a
+// property (by its name, with a copy of its schema) or an additional
+// property (by its key, with additionalProperties' schema itself).
+func (n *schemaNode) validatorForField(name string, s *spec.Schema, root any, path string, formats strfmt.Registry, opts ...validate.Option) validate.ValueValidator {
+	if ap := n.shallow.AdditionalProperties; ap != nil && ap.Schema == s {
+		return n.additional
+	}
+	if v, ok := n.fields[name]; ok {
+		return v
+	}
+	return validate.NewSchemaValidator(s, root, path, formats, opts...)
+}
+
+// validatorForIndex is the validator the slice validator asks for an item,
+// with items' schema itself.
+func (n *schemaNode) validatorForIndex(_ int, s *spec.Schema, root any, path string, formats strfmt.Registry, opts ...validate.Option) validate.ValueValidator {
+	if n.shallow.Items != nil && n.shallow.Items.Schema == s {
+		return n.items
+	}
+	return validate.NewSchemaValidator(s, root, path, formats, opts...)
 }
 
 // splittable: only properties, items and additionalProperties reach a
@@ -88,7 +145,9 @@ func container(s *spec.Schema) bool {
 func (n *schemaNode) valid(memo *valueMemo, value any) bool {
 	var key memoKey
 	keyed := false
-	if !n.root {
+	// A node checked here (shallowValid) is walked: hashing its value
+	// (each byte once per depth) costs more than the walk it would save.
+	if !n.root && n.shape == shapeLibrary {
 		key.node = n
 		key.sum, keyed = canonicalSum(value)
 	}
@@ -97,7 +156,7 @@ func (n *schemaNode) valid(memo *valueMemo, value any) bool {
 			return true
 		}
 	}
-	if !n.validator.Validate(value).IsValid() {
+	if !n.shallowValid(value) && !n.validator.Validate(value).IsValid() {
 		return false
 	}
 	switch v := value.(type) {
@@ -114,9 +173,9 @@ func (n *schemaNode) valid(memo *valueMemo, value any) bool {
 			}
 		}
 	case []any:
-		if n.items != nil {
+		if n.itemsNode != nil {
 			for _, e := range v {
-				if !n.items.valid(memo, e) {
+				if !n.itemsNode.valid(memo, e) {
 					return false
 				}
 			}

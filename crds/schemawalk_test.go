@@ -2,6 +2,7 @@ package crds
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -33,6 +34,27 @@ spec:
 		{"a Gateway of a port 0", gateway("g2", `[{name: http, port: 0, protocol: HTTP}]`), false},
 		{"a Gateway without listeners", gateway("g3", `[]`), false},
 		{"a Gateway's listener of a wrong type", gateway("g4", `[{name: http, port: "eighty", protocol: HTTP}]`), false},
+		// A Gateway's addresses are of oneOf: the one node still
+		// validated whole by the library and remembered by its value.
+		{"a Gateway's address", gateway("g8", `[{name: http, port: 80, protocol: HTTP}]`) + "  addresses: [{type: IPAddress, value: 10.0.0.1}]\n", true},
+		{"a Gateway's address too long, another seen", gateway("g9", `[{name: http, port: 80, protocol: HTTP}]`) + "  addresses: [{type: IPAddress, value: " + strings.Repeat("a", 254) + "}]\n", false},
+		// Scalars an object validator asks its children's validators
+		// for (built once a node): additional properties and list items.
+		{"a Gateway's infrastructure labels", gateway("g5", `[{name: http, port: 80, protocol: HTTP}]`) + "  infrastructure: {labels: {team: shop, tier: web}}\n", true},
+		{"a Gateway's infrastructure label of a bad value", gateway("g6", `[{name: http, port: 80, protocol: HTTP}]`) + "  infrastructure: {labels: {team: shop, tier: -web-}}\n", false},
+		{"a Gateway's infrastructure annotation too long", gateway("g7", `[{name: http, port: 80, protocol: HTTP}]`) + "  infrastructure: {annotations: {a: " + strings.Repeat("x", 4097) + "}}\n", false},
+		{"a route's second hostname bad, its first seen", `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: s7, namespace: shop}
+spec:
+  hostnames: [s1.example.com, "-bad-"]`, false},
+		{"a route's hostnames, each seen", `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: s8, namespace: shop}
+spec:
+  hostnames: [s1.example.com, s2.example.com]`, true},
 	}
 	for _, channel := range Channels {
 		t.Run(channel, func(t *testing.T) {
