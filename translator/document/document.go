@@ -178,12 +178,14 @@ func ProtoValue(m proto.Message) (any, error) {
 	return decodeJSON(b)
 }
 
+// jsonValue is v's JSON, for the YAML writer to walk (plainValue decodes
+// it for the rest).
 func jsonValue(v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSON(b)
+	return jsonText(b), nil
 }
 
 // decodeJSON keeps numbers as written, so no value is rounded.

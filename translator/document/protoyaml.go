@@ -23,8 +23,9 @@ type protoNode struct {
 	m    proto.Message
 }
 
-// plainValue is v with each protoNode replaced by ProtoValue's value:
-// what the document held before protoNode, for JSON and for yaml.v2.
+// plainValue is v with each protoNode replaced by ProtoValue's value and
+// each jsonText decoded: what the document held before them, for JSON
+// and for yaml.v2.
 func plainValue(v any) (any, error) {
 	switch v := v.(type) {
 	case protoNode:
@@ -33,6 +34,8 @@ func plainValue(v any) (any, error) {
 			return nil, fmt.Errorf("%s: %w", v.what, err)
 		}
 		return p, nil
+	case jsonText:
+		return decodeJSON(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {

@@ -121,6 +121,8 @@ func (e *yamlEmitter) node(v any, ctx yamlContext) bool {
 		return e.number(string(v), ctx)
 	case protoNode:
 		return e.protoMessage(v.m.ProtoReflect(), ctx)
+	case jsonText:
+		return e.jsonValueText(v, ctx)
 	case bool:
 		return e.scalar(strconv.FormatBool(v), yamlPlain, ctx)
 	case nil:
