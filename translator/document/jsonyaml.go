@@ -3,7 +3,9 @@ package document
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // jsonText is an API object's JSON (encoding/json's) in a document value:
@@ -89,15 +91,21 @@ func (e *yamlEmitter) jsonObject(b []byte, ctx yamlContext) bool {
 		break
 	}
 	slices.SortFunc(members, func(a, b jsonMember) int { return yamlKeyCompare(a.key, b.key) })
-	keys := make([]string, len(members))
+	digits := false
 	for j, m := range members {
 		if j > 0 && m.key == members[j-1].key {
 			return false // decodeJSON keeps the last: left to it
 		}
-		keys[j] = m.key
+		digits = digits || strings.ContainsAny(m.key, "0123456789")
 	}
-	if !yamlKeysOrdered(keys) {
-		return false
+	if digits {
+		keys := make([]string, len(members))
+		for j, m := range members {
+			keys[j] = m.key
+		}
+		if !yamlKeysOrdered(keys) {
+			return false
+		}
 	}
 	e.pushIndent(false, false)
 	for _, m := range members {
@@ -151,7 +159,10 @@ func jsonString(b []byte) (string, int, bool) {
 		i++
 	}
 	if i < len(b) && b[i] == '"' {
-		return string(b[1:i]), i + 1, true
+		// The text is the element's own and never changes while it is
+		// written: its strings need no copy (one allocation each was
+		// most of the walk's garbage).
+		return unsafe.String(unsafe.SliceData(b[1:i]), i-1), i + 1, true
 	}
 	out := append([]byte(nil), b[1:i]...)
 	for i < len(b) {
