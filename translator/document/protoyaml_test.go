@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -156,4 +158,51 @@ func randomWellKnown(r *rand.Rand, depth int) proto.Message {
 	m := (&tlsv3.UpstreamTlsContext{}).ProtoReflect()
 	fillProto(r, m, depth+1)
 	return m.Interface()
+}
+
+// TestDeclinedElementsGoTheOldWay: elements the walks decline (a Struct in
+// a cluster's metadata, an Any of an unknown type, an object's duplicate
+// key, non-ASCII) are written by the writer as the plain values they
+// stand for would be, and an element protojson refuses fails naming it.
+func TestDeclinedElementsGoTheOldWay(t *testing.T) {
+	meta, err := structpb.NewStruct(map[string]any{"team": "shop", "weight": 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withStruct := &clusterv3.Cluster{Name: "shop/pay", Metadata: &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{"tlsplane": meta}}}
+	unknownAny := &clusterv3.Cluster{Name: "shop/any", TypedExtensionProtocolOptions: map[string]*anypb.Any{"x": {TypeUrl: "type.googleapis.com/not.a.Type"}}}
+	plainCluster := &clusterv3.Cluster{Name: "shop/plain", ConnectTimeout: durationpb.New(5e9)}
+	for _, m := range []proto.Message{withStruct} {
+		if _, ok := emittedElement(nil, "clusters", protoNode{"cluster", m}); ok {
+			t.Fatalf("the proto walk wrote %v, which it leaves to the old path", m)
+		}
+	}
+	doc := map[string][]any{
+		"clusters": {protoNode{"cluster shop/pay", withStruct}, protoNode{"cluster shop/plain", plainCluster}},
+		"policies": {jsonText(`{"name":"a","name":"b"}`), jsonText(`{"name":"caf\u00e9"}`), jsonText(`{"spec":{"x":[1,2]}}`)},
+	}
+	plain := map[string][]any{}
+	for k, list := range doc {
+		for _, v := range list {
+			p, err := plainValue(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain[k] = append(plain[k], p)
+		}
+	}
+	var got, want bytes.Buffer
+	if err := encodeYAMLLists(&got, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := encodeYAMLLists(&want, plain); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("got:\n%s\nwant (plain values):\n%s", got.Bytes(), want.Bytes())
+	}
+	err = encodeYAMLLists(&got, map[string][]any{"clusters": {protoNode{"cluster shop/any", unknownAny}}})
+	if err == nil || !strings.HasPrefix(err.Error(), "cluster shop/any: ") {
+		t.Errorf("an Any of an unknown type: error %v, want one naming cluster shop/any", err)
+	}
 }
