@@ -53,13 +53,7 @@ func RenderTo(w io.Writer, in translator.Inputs, out translator.Output, format s
 		"policies":  make([]any, 0, len(policies)),
 	}
 	add := func(key, what string, m proto.Message) {
-		doc[key] = append(doc[key], deferred(func() (any, error) {
-			v, err := ProtoValue(m)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", what, err)
-			}
-			return v, nil
-		}))
+		doc[key] = append(doc[key], protoNode{what, m})
 	}
 	for _, c := range out.Clusters {
 		add("clusters", "cluster "+c.Name, c)
@@ -69,11 +63,7 @@ func RenderTo(w io.Writer, in translator.Inputs, out translator.Output, format s
 	}
 	for _, s := range out.Secrets {
 		doc["secrets"] = append(doc["secrets"], deferred(func() (any, error) {
-			v, err := ProtoValue(redacted(s))
-			if err != nil {
-				return nil, fmt.Errorf("secret %s: %w", s.Name, err)
-			}
-			return v, nil
+			return protoNode{"secret " + s.Name, redacted(s)}, nil
 		}))
 	}
 	for _, p := range translator.UniquePolicies(policies) {
@@ -100,8 +90,8 @@ func RenderTo(w io.Writer, in translator.Inputs, out translator.Output, format s
 // all held at once. Its error names the object.
 type deferred func() (any, error)
 
-// makeDeferred replaces each deferred element of doc by its value, in
-// order, stopping at the first error.
+// makeDeferred replaces each deferred element of doc by its plain value
+// (plainValue's), in order, stopping at the first error.
 func makeDeferred(doc map[string][]any) error {
 	keys := make([]string, 0, len(doc))
 	for k := range doc {
@@ -110,11 +100,14 @@ func makeDeferred(doc map[string][]any) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		for i, v := range doc[k] {
+			var err error
 			if d, ok := v.(deferred); ok {
-				var err error
-				if doc[k][i], err = d(); err != nil {
+				if v, err = d(); err != nil {
 					return err
 				}
+			}
+			if doc[k][i], err = plainValue(v); err != nil {
+				return err
 			}
 		}
 	}
@@ -185,12 +178,14 @@ func ProtoValue(m proto.Message) (any, error) {
 	return decodeJSON(b)
 }
 
+// jsonValue is v's JSON, for the YAML writer to walk (plainValue decodes
+// it for the rest).
 func jsonValue(v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSON(b)
+	return jsonText(b), nil
 }
 
 // decodeJSON keeps numbers as written, so no value is rounded.

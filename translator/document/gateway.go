@@ -175,23 +175,19 @@ func uniqueSortedClasses(in []*gwv1.GatewayClass) []*gwv1.GatewayClass {
 	return out
 }
 
-// protoValues renders items (each through show, unless nil) as document
+// protoValues is items (each through show, unless nil) as document
 // values.
 func protoValues[T interface {
 	proto.Message
 	GetName() string
 }](what string, items []T, show func(proto.Message) proto.Message) ([]any, error) {
-	out := []any{}
+	out := make([]any, 0, len(items))
 	for _, item := range items {
 		var m proto.Message = item
 		if show != nil {
 			m = show(m)
 		}
-		v, err := ProtoValue(m)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", what, item.GetName(), err)
-		}
-		out = append(out, v)
+		out = append(out, protoNode{what + " " + item.GetName(), m})
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"sync"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 )
@@ -50,6 +51,7 @@ func encodeYAMLLists(w io.Writer, doc map[string][]any) error {
 func writeElements(w io.Writer, key string, list []any) error {
 	type result struct {
 		y   []byte
+		buf *[]byte // y's buffer, back to elementBuffers once written
 		err error
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -85,15 +87,29 @@ func writeElements(w io.Writer, key string, list []any) error {
 				v, err := list[i], error(nil)
 				if d, ok := v.(deferred); ok {
 					if v, err = d(); err != nil {
-						slots[i] <- result{nil, err}
+						slots[i] <- result{nil, nil, err}
 						continue
 					}
+				}
+				buf := elementBuffers.Get().(*[]byte)
+				out, head, ok := emitElement((*buf)[:0], key, v)
+				*buf = out[:0]
+				if ok {
+					slots[i] <- result{out[head:], buf, nil}
+					continue
+				}
+				elementBuffers.Put(buf)
+				// What the emitter declines goes the way it always went:
+				// ProtoValue's values, then yaml.v2 where still declined.
+				if v, err = plainValue(v); err != nil {
+					slots[i] <- result{nil, nil, err}
+					continue
 				}
 				y, err := elementYAML(key, v, true)
 				if err != nil {
 					err = fmt.Errorf("%s[%d]: %w", key, i, err)
 				}
-				slots[i] <- result{y, err}
+				slots[i] <- result{y, nil, err}
 			}
 		}()
 	}
@@ -106,9 +122,21 @@ func writeElements(w io.Writer, key string, list []any) error {
 		if _, err := w.Write(r.y); err != nil {
 			return err
 		}
+		if r.buf != nil && cap(*r.buf) <= maxPooledElement {
+			elementBuffers.Put(r.buf)
+		}
 	}
 	return nil
 }
+
+// elementBuffers are the emitter's output buffers, reused from element to
+// element: most elements are a few KB, and allocating each was a share of
+// the garbage.
+var elementBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledElement bounds what a pooled buffer keeps: a route
+// configuration of 10,000 virtual hosts is megabytes.
+const maxPooledElement = 1 << 20
 
 // elementYAML is JSONToYAML of {key: [v]} without its first line (or of
 // {key: []} when !one). The value goes through JSON (decoded with
@@ -117,7 +145,7 @@ func writeElements(w io.Writer, key string, list []any) error {
 // parser would have read, and parsing the JSON as YAML was most of the cost.
 func elementYAML(key string, v any, one bool) ([]byte, error) {
 	if one {
-		if y, ok := emittedElement(key, v); ok {
+		if y, ok := emittedElement(nil, key, v); ok {
 			return y, nil
 		}
 	}
@@ -149,14 +177,21 @@ func elementYAML(key string, v any, one bool) ([]byte, error) {
 // emittedElement is elementYAML(key, v, true) written by yamlEmitter, when
 // it handles every value in v: most documents' elements, at a small part
 // of yaml.v2's cost.
-func emittedElement(key string, v any) ([]byte, bool) {
-	e := newYAMLEmitter(make([]byte, 0, 1024))
+func emittedElement(buf []byte, key string, v any) ([]byte, bool) {
+	out, head, ok := emitElement(buf, key, v)
+	return out[head:], ok
+}
+
+// emitElement is emittedElement appending to buf: the element is
+// out[head:].
+func emitElement(buf []byte, key string, v any) (out []byte, head int, ok bool) {
+	e := newYAMLEmitter(buf)
 	if !e.document(map[string]any{key: []any{v}}) {
-		return nil, false
+		return e.out, 0, false
 	}
-	head := len(key) + len(":\n")
+	head = len(key) + len(":\n")
 	if len(e.out) < head || string(e.out[:head]) != key+":\n" {
-		return nil, false
+		return e.out, 0, false
 	}
-	return e.out[head:], true
+	return e.out, head, true
 }

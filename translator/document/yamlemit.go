@@ -118,19 +118,29 @@ func (e *yamlEmitter) node(v any, ctx yamlContext) bool {
 	case string:
 		return e.stringScalar(v, ctx)
 	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return e.scalar(strconv.FormatInt(i, 10), yamlPlain, ctx)
-		}
-		if f, err := v.Float64(); err == nil {
-			return e.scalar(strconv.FormatFloat(f, 'g', -1, 64), yamlPlain, ctx)
-		}
-		return e.stringScalar(v.String(), ctx)
+		return e.number(string(v), ctx)
+	case protoNode:
+		return e.protoMessage(v.m.ProtoReflect(), ctx)
+	case jsonText:
+		return e.jsonValueText(v, ctx)
 	case bool:
 		return e.scalar(strconv.FormatBool(v), yamlPlain, ctx)
 	case nil:
 		return e.scalar("null", yamlPlain, ctx)
 	}
 	return false
+}
+
+// number writes a JSON number's text as yaml.v2 writes the json.Number:
+// the int64 or float64 its YAML parser would have read.
+func (e *yamlEmitter) number(n string, ctx yamlContext) bool {
+	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
+		return e.scalar(strconv.FormatInt(i, 10), yamlPlain, ctx)
+	}
+	if f, err := strconv.ParseFloat(n, 64); err == nil {
+		return e.scalar(strconv.FormatFloat(f, 'g', -1, 64), yamlPlain, ctx)
+	}
+	return e.stringScalar(n, ctx)
 }
 
 // empty writes an empty collection, in flow style.
@@ -159,7 +169,7 @@ func (e *yamlEmitter) mapping(m map[string]any) bool {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, yamlKeyCompare)
+	sortYAMLKeys(keys)
 	if !yamlKeysOrdered(keys) {
 		return false
 	}
@@ -429,6 +439,9 @@ func (e *yamlEmitter) literal(s string) {
 		}
 	}
 }
+
+// sortYAMLKeys sorts a mapping's keys as yaml.v2 does.
+func sortYAMLKeys(keys []string) { slices.SortFunc(keys, yamlKeyCompare) }
 
 // yamlKeyCompare orders string keys as yaml.v2 sorts a map's: letters
 // before other runes, runs of digits by their value.

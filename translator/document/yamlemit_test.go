@@ -78,7 +78,7 @@ func TestYAMLEmitterMatchesYAMLv2(t *testing.T) {
 	const n = 20000
 	for i := range n {
 		v := randomYAMLValue(r, 0)
-		got, ok := emittedElement("fleets", v)
+		got, ok := emittedElement(nil, "fleets", v)
 		if !ok {
 			continue
 		}
@@ -98,7 +98,7 @@ func TestYAMLEmitterMatchesYAMLv2(t *testing.T) {
 		t.Errorf("the emitter wrote %d of %d values; want at least two thirds", written, n)
 	}
 	for _, declined := range []any{"caf\u00e9", "a\tb", "a\r\n", "a\n\n", 1.5, map[string]any{strings.Repeat("k", 129): "v"}} {
-		if _, ok := emittedElement("fleets", declined); ok {
+		if _, ok := emittedElement(nil, "fleets", declined); ok {
 			t.Errorf("the emitter wrote %#v, which it leaves to yaml.v2", declined)
 		}
 	}
