@@ -23,8 +23,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/encoding/protowire"
 	"sigs.k8s.io/gateway-api/conformance/utils/echo"
+
+	"github.com/tlsplane/tlsplane/e2e/echowire"
 )
 
 // echoBody is what the echo-advanced server answers (Istio's echo server:
@@ -286,13 +287,13 @@ func TestGRPCEcho(t *testing.T) {
 		}
 		method, _ := grpc.MethodFromServerStream(stream)
 		md, _ := metadata.FromIncomingContext(stream.Context())
-		msg, _ := stringField1(req)
+		msg, _ := echowire.String(req)
 		calls <- seen{method, strings.Join(md[":authority"], ","), strings.Join(md["x-echo"], ","), strings.Join(md["x-request-id"], ","), msg}
 		if err := stream.SendHeader(metadata.Pairs("x-served-by", "echo-v2")); err != nil {
 			return err
 		}
 		body := "ServiceVersion=v2\nStatusCode=200\nHost=echo\nHostname=echo-v2-55c4\n"
-		resp := rawMessage(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), body))
+		resp := rawMessage(echowire.Message(body))
 		return stream.SendMsg(&resp)
 	}))
 	go srv.Serve(ln)

@@ -16,13 +16,12 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/tlsplane/tlsplane/e2e/echowire"
 )
 
-// echoMethod is the echo-advanced server's gRPC echo: Istio's
-// proto.EchoTestService/Echo, whose request and response are each one
-// string, field 1 (EchoRequest.message, EchoResponse.message).
-const echoMethod = "/proto.EchoTestService/Echo"
+// echoMethod is the echo-advanced server's gRPC echo (echowire).
+const echoMethod = echowire.FullMethod
 
 // grpcSender sends a run's gRPC Echo calls over one connection, or one
 // per call under --new-connection-per-request.
@@ -98,11 +97,11 @@ func (s *grpcSender) send(ctx context.Context, id int) (string, error) {
 	start := time.Now()
 	var header metadata.MD
 	var resp rawMessage
-	req := rawMessage(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), s.r.message))
+	req := rawMessage(echowire.Message(s.r.message))
 	if err := conn.Invoke(ctx, echoMethod, &req, &resp, grpc.ForceCodec(rawCodec{}), grpc.Header(&header)); err != nil {
 		return "", err
 	}
-	message, err := stringField1(resp)
+	message, err := echowire.String(resp)
 	if err != nil {
 		return "", fmt.Errorf("%s: response: %w", echoMethod, err)
 	}
@@ -124,33 +123,6 @@ func (s *grpcSender) send(ctx context.Context, id int) (string, error) {
 		}
 	}
 	return out.String(), nil
-}
-
-// stringField1 is field 1 of a message, as a string ("" when absent, the
-// last one when repeated, as protobuf decodes).
-func stringField1(b []byte) (string, error) {
-	var s string
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return "", protowire.ParseError(n)
-		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			v, m := protowire.ConsumeString(b)
-			if m < 0 {
-				return "", protowire.ParseError(m)
-			}
-			s, b = v, b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return "", protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return s, nil
 }
 
 // rawMessage is a message's wire bytes; rawCodec sends and keeps them as

@@ -21,15 +21,16 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/tlsplane/tlsplane/e2e/echowire"
 )
 
 // The original's gRPC service, proto.EchoTestService: Echo answers with
 // the fields, ForwardEcho (the echo framework's own, which the suite never
 // calls) is refused.
 const (
-	echoService = "proto.EchoTestService"
-	echoMethod  = "Echo"
+	echoService = echowire.Service
+	echoMethod  = echowire.Method
 )
 
 // grpcServer serves one gRPC endpoint: EchoTestService and the standard
@@ -71,13 +72,13 @@ func (h *grpcHandler) echo(_ any, ctx context.Context, dec func(any) error, _ gr
 	if err := dec(&req); err != nil {
 		return nil, err
 	}
-	message, err := stringField1(req)
+	message, err := echowire.String(req)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "EchoRequest: %v", err)
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	h.s.log.infof("endpoint", "GRPC Request: message=%q port=%d", message, h.port.Port)
-	resp := wireMessage(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), h.body(ctx, md, message)))
+	resp := wireMessage(echowire.Message(h.body(ctx, md, message)))
 	return &resp, nil
 }
 
@@ -117,33 +118,6 @@ func (h *grpcHandler) body(ctx context.Context, md metadata.MD, message string) 
 	writeField(&body, fieldEcho, message)
 	writeField(&body, fieldHostname, h.s.cfg.Hostname)
 	return body.String()
-}
-
-// stringField1 is field 1 of a message as a string ("" when absent, the
-// last when repeated, as protobuf decodes).
-func stringField1(b []byte) (string, error) {
-	var s string
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return "", protowire.ParseError(n)
-		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			v, m := protowire.ConsumeString(b)
-			if m < 0 {
-				return "", protowire.ParseError(m)
-			}
-			s, b = v, b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return "", protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return s, nil
 }
 
 // wireMessage is a message's wire bytes, which wireOrProtoCodec passes as
