@@ -172,7 +172,7 @@ func MutualTLS(certFile, keyFile, clientCAFile, identityTemplate string, onReloa
 	if err != nil {
 		return Security{}, err
 	}
-	files := &tlsFiles{cert: certFile, key: keyFile, clientCA: clientCAFile, onError: onReloadError}
+	files := newTLSFiles(certFile, keyFile, clientCAFile, onReloadError)
 	if _, err := files.load(); err != nil {
 		return Security{}, err
 	}

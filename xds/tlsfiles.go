@@ -5,35 +5,24 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
-	"sync"
-	"time"
+
+	"github.com/tlsplane/tlsplane/certfiles"
 )
 
 // tlsFiles is the server certificate, its key and the client CA bundle,
-// re-read on a handshake when any file's size, mode or modification time
-// changed, so a rotated certificate (a renewed Kubernetes Secret swaps its
-// files) needs no restart. A broken rotation keeps the last good pair.
+// re-read on a handshake when any file changed (certfiles), so a rotated
+// certificate (a renewed Kubernetes Secret swaps its files) needs no
+// restart. A broken rotation keeps the last good pair.
 type tlsFiles struct {
 	cert, key, clientCA string
 	onError             func(error)
-
-	mu      sync.Mutex
-	stamp   [3]fileStamp
-	current *tls.Config
+	files               *certfiles.Files[*tls.Config]
 }
 
-type fileStamp struct {
-	size    int64
-	mode    os.FileMode
-	modTime time.Time
-}
-
-func stampOf(path string) (fileStamp, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}, err
-	}
-	return fileStamp{size: info.Size(), mode: info.Mode(), modTime: info.ModTime()}, nil
+func newTLSFiles(cert, key, clientCA string, onError func(error)) *tlsFiles {
+	f := &tlsFiles{cert: cert, key: key, clientCA: clientCA, onError: onError}
+	f.files = certfiles.New(f.read, cert, key, clientCA)
+	return f
 }
 
 // serverConfig hands each handshake the current files' configuration.
@@ -51,49 +40,29 @@ func (f *tlsFiles) serverConfig() *tls.Config {
 }
 
 // load returns the configuration of the files as they are now, re-reading
-// them if they changed; on a read error it returns the last good
+// them if they changed; on an error it returns the last good
 // configuration with the error.
 func (f *tlsFiles) load() (*tls.Config, error) {
-	var stamp [3]fileStamp
-	for i, path := range []string{f.cert, f.key, f.clientCA} {
-		s, err := stampOf(path)
-		if err != nil {
-			return f.last(), fmt.Errorf("xDS TLS: %w", err)
-		}
-		stamp[i] = s
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.current != nil && stamp == f.stamp {
-		return f.current, nil
-	}
-	cfg, err := f.read()
+	cfg, _, err := f.files.Load()
 	if err != nil {
-		return f.current, err
+		err = fmt.Errorf("xDS TLS: %w", err)
 	}
-	f.current, f.stamp = cfg, stamp
-	return cfg, nil
-}
-
-func (f *tlsFiles) last() *tls.Config {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.current
+	return cfg, err
 }
 
 func (f *tlsFiles) read() (*tls.Config, error) {
 	pair, err := tls.LoadX509KeyPair(f.cert, f.key)
 	if err != nil {
 		// LoadX509KeyPair's errors name the files, never their bytes.
-		return nil, fmt.Errorf("xDS TLS: certificate %s, key %s: %w", f.cert, f.key, err)
+		return nil, fmt.Errorf("certificate %s, key %s: %w", f.cert, f.key, err)
 	}
 	pem, err := os.ReadFile(f.clientCA)
 	if err != nil {
-		return nil, fmt.Errorf("xDS TLS: client CA: %w", err)
+		return nil, fmt.Errorf("client CA: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("xDS TLS: client CA %s: no PEM certificate", f.clientCA)
+		return nil, fmt.Errorf("client CA %s: no PEM certificate", f.clientCA)
 	}
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
