@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"flag"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -21,22 +19,7 @@ import (
 func BenchmarkTranslatePhases(b *testing.B) {
 	for _, services := range []int{1000, 10000} {
 		b.Run("services="+strconv.Itoa(services), func(b *testing.B) {
-			dir := b.TempDir()
-			f, err := os.Create(filepath.Join(dir, "shop.yaml"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			ca, err := os.ReadFile("../../examples/quickstart/certs/ca.crt")
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, err = writeGeneratedManifest(f, services, string(ca))
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			dir := generatedWorldDir(b, services)
 			fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 			tf := registerTranslationFlags(fs)
 			if err := fs.Parse(nil); err != nil {

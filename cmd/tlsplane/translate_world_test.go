@@ -46,23 +46,7 @@ func TestWriteTranslateWorld(t *testing.T) {
 func BenchmarkTranslateGenerated(b *testing.B) {
 	for _, services := range []int{1000, 10000} {
 		b.Run("services="+strconv.Itoa(services), func(b *testing.B) {
-			dir := b.TempDir()
-			f, err := os.Create(filepath.Join(dir, "shop.yaml"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			// The quickstart's P-256 CA, as cert-manager would issue one.
-			ca, err := os.ReadFile("../../examples/quickstart/certs/ca.crt")
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, err = writeGeneratedManifest(f, services, string(ca))
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			dir := generatedWorldDir(b, services)
 			b.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 			b.ResetTimer()
 			for b.Loop() {
@@ -73,4 +57,28 @@ func BenchmarkTranslateGenerated(b *testing.B) {
 			}
 		})
 	}
+}
+
+// generatedWorldDir is a temporary directory holding writeGeneratedManifest's
+// world of services, its CAs the quickstart's P-256 CA, as cert-manager
+// would issue one.
+func generatedWorldDir(b *testing.B, services int) string {
+	b.Helper()
+	dir := b.TempDir()
+	f, err := os.Create(filepath.Join(dir, "shop.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ca, err := os.ReadFile("../../examples/quickstart/certs/ca.crt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = writeGeneratedManifest(f, services, string(ca))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }
