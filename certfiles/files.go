@@ -9,6 +9,7 @@ package certfiles
 
 import (
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -53,7 +54,7 @@ func (f *Files[T]) Load() (v T, ok bool, err error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.good && equal(stamps, f.stamps) {
+	if f.good && slices.Equal(stamps, f.stamps) {
 		return f.current, true, nil
 	}
 	next, err := f.read()
@@ -62,16 +63,4 @@ func (f *Files[T]) Load() (v T, ok bool, err error) {
 	}
 	f.current, f.stamps, f.good = next, stamps, true
 	return next, true, nil
-}
-
-func equal(a, b []stamp) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
