@@ -132,19 +132,6 @@ func (e *yamlEmitter) protoFields(m protoreflect.Message, typeURL string) bool {
 	return true
 }
 
-// mappingKey writes a block mapping's key and its colon, as mapping does.
-func (e *yamlEmitter) mappingKey(k string) bool {
-	e.writeIndent()
-	if len(k) > yamlMaxSimpleKey || strings.IndexByte(k, '\n') >= 0 {
-		return false
-	}
-	if !e.stringScalar(k, yamlContext{mapping: true, simpleKey: true}) {
-		return false
-	}
-	e.indicator(":", false, false, false)
-	return true
-}
-
 // protoAny writes an Any as protojson does: the resolved message's fields
 // after "@type", or "@type" and "value" for a well-known type.
 func (e *yamlEmitter) protoAny(m protoreflect.Message) bool {

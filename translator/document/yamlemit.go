@@ -175,15 +175,9 @@ func (e *yamlEmitter) mapping(m map[string]any) bool {
 	}
 	e.pushIndent(false, false)
 	for _, k := range keys {
-		e.writeIndent()
-		// A key that is not simple is written `? key`: left to yaml.v2.
-		if len(k) > yamlMaxSimpleKey || strings.IndexByte(k, '\n') >= 0 {
+		if !e.mappingKey(k) {
 			return false
 		}
-		if !e.stringScalar(k, yamlContext{mapping: true, simpleKey: true}) {
-			return false
-		}
-		e.indicator(":", false, false, false)
 		if !e.node(m[k], yamlContext{mapping: true}) {
 			return false
 		}
@@ -584,4 +578,18 @@ func yamlNumberOrTime(s string) bool {
 		}
 	}
 	return false
+}
+
+// mappingKey writes a block mapping's key and its colon; false for a key
+// that is not simple (yaml.v2 writes it `? key`), left to yaml.v2.
+func (e *yamlEmitter) mappingKey(k string) bool {
+	e.writeIndent()
+	if len(k) > yamlMaxSimpleKey || strings.IndexByte(k, '\n') >= 0 {
+		return false
+	}
+	if !e.stringScalar(k, yamlContext{mapping: true, simpleKey: true}) {
+		return false
+	}
+	e.indicator(":", false, false, false)
+	return true
 }
