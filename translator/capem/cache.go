@@ -31,10 +31,15 @@ type caEntry struct {
 // object deleted or changed is forgotten after one run.
 type Cache struct {
 	last, next map[Key]*caEntry
+	// The same entries by the bytes they were parsed from: one bundle in
+	// many objects (each namespace's kube-root-ca.crt, a CA a tool copies
+	// into every namespace) is parsed once, not once an object.
+	lastData, nextData map[string]*caEntry
 }
 
 func NewCache() *Cache {
-	return &Cache{last: map[Key]*caEntry{}, next: map[Key]*caEntry{}}
+	return &Cache{last: map[Key]*caEntry{}, next: map[Key]*caEntry{},
+		lastData: map[string]*caEntry{}, nextData: map[string]*caEntry{}}
 }
 
 // Parse returns the normalised PEM of data, read from the object key at
@@ -50,11 +55,20 @@ func Parse[T string | []byte](c *Cache, key Key, resourceVersion string, data T)
 	}
 	if e := c.last[key]; e != nil && e.resourceVersion == resourceVersion && e.data == string(data) {
 		c.next[key] = e
+		c.nextData[e.data] = e
 		return e.pem, e.notAfter, e.err
 	}
-	e := &caEntry{resourceVersion: resourceVersion, data: string(data)}
-	e.pem, e.notAfter, e.err = normalisedPEM(e.data)
+	e := byData(c, data)
+	if e != nil {
+		// Another object's parse of the same bytes: its results hold
+		// for this one, whose own version is what a later hit compares.
+		e = &caEntry{resourceVersion: resourceVersion, data: e.data, pem: e.pem, notAfter: e.notAfter, err: e.err}
+	} else {
+		e = &caEntry{resourceVersion: resourceVersion, data: string(data)}
+		e.pem, e.notAfter, e.err = normalisedPEM(e.data)
+	}
 	c.next[key] = e
+	c.nextData[e.data] = e
 	return e.pem, e.notAfter, e.err
 }
 
@@ -76,4 +90,17 @@ func (c *Cache) Done() {
 		return
 	}
 	c.last, c.next = c.next, make(map[Key]*caEntry, len(c.next))
+	c.lastData, c.nextData = c.nextData, make(map[string]*caEntry, len(c.nextData))
+}
+
+// byData is an entry parsed from data in this translation or the last.
+func byData[T string | []byte](c *Cache, data T) *caEntry {
+	if e := c.nextData[string(data)]; e != nil {
+		return e
+	}
+	if e := c.lastData[string(data)]; e != nil {
+		c.nextData[e.data] = e
+		return e
+	}
+	return nil
 }
