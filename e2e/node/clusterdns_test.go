@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,61 @@ func TestClusterDNS(t *testing.T) {
 				t.Errorf("%s %s: %v, %v; want %v", network, tc.name, got, err, tc.want)
 			}
 		}
+	}
+}
+
+// TestPodResolvesServiceByName: a process started in a Host whose
+// resolv.conf is a ClusterFirst Pod's of namespace shop finds Service
+// echo-v2 by its short name and by <name>.<namespace> (the search list),
+// through the system resolver, while the node's own resolv.conf is left
+// as it was.
+func TestPodResolvesServiceByName(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces, port 53)")
+	}
+	for _, bin := range []string{"ip", "getent"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skip("needs " + bin)
+		}
+	}
+	n, err := NewNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	c := fake.NewClientset(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "echo-v2"}, Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.12"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	d, err := StartClusterDNS(ctx, t, c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(hostResolvConf)
+	h, err := n.AddHost("dns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := podDNS(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "p"}}, d.Address, nodeDNS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.SetResolvConf(conf.String()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"echo-v2", "echo-v2.shop", "echo-v2.shop.svc.cluster.local"} {
+		out, err := h.Command("getent", "ahostsv4", name).CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "10.0.0.12 ") {
+			t.Errorf("getent ahostsv4 %s in the Pod's namespace: %v\n%s", name, err, out)
+		}
+	}
+	if out, err := h.Command("getent", "ahostsv4", "echo-v3").CombinedOutput(); err == nil {
+		t.Errorf("echo-v3 resolved: %s", out)
+	}
+	if after, _ := os.ReadFile(hostResolvConf); string(after) != string(before) {
+		t.Errorf("the node's resolv.conf changed:\n%s", after)
+	}
+	n.Remove(h)
+	if _, err := os.Stat(netnsEtc + "/" + h.Netns); !os.IsNotExist(err) {
+		t.Errorf("/etc/netns/%s left after the host's removal: %v", h.Netns, err)
 	}
 }
