@@ -81,6 +81,8 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 			// the entrypoint, so drop the command's own first word.
 			containers[i].argv = append(containers[i].argv[:1], containers[i].argv[2:]...)
 		}
+		uid, gid := runAs(pod, c)
+		containers[i].argv = asUser(containers[i].argv, uid, gid)
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
