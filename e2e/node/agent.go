@@ -42,18 +42,23 @@ type Agent struct {
 	unrunnable map[string]string
 	// commands are what exec may run, by image repository and name (exec.go).
 	commands map[string]map[string]string
+	// clusterDNS and serviceCIDR are the AgentOptions' (agentoptions.go).
+	clusterDNS, serviceCIDR string
 }
 
 // StartAgent serves the kubelet endpoint with kubelet, registers the Node
 // and starts the loop; it stops with ctx. Processes are started with t so
 // the test's cleanup stops any left.
-func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Network, images Images, nodeName, logDir string, kubelet KubeletTLS) (*Agent, error) {
+func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Network, images Images, nodeName, logDir string, kubelet KubeletTLS, opts ...AgentOption) (*Agent, error) {
 	a := &Agent{
 		Node: nodeName, client: c, net: n, images: images, logDir: logDir, t: t,
 		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		running:    map[string]*podRun{},
 		unrunnable: map[string]string{},
 		commands:   map[string]map[string]string{},
+	}
+	for _, o := range opts {
+		o(a)
 	}
 	port, err := a.serveKubelet(ctx, kubelet)
 	if err != nil {

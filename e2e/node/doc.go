@@ -5,7 +5,11 @@
 // a namespace of its own, serving the kubelet's logs, port-forward and
 // exec to the API server (Agent), and a Gateway provisioner that gives each
 // Gateway of a class a real Envoy in a namespace and a LoadBalancer
-// Service announcing its address (Provisioner). Everything else a cluster
+// Service announcing its address (Provisioner), and the cluster's DNS for
+// those Pods (StartClusterDNS, with the agent options WithClusterDNS and
+// WithServiceCIDR). A container runs as its securityContext's user and
+// group. Init containers and native sidecars are not run yet: the agent
+// ignores them. Everything else a cluster
 // does comes from the real kube-apiserver and kube-controller-manager.
 //
 // It needs root and iproute2. Every address it hands out is on the bridge

@@ -200,6 +200,7 @@ func (n *Network) Remove(h *Host) {
 }
 
 func (h *Host) remove() {
+	h.removeFiles()
 	_ = exec.Command("ip", "netns", "del", h.Netns).Run()
 	_ = exec.Command("ip", "link", "del", h.veth).Run() // normally gone with its peer
 }
@@ -253,6 +254,7 @@ func removeStale() {
 	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
 			if name, _, _ := strings.Cut(line, " "); strings.HasPrefix(name, "tpcbr") && !ownerAlive(bridgeOf(name)) {
+				(&Host{Netns: name}).removeFiles()
 				_ = exec.Command("ip", "netns", "del", name).Run()
 			}
 		}

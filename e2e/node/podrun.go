@@ -52,8 +52,16 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 		// A Secret created right after the Deployment: try again, as the kubelet does.
 		return nil, err
 	}
+	dns, err := podDNS(pod, a.clusterDNS, nodeDNS())
+	if err != nil {
+		return nil, a.refuse(ctx, pod, "CreatePodSandboxError", err.Error())
+	}
 	host, err := a.net.AddHost(fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff))
 	if err != nil {
+		return nil, err
+	}
+	if err := a.sandbox(host, dns); err != nil {
+		a.net.Remove(host)
 		return nil, err
 	}
 	for i, c := range pod.Spec.Containers {
@@ -73,6 +81,8 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 			// the entrypoint, so drop the command's own first word.
 			containers[i].argv = append(containers[i].argv[:1], containers[i].argv[2:]...)
 		}
+		uid, gid := runAs(pod, c)
+		containers[i].argv = asUser(containers[i].argv, uid, gid)
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -178,4 +188,18 @@ func (a *Agent) stop(key string, uid types.UID) {
 	a.mu.Unlock()
 	run.cancel()
 	<-run.stopped
+}
+
+// sandbox gives host what the Pod's namespace needs beyond its address:
+// its resolv.conf (nil: the node's) and the route to the Services.
+func (a *Agent) sandbox(host *Host, dns *dnsConf) error {
+	if dns != nil {
+		if err := host.SetResolvConf(dns.String()); err != nil {
+			return err
+		}
+	}
+	if a.serviceCIDR != "" {
+		return a.net.AddRoute(host, a.serviceCIDR)
+	}
+	return nil
 }
