@@ -18,10 +18,12 @@ import (
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	conformanceconfig "sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/gateway-api/pkg/features"
 )
 
 // TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS,
-// GATEWAY-TCP and GATEWAY-UDP profiles; the features
+// GATEWAY-TCP and GATEWAY-UDP profiles, and with CONFORMANCE_MESH=1 its
+// MESH-HTTP and MESH-GRPC profiles (meshRunFeatures); the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them), which depend on the
 // channel of the CRDs installed (GATEWAY_API_CHANNEL). CONFORMANCE_REPORT is
@@ -41,6 +43,16 @@ func TestConformance(t *testing.T) {
 	clientset, err := kubernetes.NewForConfig(c.api.Config)
 	must(t, err)
 
+	profiles := []suite.ConformanceProfileName{
+		suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
+		suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName,
+		suite.GatewayUDPConformanceProfileName,
+	}
+	var supported []features.FeatureName
+	if meshEnabled() {
+		profiles = append(profiles, suite.MeshHTTPConformanceProfileName, suite.MeshGRPCConformanceProfileName)
+		supported = meshRunFeatures(t, cl)
+	}
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
 			GatewayClassName:     GatewayClassName,
@@ -48,12 +60,9 @@ func TestConformance(t *testing.T) {
 			CleanupTestResources: true,
 			Mode:                 "default",
 			TimeoutConfig:        conformanceconfig.DefaultTimeoutConfig(),
-			ConformanceProfiles: []suite.ConformanceProfileName{
-				suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
-				suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName,
-				suite.GatewayUDPConformanceProfileName,
-			},
-			ReportOutputPath: os.Getenv("CONFORMANCE_REPORT"),
+			ConformanceProfiles:  profiles,
+			SupportedFeatures:    supported,
+			ReportOutputPath:     os.Getenv("CONFORMANCE_REPORT"),
 			// GatewayStaticAddresses: the provisioner gives a Gateway an
 			// address of the bridge's static range; TEST-NET-1 is on no
 			// network here, so it cannot.

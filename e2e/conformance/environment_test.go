@@ -59,6 +59,8 @@ func newCluster(t *testing.T) *cluster {
 	// The Envoys tlsplane's Gateway provisioner deploys run as the Envoy
 	// under test.
 	images["envoyproxy/envoy"] = envoyBin
+	// The injected capture and bootstrap steps run tlsplane itself.
+	images[tlsplaneImage] = tlsplaneBin
 
 	logDir := os.Getenv("CONFORMANCE_LOG_DIR")
 	if logDir == "" {
@@ -114,7 +116,7 @@ func newCluster(t *testing.T) *cluster {
 		Bin: tlsplaneBin, LogDir: logDir, Name: "tlsplane", XDSHost: network.Gateway,
 		XDSPort: xdsPort,
 		Args: []string{"--kubeconfig", api.Kubeconfig, "--insecure-xds", "--controller-name", string(controllerName),
-			"--gateway-api-channel", channel,
+			"--gateway-api-channel", channel, "--mesh-namespaces", meshNamespaces,
 			// tlsplane's own Gateway provisioner runs as in a cluster: it
 			// creates each Gateway's ServiceAccount, bootstrap, Deployment
 			// and Service with spec.infrastructure's labels (what
@@ -129,6 +131,9 @@ func newCluster(t *testing.T) *cluster {
 		Env:          []string{"POD_NAME=tlsplane-conformance"},
 		ReadyTimeout: 90 * time.Second,
 	})
+	if meshEnabled() {
+		startInjector(t, api.Kubeconfig, tlsplaneBin, logDir, net.JoinHostPort(network.Gateway, strconv.Itoa(xdsPort)), client)
+	}
 	_, err = node.StartProvisioner(ctx, t, client, gw, network, controllerName, envoyBin, cp.XDSAddress(), logDir)
 	must(t, err)
 

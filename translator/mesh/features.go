@@ -1,0 +1,14 @@
+package mesh
+
+import gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+// SupportedFeatures are the mesh features tlsplane claims (GEP-1426's
+// "Mesh" and, later, the suite's Mesh* extended features): the one list
+// the conformance runs give the suite and an XMesh's status would carry.
+// Never in a GatewayClass's supportedFeatures: the suite drops mesh
+// features found there, and Gateway features found in an XMesh. An
+// extended feature joins only when its tests pass in `make conformance`.
+// Sorted.
+var SupportedFeatures = []gwv1.FeatureName{
+	"Mesh",
+}
