@@ -2,17 +2,10 @@ package conformance
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +15,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"github.com/tlsplane/tlsplane/e2e/harness"
 	"github.com/tlsplane/tlsplane/translator/mesh"
 )
@@ -54,58 +48,26 @@ func meshEnabled() bool {
 // dials xdsAddress (tlsplane's xDS on the bridge).
 func startInjector(t *testing.T, kubeconfig, tlsplaneBin, logDir, xdsAddress string, kube kubernetes.Interface) {
 	t.Helper()
-	dir := t.TempDir()
-	ca := harness.NewAuthority(t, "tlsplane conformance injection CA")
-	leaf := ca.IssueFiles(t, harness.LeafSpec{CommonName: "127.0.0.1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
-		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
-	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
-	p := harness.Start(t, logDir, "tlsplane-inject", tlsplaneBin, "inject", "--kubeconfig", kubeconfig, "--address", addr,
-		"--tls-cert", leaf.CertFile, "--tls-key", leaf.KeyFile, "--mesh-namespaces", meshNamespaces,
+	_, addr, ca := harness.StartInjector(t, logDir, tlsplaneBin, "--kubeconfig", kubeconfig, "--mesh-namespaces", meshNamespaces,
 		"--sidecar-image", sidecarImage, "--tlsplane-image", tlsplaneImage+":conformance", "--sidecar-xds-address", xdsAddress)
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.PEM)
-	probe := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	harness.WaitProbe(t, p, 30*time.Second, func() error {
-		resp, err := probe.Get("https://" + addr + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("tlsplane inject /healthz: %s", resp.Status)
-		}
-		return nil
-	})
 	_, err := kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(context.Background(),
-		injectionWebhook("https://"+addr+"/inject", ca.PEM), metav1.CreateOptions{})
+		injectionWebhook(t, "https://"+addr+"/inject", ca.PEM), metav1.CreateOptions{})
 	must(t, err)
 }
 
 // injectionWebhook is deploy/mesh-injection.yaml's configuration with the
 // suite's namespaces as its namespaceSelector (the same selector as
 // --mesh-namespaces) and the webhook reached by url.
-func injectionWebhook(url string, caPEM []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
-	fail, none, never := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.NeverReinvocationPolicy
-	scope := admissionregistrationv1.NamespacedScope
-	return &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "tlsplane-mesh-injection"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         "inject.mesh.tlsplane.io",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}, Scope: &scope},
-			}},
-			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-				Key: "gateway-conformance", Operator: metav1.LabelSelectorOpIn, Values: []string{"mesh", "mesh-consumer"},
-			}}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			ReinvocationPolicy:      &never,
-			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          new(int32(10)),
-		}},
-	}
+func injectionWebhook(t *testing.T, url string, caPEM []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "deploy", "mesh-injection.yaml"))
+	must(t, err)
+	cfg, err := apiserver.MutatingWebhookAt(data, url, caPEM)
+	must(t, err)
+	cfg.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "gateway-conformance", Operator: metav1.LabelSelectorOpIn, Values: []string{"mesh", "mesh-consumer"},
+	}}}
+	return cfg
 }
 
 // meshRunFeatures are the features a run with the mesh profiles gives the
@@ -137,7 +99,7 @@ func meshRunFeatures(t *testing.T, cl client.Client) []features.FeatureName {
 func TestInjectionWebhookSelectsMeshNamespaces(t *testing.T) {
 	flag, err := labels.Parse(meshNamespaces)
 	must(t, err)
-	webhook, err := metav1.LabelSelectorAsSelector(injectionWebhook("https://127.0.0.1:1/inject", nil).Webhooks[0].NamespaceSelector)
+	webhook, err := metav1.LabelSelectorAsSelector(injectionWebhook(t, "https://127.0.0.1:1/inject", nil).Webhooks[0].NamespaceSelector)
 	must(t, err)
 	for _, tc := range []struct {
 		label string

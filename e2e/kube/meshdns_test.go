@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -42,18 +41,7 @@ func TestMeshPodsResolveServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := api.KubeletServingCertificate(network.Gateway)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("kube-node-%04x", rand.IntN(1<<16))
-	agent, err := node.StartAgent(ctx, t, c.kube, network, node.Images{node.EchoAdvancedImage: echoServerBin(t, dir)}, name, t.TempDir(),
-		node.KubeletTLS{Certificate: cert, ClientCAs: api.KubeletClientCAs(), ClientName: apiserver.KubeletClientName},
-		node.WithClusterDNS(dns.Address))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	agent := startNodeAgentOn(t, c, network, node.Images{node.EchoAdvancedImage: echoServerBin(t, dir)}, node.WithClusterDNS(dns.Address))
 	agent.AllowCommand(node.EchoAdvancedImage, "client", echoClientBin(t, dir))
 
 	manifest, err := fs.ReadFile(conformance.Manifests, "mesh/manifests.yaml")
@@ -80,7 +68,6 @@ func TestMeshPodsResolveServices(t *testing.T) {
 		v1Pod, v2IP = list.Items[0].Name, svc.Spec.ClusterIP
 		return nil
 	})
-	t.Cleanup(func() { deleteNamespaces(t, c, meshNamespace, meshConsumerNamespace) })
 	for _, host := range []string{"echo-v2", "echo-v2." + meshNamespace, "echo-v2." + meshNamespace + ".svc.cluster.local"} {
 		run := podExec(t, c, "SPDY", meshNamespace, v1Pod, "echo", "", "client", "http://"+host+"/")
 		out := run.stdout + run.stderr

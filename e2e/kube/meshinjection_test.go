@@ -2,11 +2,6 @@ package kube
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"github.com/tlsplane/tlsplane/e2e/harness"
@@ -29,35 +22,14 @@ import (
 // out: this module tests the binary, not the package.
 var injectedInits = []string{"tlsplane-mesh-capture", "tlsplane-mesh-bootstrap", "tlsplane-mesh-sidecar"}
 
-// startInjector runs `tlsplane inject` on loopback over TLS with a
-// serving certificate for 127.0.0.1 from a test CA, and returns its
-// address and that CA (the webhook configuration's caBundle).
+// startInjector is harness.StartInjector with this package's images and
+// xDS address, its log shown when the test fails.
 func startInjector(t *testing.T, kubeconfig string, flags ...string) (*harness.Process, string, *harness.Authority) {
 	t.Helper()
-	dir := t.TempDir()
-	ca := harness.NewAuthority(t, "tlsplane inject e2e CA")
-	leaf := ca.IssueFiles(t, harness.LeafSpec{CommonName: "127.0.0.1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
-		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
-	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
-	p := harness.Start(t, dir, "tlsplane-inject", tlsplaneBin, append([]string{"inject", "--kubeconfig", kubeconfig, "--address", addr,
-		"--tls-cert", leaf.CertFile, "--tls-key", leaf.KeyFile, "--log-level", "debug",
+	p, addr, ca := harness.StartInjector(t, t.TempDir(), tlsplaneBin, append([]string{"--kubeconfig", kubeconfig, "--log-level", "debug",
 		"--sidecar-image", "envoyproxy/envoy:e2e", "--tlsplane-image", tlsplaneImage + ":e2e",
 		"--sidecar-xds-address", "tlsplane-xds.tlsplane-system.svc:18000"}, flags...)...)
 	showLogOnFailure(t, p, 10*time.Second, 6000)
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.PEM)
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	harness.WaitProbe(t, p, 30*time.Second, func() error {
-		resp, err := client.Get("https://" + addr + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz: %s", resp.Status)
-		}
-		return nil
-	})
 	return p, addr, ca
 }
 
@@ -75,26 +47,12 @@ func registerInjector(t *testing.T, c clients, addr string, caPEM []byte) {
 	if _, err := apiserver.Apply(context.Background(), api.Config, data, true); err != nil {
 		t.Fatalf("apply deploy/mesh-injection.yaml (dry run): %v", err)
 	}
-	objs, err := apiserver.DecodeManifest(data)
+	cfg, err := apiserver.MutatingWebhookAt(data, "https://"+addr+"/inject", caPEM)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg *admissionregistrationv1.MutatingWebhookConfiguration
-	for _, o := range objs {
-		if o.GetKind() == "MutatingWebhookConfiguration" {
-			cfg = &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, cfg); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if cfg == nil || len(cfg.Webhooks) != 1 || cfg.Webhooks[0].ClientConfig.Service == nil || *cfg.Webhooks[0].ClientConfig.Service.Path != "/inject" {
-		t.Fatalf("deploy/mesh-injection.yaml: want one MutatingWebhookConfiguration with one webhook on a Service's /inject, got %+v", cfg)
+		t.Fatalf("deploy/mesh-injection.yaml: %v", err)
 	}
 	name := "tlsplane-mesh-injection-" + strconv.FormatInt(time.Now().UnixNano()%1000000, 10)
-	url := "https://" + addr + "/inject"
-	cfg.Name, cfg.Annotations = name, nil
-	cfg.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM}
+	cfg.Name = name
 	ctx := context.Background()
 	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,13 @@ func startNodeAgentWith(t *testing.T, c clients, images node.Images) *node.Agent
 		t.Fatal(err)
 	}
 	t.Cleanup(network.Close)
+	return startNodeAgentOn(t, c, network, images)
+}
+
+// startNodeAgentOn is startNodeAgentWith on a bridge the test made, for
+// options that need its addresses (a cluster DNS on its gateway).
+func startNodeAgentOn(t *testing.T, c clients, network *node.Network, images node.Images, opts ...node.AgentOption) *node.Agent {
+	t.Helper()
 	cert, err := api.KubeletServingCertificate(network.Gateway)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +54,7 @@ func startNodeAgentWith(t *testing.T, c clients, images node.Images) *node.Agent
 	name := fmt.Sprintf("kube-node-%04x", rand.IntN(1<<16))
 	agent, err := node.StartAgent(ctx, t, c.kube, network, images, name, t.TempDir(), node.KubeletTLS{
 		Certificate: cert, ClientCAs: api.KubeletClientCAs(), ClientName: apiserver.KubeletClientName,
-	})
+	}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
