@@ -45,6 +45,20 @@ func TestReplicasShareTheirInventories(t *testing.T) {
 		d := a.Debug()
 		return len(d) == 1 && d[0].Host == "10.0.0.7:8443" && d[0].NotAfter.Equal(notAfter)
 	})
+	// The handshake publisher runs on its own timer: a may see b's
+	// certificate before b's windows are written.
+	waitFor(t, "b's handshake windows to be published", func() bool {
+		list, err := client.CoreV1().ConfigMaps("tlsplane").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cm := range list.Items {
+			if strings.HasPrefix(cm.Name, "tlsplane-status-writer-handshakes-replica-b-2-") {
+				return true
+			}
+		}
+		return false
+	})
 	list, err := client.CoreV1().ConfigMaps("tlsplane").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
