@@ -10,7 +10,7 @@ import (
 // setUserTimeout sets TCP_USER_TIMEOUT on an accepted connection, as gRPC
 // would with our keepalive: gRPC sets it only on a bare *net.TCPConn, and
 // the listener hands it an admittedConn, so without this unacknowledged
-// writes to a dead Envoy would be retried for the kernel's ~15 minutes.
+// writes to a dead Envoy fall under the kernel's ~15-minute retry limit.
 func setUserTimeout(c net.Conn, timeout time.Duration) error {
 	tcp, ok := c.(*net.TCPConn)
 	if !ok {
