@@ -136,18 +136,13 @@ func (c *callbacks) onRequest(key streamKey, req requestSeen) error {
 	if req.resumed {
 		c.resumed(key, req.typeURL)
 	}
-	sent, found := c.lookup(key, req.typeURL, req.nonce)
 	if !req.rejected {
-		if found {
-			if key.delta {
-				c.ackDelta(key, req.typeURL, sent)
-			} else {
-				c.ack(key, req.typeURL, sent)
-			}
+		if sent, found := c.accepted(key, req.typeURL, req.nonce); found {
 			c.reportACK(node, req.typeURL, sent.version)
 		}
 		return nil
 	}
+	sent, _ := c.lookup(key, req.typeURL, req.nonce)
 	// A SotW response holds every resource the client wants: which of
 	// them it changed since the last accepted one narrows the NACK. A
 	// delta response holds only changes.
@@ -172,14 +167,11 @@ func (c *callbacks) open(key streamKey, peer peerIdentity) {
 		opened: time.Now(), progress: map[string]*typeProgress{}}
 }
 
-func (c *callbacks) ack(key streamKey, typeURL string, resp sentResponse) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.streams[key]; st != nil {
-		st.acked[typeURL] = resp
-		if p := st.progressOf(typeURL); p != nil {
-			p.noteACK(resp.version)
-		}
+// ackedSotW notes an accepted SotW response: the base of the next NACK's changed set.
+func (st *streamState) ackedSotW(typeURL string, resp sentResponse) {
+	st.acked[typeURL] = resp
+	if p := st.progressOf(typeURL); p != nil {
+		p.noteACK(resp.version)
 	}
 }
 
@@ -315,19 +307,36 @@ func (c *callbacks) sent(key streamKey, typeURL string, resp sentResponse) {
 	st.sent[typeURL] = list
 }
 
-// ackDelta notes an accepted delta response and drops its names: a delta
+// ackedDelta notes an accepted delta response and drops its names: a delta
 // NACK concerns only the response it answers, and an initial response
 // names every resource (at 10,000 clusters and 1,000 streams, half a
 // gigabyte).
-func (c *callbacks) ackDelta(key streamKey, typeURL string, accepted sentResponse) {
+func (st *streamState) ackedDelta(typeURL string, accepted sentResponse) {
+	st.sent[typeURL] = slices.DeleteFunc(st.sent[typeURL], func(r sentResponse) bool { return r.nonce == accepted.nonce })
+	if p := st.progressOf(typeURL); p != nil {
+		p.noteACK(accepted.version)
+	}
+}
+
+// accepted finds the response an ACK's nonce answered and notes it
+// accepted, under one lock: every request of every stream passes here.
+func (c *callbacks) accepted(key streamKey, typeURL, nonce string) (sentResponse, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st := c.streams[key]; st != nil {
-		st.sent[typeURL] = slices.DeleteFunc(st.sent[typeURL], func(r sentResponse) bool { return r.nonce == accepted.nonce })
-		if p := st.progressOf(typeURL); p != nil {
-			p.noteACK(accepted.version)
-		}
+	st := c.streams[key]
+	if st == nil {
+		return sentResponse{}, false
 	}
+	resp, found := st.find(typeURL, nonce)
+	if !found {
+		return resp, false
+	}
+	if key.delta {
+		st.ackedDelta(typeURL, resp)
+	} else {
+		st.ackedSotW(typeURL, resp)
+	}
+	return resp, true
 }
 
 // lookup finds the response a nonce answered.
@@ -335,10 +344,15 @@ func (c *callbacks) lookup(key streamKey, typeURL, nonce string) (sentResponse, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st := c.streams[key]; st != nil {
-		for _, r := range st.sent[typeURL] {
-			if r.nonce == nonce {
-				return r, true
-			}
+		return st.find(typeURL, nonce)
+	}
+	return sentResponse{}, false
+}
+
+func (st *streamState) find(typeURL, nonce string) (sentResponse, bool) {
+	for _, r := range st.sent[typeURL] {
+		if r.nonce == nonce {
+			return r, true
 		}
 	}
 	return sentResponse{}, false

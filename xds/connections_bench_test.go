@@ -20,9 +20,7 @@ func BenchmarkSentAndACK(b *testing.B) {
 		c.open(key, peerIdentity{})
 		for i := 0; pb.Next(); i++ {
 			c.sent(key, resource.ClusterType, sentResponse{nonce: nonces[i%2], version: versions[i%2], resources: names})
-			if r, found := c.lookup(key, resource.ClusterType, nonces[i%2]); found {
-				c.ack(key, resource.ClusterType, r)
-			}
+			c.accepted(key, resource.ClusterType, nonces[i%2])
 		}
 	})
 }

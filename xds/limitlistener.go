@@ -3,6 +3,7 @@ package xds
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // limitedListener admits each accepted connection under the
@@ -12,6 +13,9 @@ type limitedListener struct {
 	net.Listener
 	adm     *admission
 	refused func(reason string, conn net.Conn)
+	// userTimeout is TCP_USER_TIMEOUT for admitted connections (gRPC's
+	// keepalive timeout, which gRPC cannot set through the wrapper).
+	userTimeout time.Duration
 }
 
 // Accept returns the next admitted connection; refused ones are closed
@@ -34,6 +38,11 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 			continue
 		}
 		ac.slot = s
+		if err := setUserTimeout(c, l.userTimeout); err != nil {
+			// gRPC too ends a transport whose user timeout cannot be set.
+			ac.Close()
+			continue
+		}
 		return ac, nil
 	}
 }

@@ -181,7 +181,7 @@ func (s adsServer) DeltaAggregatedResources(stream discoveryv3.AggregatedDiscove
 func (s *Server) Serve(lis net.Listener) error {
 	s.log.Info("xDS server listening", "address", lis.Addr().String(), "maxConnections", s.adm.limits.Connections,
 		"maxPerSource", s.adm.limits.PerSource, "maxHandshakes", s.adm.limits.Handshakes, "maxHandshakesPerSource", s.adm.limits.HandshakesPerSource)
-	return s.grpc.Serve(&limitedListener{Listener: lis, adm: s.adm, refused: s.refused.note})
+	return s.grpc.Serve(&limitedListener{Listener: lis, adm: s.adm, refused: s.refused.note, userTimeout: KeepaliveTimeout})
 }
 
 // Stop ends every stream (Envoy reconnects, to another replica if any) and
