@@ -47,8 +47,8 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 		sidecar := i < len(pod.Spec.InitContainers) && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		containers = append(containers, container{name: c.Name, image: c.Image, argv: []string{bin}, sidecar: sidecar})
 	}
-	dir := a.podDir(pod)
-	if err := mkdir(dir); err != nil {
+	dir, err := a.volumeDir(pod)
+	if err != nil {
 		return nil, err
 	}
 	volumePaths, err := volumes(ctx, a.client, pod, dir)
