@@ -2,9 +2,7 @@ package node
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,8 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // An injected mesh Pod's order, as the kubelet runs it: a regular init
@@ -25,16 +21,7 @@ import (
 // step (Initialized False until the init steps are done). Needs root and
 // iproute2 (the Pod's namespace is real).
 func TestInitContainersRunInOrderBeforeTheContainers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		harness.Prerequisite(t, "containers run in a network namespace", errors.New("not root"))
-	}
-	_, err := exec.LookPath("ip")
-	harness.Prerequisite(t, "containers run in a network namespace", err)
-	n, err := NewNetwork()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Close)
+	n := testNetwork(t, "containers run in a network namespace", "pgrep")
 	h, err := n.AddHost("init")
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,11 @@
 package node
 
 import (
-	"errors"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // WithServiceCIDR gives a Pod's namespace a route to the cluster IPs, so
@@ -20,18 +15,7 @@ import (
 // "network unreachable" before any rule sees it. Needs root, iproute2,
 // nft and bash.
 func TestServiceCIDRRouteLetsTheCaptureSeeClusterIPConnections(t *testing.T) {
-	if os.Geteuid() != 0 {
-		harness.Prerequisite(t, "Pods run in network namespaces", errors.New("not root"))
-	}
-	for _, tool := range []string{"ip", "nft", "bash"} {
-		_, err := exec.LookPath(tool)
-		harness.Prerequisite(t, "a redirect in a Pod's namespace", err)
-	}
-	n, err := NewNetwork()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Close)
+	n := testNetwork(t, "a redirect in a Pod's namespace", "nft", "bash")
 	const cidr, clusterIP = "10.96.0.0/12", "10.96.0.10"
 	dial := func(h *Host) (string, error) {
 		out, err := h.Command("timeout", "5", "bash", "-c", "exec 3<>/dev/tcp/"+clusterIP+"/80 && cat <&3").CombinedOutput()
