@@ -17,6 +17,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"github.com/tlsplane/tlsplane/e2e/harness"
+	"github.com/tlsplane/tlsplane/e2e/node"
 	"github.com/tlsplane/tlsplane/translator/mesh"
 )
 
@@ -116,4 +117,23 @@ func TestInjectionWebhookSelectsMeshNamespaces(t *testing.T) {
 			t.Errorf("webhook namespaceSelector on gateway-conformance=%q: %v, want %v", tc.label, got, tc.want)
 		}
 	}
+}
+
+// serviceClusterIPRange is the API server's --service-cluster-ip-range
+// (e2e/apiserver/server.go).
+const serviceClusterIPRange = "10.0.0.0/24"
+
+// meshAgentOptions, in a run with the mesh, are the cluster DNS the mesh
+// client resolves Service names with and the route to the cluster IPs the
+// capture redirects; without them `client http://echo` fails before its
+// connection reaches the sidecar. None without the mesh: the gateway
+// profiles' Pods keep the node's resolv.conf, as their ratchet was set.
+func meshAgentOptions(ctx context.Context, t *testing.T, kube kubernetes.Interface, network *node.Network) []node.AgentOption {
+	t.Helper()
+	if !meshEnabled() {
+		return nil
+	}
+	dns, err := node.StartClusterDNS(ctx, t, kube, network)
+	must(t, err)
+	return []node.AgentOption{node.WithClusterDNS(dns.Address), node.WithServiceCIDR(serviceClusterIPRange)}
 }
