@@ -33,10 +33,9 @@ const (
 )
 
 // meshEnabled says whether this run includes the MESH-HTTP and MESH-GRPC
-// profiles: CONFORMANCE_MESH=1. Off by default until the node agent runs
-// injected Pods (init containers, native sidecars, runAsUser) and serves
-// cluster DNS (branch f/meshnode-s47): without them every mesh test fails
-// on its timeouts, minutes per channel, and proves nothing about tlsplane.
+// profiles: CONFORMANCE_MESH=1. Off by default until the mesh tests are
+// on the ratchet (docs/mesh.md, "Conformance"); the node agent runs the
+// injected Pods and cluster DNS since f/meshpods-s48.
 func meshEnabled() bool {
 	return os.Getenv("CONFORMANCE_MESH") == "1"
 }
