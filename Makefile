@@ -185,13 +185,16 @@ conformance: build envoy kube-apiserver conformance-images testsummary
 	if [ -n "$$failed" ]; then echo "conformance ratchet failed on the channel(s):$$failed"; exit 1; fi
 
 # One channel's run (CHANNEL=standard|experimental); make conformance runs
-# every channel.
+# every channel. CONFORMANCE_MESH=1 adds the mesh profiles, and
+# CONFORMANCE_RUN_TEST=<ShortName> runs one test, from the environment
+# or the command line.
 .PHONY: conformance-channel
 conformance-channel:
 	@test -n "$(CHANNEL)" || { echo "CHANNEL=standard or CHANNEL=experimental"; exit 2; }
 	rm -rf $(CONFORMANCE_DIR)/$(CHANNEL) && mkdir -p $(CONFORMANCE_DIR)/$(CHANNEL)
 	@echo "running the Gateway API conformance suite, $(CHANNEL) channel (2 to 4 minutes; a line every 25 s, the per-test results at the end); go test -json events in $(CONFORMANCE_DIR)/$(CHANNEL)/events.json"
 	-cd e2e && GATEWAY_API_CHANNEL=$(CHANNEL) TLSPLANE_BIN=$(CURDIR)/$(BIN) CONFORMANCE_LOG_DIR=$(CONFORMANCE_DIR)/$(CHANNEL)/run \
+		CONFORMANCE_MESH=$(CONFORMANCE_MESH) CONFORMANCE_RUN_TEST=$(CONFORMANCE_RUN_TEST) \
 		CONFORMANCE_REPORT=$(CONFORMANCE_DIR)/$(CHANNEL)/tlsplane-report.yaml \
 		CONFORMANCE_VERSION=$$(git describe --always --dirty 2>/dev/null || echo dev) \
 		$(SUMMARY) -title "Gateway API conformance suite, $(CHANNEL) channel" -quiet -events $(CONFORMANCE_DIR)/$(CHANNEL)/events.json -- \

@@ -99,7 +99,7 @@ func newCluster(t *testing.T) *cluster {
 	must(t, err)
 	agent, err := node.StartAgent(ctx, t, client, network, images, "conformance-node", logDir, node.KubeletTLS{
 		Certificate: kubeletCert, ClientCAs: api.KubeletClientCAs(), ClientName: apiserver.KubeletClientName,
-	})
+	}, meshAgentOptions(ctx, t, client, network)...)
 	must(t, err)
 	// The mesh tests exec the echo-advanced image's client in its Pods.
 	commands, err := node.ConformanceCommands()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tlsplane/tlsplane/e2e/apiserver"
 	"github.com/tlsplane/tlsplane/e2e/harness"
+	"github.com/tlsplane/tlsplane/e2e/node"
 	"github.com/tlsplane/tlsplane/translator/mesh"
 )
 
@@ -32,10 +33,9 @@ const (
 )
 
 // meshEnabled says whether this run includes the MESH-HTTP and MESH-GRPC
-// profiles: CONFORMANCE_MESH=1. Off by default until the node agent runs
-// injected Pods (init containers, native sidecars, runAsUser) and serves
-// cluster DNS (branch f/meshnode-s47): without them every mesh test fails
-// on its timeouts, minutes per channel, and proves nothing about tlsplane.
+// profiles: CONFORMANCE_MESH=1. Off by default until the mesh tests are
+// on the ratchet (docs/mesh.md, "Conformance"); the node agent runs the
+// injected Pods and cluster DNS since f/meshpods-s48.
 func meshEnabled() bool {
 	return os.Getenv("CONFORMANCE_MESH") == "1"
 }
@@ -116,4 +116,23 @@ func TestInjectionWebhookSelectsMeshNamespaces(t *testing.T) {
 			t.Errorf("webhook namespaceSelector on gateway-conformance=%q: %v, want %v", tc.label, got, tc.want)
 		}
 	}
+}
+
+// serviceClusterIPRange is the API server's --service-cluster-ip-range
+// (e2e/apiserver/server.go).
+const serviceClusterIPRange = "10.0.0.0/24"
+
+// meshAgentOptions, in a run with the mesh, are the cluster DNS the mesh
+// client resolves Service names with and the route to the cluster IPs the
+// capture redirects; without them `client http://echo` fails before its
+// connection reaches the sidecar. None without the mesh: the gateway
+// profiles' Pods keep the node's resolv.conf, as their ratchet was set.
+func meshAgentOptions(ctx context.Context, t *testing.T, kube kubernetes.Interface, network *node.Network) []node.AgentOption {
+	t.Helper()
+	if !meshEnabled() {
+		return nil
+	}
+	dns, err := node.StartClusterDNS(ctx, t, kube, network)
+	must(t, err)
+	return []node.AgentOption{node.WithClusterDNS(dns.Address), node.WithServiceCIDR(serviceClusterIPRange)}
 }

@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +42,8 @@ type Agent struct {
 	commands map[string]map[string]string
 	// clusterDNS and serviceCIDR are the AgentOptions' (agentoptions.go).
 	clusterDNS, serviceCIDR string
+	// volumeRoot holds the Pods' volumes (volumeroot.go).
+	volumeRoot string
 }
 
 // StartAgent serves the kubelet endpoint with kubelet, registers the Node
@@ -59,6 +59,10 @@ func StartAgent(ctx context.Context, t testing.TB, c kubernetes.Interface, n *Ne
 	}
 	for _, o := range opts {
 		o(a)
+	}
+	var err error
+	if a.volumeRoot, err = newVolumeRoot(t); err != nil {
+		return nil, err
 	}
 	port, err := a.serveKubelet(ctx, kubelet)
 	if err != nil {
@@ -195,11 +199,6 @@ func (a *Agent) Unrunnable() []string {
 	return out
 }
 
-// podDir is where a Pod's volumes and logs go.
-func (a *Agent) podDir(pod *corev1.Pod) string {
-	return filepath.Join(a.logDir, "pods", pod.Namespace+"_"+pod.Name)
-}
-
 // refuse leaves pod Pending with why as every container's waiting reason.
 func (a *Agent) refuse(ctx context.Context, pod *corev1.Pod, reason, why string) error {
 	a.mu.Lock()
@@ -249,5 +248,3 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, status corev1.
 func logName(pod *corev1.Pod, container string) string {
 	return strings.Join([]string{pod.Namespace, pod.Name, container}, "_")
 }
-
-func mkdir(dir string) error { return os.MkdirAll(dir, 0o700) }

@@ -95,11 +95,13 @@ func (a *Agent) containerExec(w http.ResponseWriter, r *http.Request) {
 		execIdleTimeout, forwardStreamTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
-// container is the Pod's container called name, nil if none.
+// container is the Pod's container or init container called name, nil if none.
 func (p *podRun) container(name string) *container {
-	for i := range p.containers {
-		if p.containers[i].name == name {
-			return &p.containers[i]
+	for _, list := range [][]container{p.containers, p.inits} {
+		for i := range list {
+			if list[i].name == name {
+				return &list[i]
+			}
 		}
 	}
 	return nil

@@ -8,18 +8,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/tlsplane/tlsplane/e2e/harness"
 )
 
 // podRun is one Pod the agent runs: its namespace and one process per
-// container, each restarted when it exits (restartPolicy Always is what
-// Deployments use).
+// container, init containers first (lifecycle.go), each restarted when it
+// exits (restartPolicy Always is what Deployments use).
 type podRun struct {
 	uid        types.UID
 	host       *Host
+	inits      []container // the spec's initContainers, in order
 	containers []container
 	logs       map[string]*containerLog // by container name
+	life       *lifecycle
+	reported   int // life's version last written to the Pod's status
 	started    metav1.Time
 	cancel     context.CancelFunc
 	stopped    chan struct{}
@@ -29,22 +30,25 @@ type podRun struct {
 type container struct {
 	name, image string
 	argv, env   []string
+	sidecar     bool // an init container with restartPolicy Always
 }
 
 // start runs every container of pod in a new namespace. A nil run with
 // no error: the Pod cannot be run here, and its status says why.
 func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
+	specs := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
 	var containers []container
-	for _, c := range pod.Spec.Containers {
+	for i, c := range specs {
 		bin, ok := a.images.Binary(c.Image)
 		if !ok {
 			return nil, a.refuse(ctx, pod, "ImageNotKnown",
 				fmt.Sprintf("container %s: image %s is not one the node agent can run (it runs %s)", c.Name, c.Image, a.images.Known()))
 		}
-		containers = append(containers, container{name: c.Name, image: c.Image, argv: []string{bin}})
+		sidecar := i < len(pod.Spec.InitContainers) && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		containers = append(containers, container{name: c.Name, image: c.Image, argv: []string{bin}, sidecar: sidecar})
 	}
-	dir := a.podDir(pod)
-	if err := mkdir(dir); err != nil {
+	dir, err := a.volumeDir(pod)
+	if err != nil {
 		return nil, err
 	}
 	volumePaths, err := volumes(ctx, a.client, pod, dir)
@@ -64,7 +68,7 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 		a.net.Remove(host)
 		return nil, err
 	}
-	for i, c := range pod.Spec.Containers {
+	for i, c := range specs {
 		m, err := containerMounts(c, volumePaths)
 		if err == nil {
 			containers[i].env, err = environment(ctx, a.client, pod, c, host.IP, m)
@@ -85,94 +89,43 @@ func (a *Agent) start(ctx context.Context, pod *corev1.Pod) (*podRun, error) {
 		containers[i].argv = asUser(containers[i].argv, uid, gid)
 	}
 
+	key := pod.Namespace + "/" + pod.Name
 	runCtx, cancel := context.WithCancel(context.Background())
-	run := &podRun{uid: pod.UID, host: host, containers: containers, logs: map[string]*containerLog{},
+	run := &podRun{uid: pod.UID, host: host, inits: containers[:len(pod.Spec.InitContainers)],
+		containers: containers[len(pod.Spec.InitContainers):], logs: map[string]*containerLog{},
+		life:    &lifecycle{runs: map[string]*containerRun{}, changed: func() { a.queue.Add(key) }},
 		started: metav1.Now(), cancel: cancel, stopped: make(chan struct{})}
 	for _, c := range containers {
 		run.logs[c.name] = newContainerLog()
 	}
-	key := pod.Namespace + "/" + pod.Name
 	a.mu.Lock()
 	a.running[key] = run
 	delete(a.unrunnable, key)
 	a.mu.Unlock()
 
-	done := make(chan struct{}, len(containers))
-	for _, c := range containers {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			a.supervise(runCtx, host, logName(pod, c.name), c.argv, c.env, run.logs[c.name])
-		}()
-	}
 	go func() {
-		for range containers {
-			<-done
-		}
+		a.runContainers(runCtx, run, pod)
+		<-runCtx.Done()
 		a.net.Remove(host)
 		close(run.stopped)
 	}()
 	return run, nil
 }
 
-// report writes the status of a running Pod, unless it already says so.
+// report writes the status of a running Pod when its containers have
+// changed since the last write.
 func (a *Agent) report(ctx context.Context, pod *corev1.Pod, run *podRun) error {
-	if pod.Status.Phase == corev1.PodRunning && pod.Status.PodIP == run.host.IP && podReady(pod) {
+	run.life.mu.Lock()
+	version := run.life.version
+	run.life.mu.Unlock()
+	if run.reported == version+1 && pod.Status.PodIP == run.host.IP {
 		return nil
 	}
-	status := corev1.PodStatus{
-		Phase:     corev1.PodRunning,
-		HostIP:    a.net.Gateway,
-		HostIPs:   []corev1.HostIP{{IP: a.net.Gateway}},
-		PodIP:     run.host.IP,
-		PodIPs:    []corev1.PodIP{{IP: run.host.IP}},
-		StartTime: &run.started,
-		QOSClass:  pod.Status.QOSClass, // the API server's, immutable
+	if err := a.writeStatus(ctx, pod, a.podStatus(pod, run)); err != nil {
+		return err
 	}
-	for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
-		status.Conditions = append(status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: run.started})
-	}
-	for _, c := range run.containers {
-		status.ContainerStatuses = append(status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.name, Image: c.image, ImageID: c.image, Ready: true, Started: new(true),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: run.started}},
-		})
-	}
-	return a.writeStatus(ctx, pod, status)
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// supervise runs argv in host until ctx ends, restarting it (1 s, doubling
-// to 10 s) when it exits on its own; its output goes to the log file and
-// to log, which the kubelet endpoint serves.
-func (a *Agent) supervise(ctx context.Context, host *Host, name string, argv, env []string, log *containerLog) {
-	backoff := time.Second
-	for {
-		cmd := host.Command(argv...)
-		cmd.Env = env
-		cmd.Stdout, cmd.Stderr = log.writer(stdout), log.writer(stderr)
-		p := harness.StartCmd(a.t, a.logDir, name, cmd)
-		select {
-		case <-ctx.Done():
-			p.Stop(5 * time.Second)
-			return
-		case <-p.Done():
-			a.t.Logf("node agent: %s exited; restarting in %s; log tail:\n%s", name, backoff, p.LogTail(10))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
+	run.reported = version + 1 // zero: never written
+	return nil
 }
 
 // stop ends the Pod's processes and removes its namespace; uid, when not

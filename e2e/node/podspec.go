@@ -14,7 +14,11 @@ import (
 )
 
 // volumes writes the pod's Secret, ConfigMap and emptyDir volumes under
-// dir, one folder each, and returns each volume's folder by name. The
+// dir, one folder each, and returns each volume's folder by name. As a
+// kubelet's, they can be read by the container's user whoever it is (a
+// sidecar runs as UID 1337): folders 0755, files the volume's defaultMode
+// (0644 unless set), an emptyDir 0777; dir and its parents up to the
+// agent's volume root must be traversable (volumeRoot). The
 // projected service-account token volume the API server adds is left out:
 // nothing the agent runs talks to the API server.
 func volumes(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, dir string) (map[string]string, error) {
@@ -23,6 +27,7 @@ func volumes(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, dir s
 		folder := filepath.Join(dir, "volumes", v.Name)
 		var files map[string][]byte
 		var items []corev1.KeyToPath
+		dirMode, fileMode := os.FileMode(0o755), os.FileMode(0o644)
 		switch {
 		case v.Secret != nil:
 			s, err := c.CoreV1().Secrets(pod.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
@@ -30,6 +35,9 @@ func volumes(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, dir s
 				return nil, fmt.Errorf("volume %s: Secret %s/%s: %w", v.Name, pod.Namespace, v.Secret.SecretName, err)
 			}
 			files, items = s.Data, v.Secret.Items
+			if m := v.Secret.DefaultMode; m != nil {
+				fileMode = os.FileMode(*m) & os.ModePerm
+			}
 		case v.ConfigMap != nil:
 			cm, err := c.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
 			if err != nil {
@@ -43,14 +51,18 @@ func volumes(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, dir s
 				files[k] = val
 			}
 			items = v.ConfigMap.Items
+			if m := v.ConfigMap.DefaultMode; m != nil {
+				fileMode = os.FileMode(*m) & os.ModePerm
+			}
 		case v.EmptyDir != nil:
-			files = map[string][]byte{}
+			// World-writable, as the kubelet makes an emptyDir.
+			files, dirMode = map[string][]byte{}, os.ModePerm
 		case v.Projected != nil && strings.HasPrefix(v.Name, "kube-api-access-"):
 			continue
 		default:
 			return nil, fmt.Errorf("volume %s: only secret, configMap and emptyDir volumes are supported", v.Name)
 		}
-		if err := writeVolume(folder, files, items); err != nil {
+		if err := writeVolume(folder, files, items, dirMode, fileMode); err != nil {
 			return nil, fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 		paths[v.Name] = folder
@@ -58,8 +70,12 @@ func volumes(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, dir s
 	return paths, nil
 }
 
-func writeVolume(folder string, files map[string][]byte, items []corev1.KeyToPath) error {
-	if err := os.MkdirAll(folder, 0o700); err != nil {
+func writeVolume(folder string, files map[string][]byte, items []corev1.KeyToPath, dirMode, fileMode os.FileMode) error {
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return err
+	}
+	// Chmod, not MkdirAll's mode: the umask would take 0777's write bits.
+	if err := os.Chmod(folder, dirMode); err != nil {
 		return err
 	}
 	if len(items) == 0 {
@@ -73,10 +89,17 @@ func writeVolume(folder string, files map[string][]byte, items []corev1.KeyToPat
 			return fmt.Errorf("key %q not found", it.Key)
 		}
 		path := filepath.Join(folder, filepath.Clean("/"+it.Path))
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, data, 0o600); err != nil {
+		mode := fileMode
+		if it.Mode != nil {
+			mode = os.FileMode(*it.Mode) & os.ModePerm
+		}
+		if err := os.WriteFile(path, data, mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(path, mode); err != nil {
 			return err
 		}
 	}
