@@ -164,6 +164,15 @@ func (l Limits) split(path string, data []byte) (raws [][]byte, stop error) {
 	// buffer when no newline ends it: a file cut at that size would lose its
 	// objects silently.
 	data = withFinalNewline(data)
+	if fast, ok := splitDocuments(data); ok {
+		for doc, raw := range fast {
+			if err := budget.spend(path, doc+1, raw); err != nil {
+				return raws, err
+			}
+			raws = append(raws, raw)
+		}
+		return raws, nil
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
