@@ -143,20 +143,28 @@ func (s *headScanner) object(member func(key string) bool) bool {
 		if !member(string(s.doc[start:end])) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.doc) {
-			return false
-		}
-		switch s.doc[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after('}'); !more {
+			return ok
 		}
 	}
+}
+
+// after reads what follows a member or item: a comma (more) or close
+// (ok, the end).
+func (s *headScanner) after(close byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.doc) {
+		return false, false
+	}
+	switch s.doc[s.i] {
+	case ',':
+		s.i++
+		return true, true
+	case close:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // value skips one JSON value, validating it.
@@ -181,18 +189,8 @@ func (s *headScanner) value(depth int) bool {
 			if !s.value(depth + 1) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.doc) {
-				return false
-			}
-			switch s.doc[s.i] {
-			case ',':
-				s.i++
-			case ']':
-				s.i++
-				return true
-			default:
-				return false
+			if more, ok := s.after(']'); !more {
+				return ok
 			}
 		}
 	case c == '"':

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/tlsplane/tlsplane/perf/world"
 )
 
 // jsonMutations are edits that make JSON invalid, or change what its head
@@ -36,19 +34,7 @@ func agreesWithProbe(t *testing.T, what string, doc []byte) bool {
 // either declines or reads what encoding/json's probe reads (never from
 // JSON the probe refuses); it reads every unedited document.
 func TestScanHeadIsProbe(t *testing.T) {
-	docs := corpusDocuments(t)
-	var w bytes.Buffer
-	if err := world.WriteGateway(&w); err != nil {
-		t.Fatal(err)
-	}
-	if err := world.WriteServices(&w, 0, 3, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 8443); err != nil {
-		t.Fatal(err)
-	}
-	raws, stop := DefaultLimits.split("world.yaml", w.Bytes())
-	if stop != nil {
-		t.Fatal(stop)
-	}
-	docs = append(docs, raws...)
+	docs := corpusAndWorldDocuments(t)
 	rng := rand.New(rand.NewPCG(38, 48))
 	read, edited, editsRead := 0, 0, 0
 	for i, raw := range docs {
