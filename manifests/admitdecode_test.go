@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/crds"
-	"github.com/tlsplane/tlsplane/perf/world"
 	"github.com/tlsplane/tlsplane/translator"
 )
 
@@ -19,19 +17,7 @@ import (
 // tree, is exactly (reflect.DeepEqual: nil and empty apart) what the
 // API server's JSON of it decodes to, with the same unknown fields.
 func TestAdmittedDecodeIsJSONDecode(t *testing.T) {
-	docs := corpusDocuments(t)
-	var w bytes.Buffer
-	if err := world.WriteGateway(&w); err != nil {
-		t.Fatal(err)
-	}
-	if err := world.WriteServices(&w, 0, 3, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 8443); err != nil {
-		t.Fatal(err)
-	}
-	raws, stop := DefaultLimits.split("world.yaml", w.Bytes())
-	if stop != nil {
-		t.Fatal(stop)
-	}
-	docs = append(docs, raws...)
+	docs := corpusAndWorldDocuments(t)
 	compared := 0
 	var sink translator.Inputs
 	for _, channel := range []string{crds.Standard, crds.Experimental} {

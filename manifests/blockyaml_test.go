@@ -1,16 +1,12 @@
 package manifests
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlsplane/tlsplane/perf/world"
@@ -31,20 +27,33 @@ func corpusDocuments(t testing.TB) [][]byte {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(append(data, '\n'))))
-			for {
-				raw, err := r.Read()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				docs = append(docs, raw)
+			raws, err := yamlReaderSplit(append(data, '\n'))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
 			}
+			docs = append(docs, raws...)
 		}
 	}
 	return docs
+}
+
+// corpusAndWorldDocuments is corpusDocuments and the documents of
+// perf/world's Gateway and first three Services.
+func corpusAndWorldDocuments(t testing.TB) [][]byte {
+	t.Helper()
+	docs := corpusDocuments(t)
+	var w bytes.Buffer
+	if err := world.WriteGateway(&w); err != nil {
+		t.Fatal(err)
+	}
+	if err := world.WriteServices(&w, 0, 3, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 8443); err != nil {
+		t.Fatal(err)
+	}
+	raws, stop := DefaultLimits.split("world.yaml", w.Bytes())
+	if stop != nil {
+		t.Fatal(stop)
+	}
+	return append(docs, raws...)
 }
 
 // yamlMutations are edits that make YAML mean something else, or

@@ -164,6 +164,15 @@ func (l Limits) split(path string, data []byte) (raws [][]byte, stop error) {
 	// buffer when no newline ends it: a file cut at that size would lose its
 	// objects silently.
 	data = withFinalNewline(data)
+	if fast, ok := splitDocuments(data); ok {
+		for doc, raw := range fast {
+			if err := budget.spend(path, doc+1, raw); err != nil {
+				return raws, err
+			}
+			raws = append(raws, raw)
+		}
+		return raws, nil
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
@@ -313,37 +322,34 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 	if doc[0] != '{' {
 		return fmt.Errorf("%s: not a Kubernetes object (a YAML mapping with apiVersion and kind)", where)
 	}
-	var probe struct {
-		metav1.TypeMeta
-		Metadata struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
+	head, ok := scanHead(doc)
+	if !ok {
+		var err error
+		if head, err = probeHead(doc); err != nil {
+			return fmt.Errorf("%s: not a Kubernetes object: %s", where, excerptError(err))
+		}
 	}
-	if err := json.Unmarshal(doc, &probe); err != nil {
-		return fmt.Errorf("%s: not a Kubernetes object: %s", where, excerptError(err))
-	}
-	if probe.APIVersion == "" || probe.Kind == "" {
+	if head.apiVersion == "" || head.kind == "" {
 		return fmt.Errorf("%s: not a Kubernetes object: apiVersion and kind are required", where)
 	}
-	key := kindKey{probe.APIVersion, probe.Kind}
+	key := kindKey{head.apiVersion, head.kind}
 	if key == (kindKey{"v1", "List"}) {
 		return r.decodeList(where, prefix, doc, in, warn, depth)
 	}
 	kind, known := kinds[key]
-	ns := probe.Metadata.Namespace
+	ns := head.namespace
 	switch {
 	case known && kind.clusterScoped:
 		ns = ""
 	case ns == "":
 		ns = DefaultNamespace
 	}
-	id := Excerpt(probe.Metadata.Name)
+	id := Excerpt(head.name)
 	if ns != "" {
 		id = Excerpt(ns) + "/" + id
 	}
-	what := fmt.Sprintf("%s (%s %s %s)", where, Excerpt(probe.APIVersion), Excerpt(probe.Kind), id)
-	objID := objectID{file: r.file, apiVersion: probe.APIVersion, kind: probe.Kind, namespace: ns, name: probe.Metadata.Name}
+	what := fmt.Sprintf("%s (%s %s %s)", where, Excerpt(head.apiVersion), Excerpt(head.kind), id)
+	objID := objectID{file: r.file, apiVersion: head.apiVersion, kind: head.kind, namespace: ns, name: head.name}
 	// As the API server decodes: field names are case-sensitive, and an
 	// unknown field is dropped with a warning, as kubectl apply
 	// --validate=strict reports it.
@@ -357,10 +363,10 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 		}
 		return nil
 	}
-	if r.crds != nil && isGatewayAPI(probe.APIVersion) {
+	if r.crds != nil && isGatewayAPI(head.apiVersion) {
 		// Admitted as the API server would, whether tlsplane reads the
 		// kind or not: a file kubectl apply would refuse is refused.
-		v, err := r.validatorFor(probe.APIVersion)
+		v, err := r.validatorFor(head.apiVersion)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -386,7 +392,7 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 			return nil
 		}
 	} else if known {
-		if errs := validateCore(probe.Kind, probe.Metadata.Name, ns, kind.clusterScoped, doc); len(errs) > 0 {
+		if errs := validateCore(head.kind, head.name, ns, kind.clusterScoped, doc); len(errs) > 0 {
 			if kind.clusterScoped {
 				objID.namespace = ""
 			}
