@@ -43,18 +43,7 @@ func TestHostAnswersOnItsStaticAddress(t *testing.T) {
 	if _, err := n.AddHostWith("again", []string{static}, 0); err == nil {
 		t.Errorf("a second host was given %s", static)
 	}
-	ln := listenIn(t, h.Netns)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = io.WriteString(c, "here")
-			_ = c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := serveGreeting(t, h.Netns, "here")
 	for _, ip := range h.IPs {
 		c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), 3*time.Second)
 		if err != nil {
@@ -68,6 +57,24 @@ func TestHostAnswersOnItsStaticAddress(t *testing.T) {
 			t.Errorf("%s answered %q", ip, got)
 		}
 	}
+}
+
+// serveGreeting listens in netns (listenIn) and writes greeting to every
+// connection, then closes it; it returns the port.
+func serveGreeting(t *testing.T, netns, greeting string) int {
+	t.Helper()
+	ln := listenIn(t, netns)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = io.WriteString(c, greeting)
+			_ = c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // listenIn listens on every address of the namespace netns, from a thread

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"io"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,18 +36,7 @@ func TestServiceCIDRRouteLetsTheCaptureSeeClusterIPConnections(t *testing.T) {
 			if err := a.sandbox(h, nil); err != nil {
 				t.Fatal(err)
 			}
-			ln := listenIn(t, h.Netns)
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					_, _ = io.WriteString(c, "sidecar")
-					_ = c.Close()
-				}
-			}()
-			port := ln.Addr().(*net.TCPAddr).Port
+			port := serveGreeting(t, h.Netns, "sidecar")
 			rules := "add table ip capture\n" +
 				"add chain ip capture out { type nat hook output priority -100; }\n" +
 				"add rule ip capture out ip daddr " + cidr + " tcp dport 80 redirect to :" + strconv.Itoa(port) + "\n"
