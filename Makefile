@@ -185,7 +185,7 @@ conformance: build envoy kube-apiserver conformance-images testsummary
 	if [ -n "$$failed" ]; then echo "conformance ratchet failed on the channel(s):$$failed"; exit 1; fi
 
 # One channel's run (CHANNEL=standard|experimental); make conformance runs
-# every channel. CONFORMANCE_MESH=1 adds the mesh profiles, and
+# every channel. CONFORMANCE_MESH=0 leaves the mesh profiles out, and
 # CONFORMANCE_RUN_TEST=<ShortName> runs one test, from the environment
 # or the command line.
 .PHONY: conformance-channel

@@ -22,7 +22,7 @@ import (
 )
 
 // TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS,
-// GATEWAY-TCP and GATEWAY-UDP profiles, and with CONFORMANCE_MESH=1 its
+// GATEWAY-TCP and GATEWAY-UDP profiles, and (unless CONFORMANCE_MESH=0) its
 // MESH-HTTP and MESH-GRPC profiles (meshRunFeatures); the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them), which depend on the

@@ -33,11 +33,11 @@ const (
 )
 
 // meshEnabled says whether this run includes the MESH-HTTP and MESH-GRPC
-// profiles: CONFORMANCE_MESH=1. Off by default until the mesh tests are
-// on the ratchet (docs/mesh.md, "Conformance"); the node agent runs the
-// injected Pods and cluster DNS since f/meshpods-s48.
+// profiles: on unless CONFORMANCE_MESH=0, since the node agent runs the
+// injected Pods with cluster DNS (f/meshpods-s48) and the mesh tests that
+// pass are on the ratchet.
 func meshEnabled() bool {
-	return os.Getenv("CONFORMANCE_MESH") == "1"
+	return os.Getenv("CONFORMANCE_MESH") != "0"
 }
 
 // startInjector runs `tlsplane inject` on loopback over TLS (the API
