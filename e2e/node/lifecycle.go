@@ -46,26 +46,29 @@ type lifecycle struct {
 }
 
 func (l *lifecycle) update(name string, f func(*containerRun)) {
-	l.mu.Lock()
-	if l.runs[name] == nil {
-		l.runs[name] = &containerRun{}
-	}
-	f(l.runs[name])
-	l.version++
-	l.mu.Unlock()
-	if l.changed != nil {
-		l.changed()
-	}
+	l.change(func() {
+		if l.runs[name] == nil {
+			l.runs[name] = &containerRun{}
+		}
+		f(l.runs[name])
+	})
 }
 
 func (l *lifecycle) markInitialized(failed bool) {
+	l.change(func() {
+		if failed {
+			l.failed = true
+		} else {
+			now := metav1.Now()
+			l.initialized = &now
+		}
+	})
+}
+
+// change applies f under the lock, bumps the version and tells changed.
+func (l *lifecycle) change(f func()) {
 	l.mu.Lock()
-	if failed {
-		l.failed = true
-	} else {
-		now := metav1.Now()
-		l.initialized = &now
-	}
+	f()
 	l.version++
 	l.mu.Unlock()
 	if l.changed != nil {
@@ -144,39 +147,32 @@ func exitCode(cmd *exec.Cmd) int32 {
 // runToCompletion runs c until it exits 0, restarting it with backoff
 // while retry; false when ctx ended or it failed with no retry.
 func (a *Agent) runToCompletion(ctx context.Context, run *podRun, name string, c container, retry bool) bool {
-	backoff := restartBackoff
-	for {
-		code, exited := a.runOnce(ctx, run, name, c, nil)
-		switch {
-		case !exited:
-			return false
-		case code == 0:
-			return true
-		case !retry:
-			return false
-		}
-		if !sleep(ctx, backoff) {
-			return false
-		}
-		run.life.update(c.name, func(r *containerRun) { r.restarts++ })
-		backoff = min(2*backoff, maxRestartBackoff)
-	}
+	code, exited := a.restarting(ctx, run, name, c, nil, func(code int32) bool { return code != 0 && retry })
+	return exited && code == 0
 }
 
-// supervise runs c until ctx ends, restarting it (1 s, doubling to 10 s)
-// when it exits on its own; its output goes to the log file and to the
-// container's log, which the kubelet endpoint serves. started, when not
-// nil, is closed once the first process has started.
+// supervise runs c until ctx ends, restarting it whenever it exits on its
+// own; its output goes to the log file and to the container's log, which
+// the kubelet endpoint serves. started, when not nil, is closed once the
+// first process has started.
 func (a *Agent) supervise(ctx context.Context, run *podRun, name string, c container, started chan<- struct{}) {
+	a.restarting(ctx, run, name, c, started, func(int32) bool { return true })
+}
+
+// restarting runs c, and again after each exit whose code again accepts,
+// with a backoff of 1 s doubling to 10 s; it returns the last exit's code,
+// and false when ctx ended first.
+func (a *Agent) restarting(ctx context.Context, run *podRun, name string, c container, started chan<- struct{}, again func(int32) bool) (int32, bool) {
 	backoff := restartBackoff
 	for {
-		if _, exited := a.runOnce(ctx, run, name, c, started); !exited {
-			return
+		code, exited := a.runOnce(ctx, run, name, c, started)
+		if !exited || !again(code) {
+			return code, exited
 		}
 		started = nil
 		a.t.Logf("node agent: %s exited; restarting in %s", name, backoff)
 		if !sleep(ctx, backoff) {
-			return
+			return code, false
 		}
 		run.life.update(c.name, func(r *containerRun) { r.restarts++ })
 		backoff = min(2*backoff, maxRestartBackoff)
