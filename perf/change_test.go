@@ -70,11 +70,17 @@ func changeOf(kind translator.Kind, obj metav1.Object) translator.Change {
 	return translator.Change{Kind: kind, Key: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, Object: obj}
 }
 
-// benchmarkChange: an operation is next's change, Update, then Publish.
+// benchmarkChange: an operation is next's change, Update, then Publish,
+// with the Gateway's fleet and an unrestricted one connected.
 func benchmarkChange(b *testing.B, in translator.Inputs, next func(rv int) translator.Change) {
+	benchmarkChangeFor(b, []string{"mesh", "edge/web"}, in, next)
+}
+
+// benchmarkChangeFor is benchmarkChange with fleets connected.
+func benchmarkChangeFor(b *testing.B, fleets []string, in translator.Inputs, next func(rv int) translator.Change) {
 	tr := translator.New()
 	pub := snapshots.New(snapshots.Options{})
-	for _, fleet := range []string{"mesh", "edge/web"} {
+	for _, fleet := range fleets {
 		pub.NodeStreamOpened(&corev3.Node{Id: fleet, Cluster: fleet})
 	}
 	out := tr.Translate(in, nil, benchNow, translator.Options{})

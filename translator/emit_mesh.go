@@ -17,6 +17,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/envoy"
 	"github.com/tlsplane/tlsplane/translator/input"
 	"github.com/tlsplane/tlsplane/translator/mesh"
+	"github.com/tlsplane/tlsplane/translator/plan"
 )
 
 // meshOutput is the mesh's routes judged and its fleets emitted.
@@ -40,42 +41,64 @@ func (e *emitter) translateMesh(in Inputs, ix *input.Index, sel *mesh.Selector, 
 	res := mesh.Judge(mesh.Routes{HTTP: in.HTTPRoutes, GRPC: in.GRPCRoutes}, ix, members, sel, controller, stamp)
 	plans, warnings := mesh.Fleets(res, ix)
 	out := meshOutput{fleets: make(map[string]*FleetResources, len(plans)), httpRoutes: res.HTTPRoutes, grpcRoutes: res.GRPCRoutes, warnings: warnings}
+	emitted := map[*plan.Listener]meshListener{}
 	for _, f := range plans {
-		res, w := e.emitMeshFleet(f)
+		res, w := e.emitMeshFleet(f, emitted)
 		out.fleets[f.Name] = res
 		out.warnings = append(out.warnings, w...)
 	}
 	return out
 }
 
+// meshListener is one emitted mesh listener plan: the listener, its
+// route configuration (nil for a TCP proxy), or why Envoy would reject
+// it.
+type meshListener struct {
+	listener *listenerv3.Listener
+	routes   *routev3.RouteConfiguration
+	err      error
+}
+
 // emitMeshFleet builds a mesh fleet's listeners and route
 // configurations; one Envoy would reject is left out, with a warning, so
-// the rest of the fleet is still served.
-func (e *emitter) emitMeshFleet(f *mesh.Fleet) (*FleetResources, []string) {
+// the rest of the fleet is still served. A plan the fleets share
+// (mesh.Fleets) is emitted once: emitted holds what this translation
+// emitted so far, and the fleets get the same protos.
+func (e *emitter) emitMeshFleet(f *mesh.Fleet, emitted map[*plan.Listener]meshListener) (*FleetResources, []string) {
 	res := &FleetResources{Reached: f.Reached}
 	var warnings []string
 	for _, p := range f.Listeners {
-		var rc *routev3.RouteConfiguration
-		if p.HTTP != nil {
-			p.HTTP.Sessions = e.traffic.sessions
-			rc = envoy.RouteConfig(p.HTTP)
+		m, ok := emitted[p]
+		if !ok {
+			m = e.emitMeshListener(p)
+			emitted[p] = m
 		}
-		l, err := envoy.Listener(p)
-		if err == nil && rc != nil {
-			err = rc.ValidateAll()
-		}
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("mesh fleet %s: listener %s not served: %v", f.Name, p.Name, err))
+		if m.err != nil {
+			warnings = append(warnings, fmt.Sprintf("mesh fleet %s: listener %s not served: %v", f.Name, p.Name, m.err))
 			continue
 		}
-		res.Listeners = append(res.Listeners, l)
-		if rc != nil {
-			res.Routes = append(res.Routes, rc)
+		res.Listeners = append(res.Listeners, m.listener)
+		if m.routes != nil {
+			res.Routes = append(res.Routes, m.routes)
 		}
 	}
 	slices.SortFunc(res.Listeners, func(a, b *listenerv3.Listener) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(res.Routes, func(a, b *routev3.RouteConfiguration) int { return strings.Compare(a.Name, b.Name) })
 	return res, warnings
+}
+
+// emitMeshListener emits one mesh listener plan and validates it.
+func (e *emitter) emitMeshListener(p *plan.Listener) meshListener {
+	var rc *routev3.RouteConfiguration
+	if p.HTTP != nil {
+		p.HTTP.Sessions = e.traffic.sessions
+		rc = envoy.RouteConfig(p.HTTP)
+	}
+	l, err := envoy.Listener(p)
+	if err == nil && rc != nil {
+		err = rc.ValidateAll()
+	}
+	return meshListener{listener: l, routes: rc, err: err}
 }
 
 // addMesh puts the mesh's fleets, route statuses and warnings into a
@@ -123,12 +146,32 @@ func mergeRouteStatuses[S any](gateway map[types.NamespacedName]S, meshStatuses 
 	return out
 }
 
-// keepUnchanged gives each of m's fleets that equals prev's of the same
-// name prev's pointer, and names the fleets added, changed or removed.
+// keepUnchanged gives m the pointers of prev wherever they are equal, so
+// that the snapshots digest, and the streams send, only what an Update
+// changed: each listener and route configuration equal to prev's of the
+// same name becomes prev's (compared once per emitted proto, not once
+// per fleet: the fleets share them), each fleet whose resources all
+// became prev's is prev's fleet, and a fleet's Reached equal to prev's
+// is prev's slice. It names the fleets added, changed or removed.
 func (m meshOutput) keepUnchanged(prev meshOutput) []string {
+	listeners := internerOf(prev.fleets, func(f *FleetResources) []*listenerv3.Listener { return f.Listeners })
+	routes := internerOf(prev.fleets, func(f *FleetResources) []*routev3.RouteConfiguration { return f.Routes })
 	var changed []string
 	for name, f := range m.fleets {
-		if old := prev.fleets[name]; old != nil && sameMeshFleet(old, f) {
+		old := prev.fleets[name]
+		if old == nil {
+			old = &FleetResources{}
+		}
+		listeners.intern(f.Listeners, old.Listeners)
+		routes.intern(f.Routes, old.Routes)
+		if prev.fleets[name] == nil {
+			changed = append(changed, name)
+			continue
+		}
+		if slices.Equal(old.Reached, f.Reached) {
+			f.Reached = old.Reached
+		}
+		if sameBacking(old.Reached, f.Reached) && slices.Equal(old.Listeners, f.Listeners) && slices.Equal(old.Routes, f.Routes) {
 			m.fleets[name] = old
 			continue
 		}
@@ -142,10 +185,73 @@ func (m meshOutput) keepUnchanged(prev meshOutput) []string {
 	return changed
 }
 
-// sameMeshFleet compares two emissions of a mesh fleet (no secrets, no
-// own clusters: a mesh fleet has neither).
-func sameMeshFleet(a, b *FleetResources) bool {
-	return slices.Equal(a.Reached, b.Reached) &&
-		slices.EqualFunc(a.Listeners, b.Listeners, func(x, y *listenerv3.Listener) bool { return proto.Equal(x, y) }) &&
-		slices.EqualFunc(a.Routes, b.Routes, func(x, y *routev3.RouteConfiguration) bool { return proto.Equal(x, y) })
+// sameBacking: a and b are the very same slice (or both empty).
+func sameBacking[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// interner maps an emitted proto to an equal one of the previous
+// emission: the fleet's own of the same name first (two fleets' listeners
+// can be equal while their route configurations differ), else any
+// fleet's. Each pair of pointers is compared once: the fleets share most
+// of them.
+type interner[P interface {
+	comparable
+	proto.Message
+	GetName() string
+}] struct {
+	byName map[string][]P // prev's distinct protos per name (one, but where consumer routes differ)
+	equal  map[[2]P]bool
+}
+
+func internerOf[P interface {
+	comparable
+	proto.Message
+	GetName() string
+}](fleets map[string]*FleetResources, of func(*FleetResources) []P) *interner[P] {
+	in := &interner[P]{byName: map[string][]P{}, equal: map[[2]P]bool{}}
+	for _, f := range fleets {
+		for _, r := range of(f) {
+			if olds := in.byName[r.GetName()]; !slices.Contains(olds, r) {
+				in.byName[r.GetName()] = append(olds, r)
+			}
+		}
+	}
+	return in
+}
+
+// intern replaces, in place, each of rs (sorted by name) by its previous
+// equal: of olds (the fleet's previous, sorted by name) if one is, else
+// of any previous fleet's.
+func (in *interner[P]) intern(rs, olds []P) {
+	j := 0
+	for i, r := range rs {
+		name := r.GetName()
+		for j < len(olds) && olds[j].GetName() < name {
+			j++
+		}
+		if j < len(olds) && olds[j].GetName() == name && in.same(olds[j], r) {
+			rs[i] = olds[j]
+			continue
+		}
+		for _, old := range in.byName[name] {
+			if in.same(old, r) {
+				rs[i] = old
+				break
+			}
+		}
+	}
+}
+
+func (in *interner[P]) same(old, r P) bool {
+	if old == r {
+		return true
+	}
+	k := [2]P{old, r}
+	eq, ok := in.equal[k]
+	if !ok {
+		eq = proto.Equal(old, r)
+		in.equal[k] = eq
+	}
+	return eq
 }

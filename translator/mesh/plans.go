@@ -42,27 +42,51 @@ type destination struct {
 // port, else the producer routes, else none and the connection goes to
 // the port's cluster unchanged. warnings name Service ports left out
 // because an older Service holds their address and port.
+//
+// A listener without consumer routes is the same in every fleet, so it
+// is planned once and shared (the same pointer in each fleet that has
+// it): the emitter emits it once, and a fleet costs what differs in it.
+// Plans are never changed once made.
 func Fleets(res *Result, ix *input.Index) (fleets []*Fleet, warnings []string) {
 	if len(res.Members) == 0 {
 		return nil, nil
 	}
 	dests, warnings := destinations(res.Members, ix)
+	shared := make([]*plan.Listener, len(dests))
+	var sharedReached []string // the clusters of a fleet with no consumer route
 	for _, ns := range slices.Sorted(maps.Keys(res.Members)) {
-		f := &Fleet{Name: plan.MeshFleet(ns), Namespace: ns}
-		reached := map[string]bool{}
-		for _, d := range dests {
-			routes := res.Consumers[ns][d.port]
-			if len(routes) == 0 {
-				routes = res.Producers[d.port]
+		f := &Fleet{Name: plan.MeshFleet(ns), Namespace: ns, Listeners: make([]*plan.Listener, 0, len(dests))}
+		consumers := res.Consumers[ns]
+		for i, d := range dests {
+			if routes := consumers[d.port]; len(routes) > 0 {
+				f.Listeners = append(f.Listeners, listenerOf(d, routes))
+				continue
 			}
-			l := listenerOf(d, routes)
-			f.Listeners = append(f.Listeners, l)
-			addReached(reached, l)
+			if shared[i] == nil {
+				shared[i] = listenerOf(d, res.Producers[d.port])
+			}
+			f.Listeners = append(f.Listeners, shared[i])
 		}
-		f.Reached = input.SortedNames(reached)
+		if len(consumers) == 0 && sharedReached != nil {
+			f.Reached = sharedReached
+		} else {
+			f.Reached = reachedBy(f.Listeners)
+			if len(consumers) == 0 {
+				sharedReached = f.Reached
+			}
+		}
 		fleets = append(fleets, f)
 	}
 	return fleets, warnings
+}
+
+// reachedBy are the clusters listeners send traffic to, sorted.
+func reachedBy(listeners []*plan.Listener) []string {
+	reached := map[string]bool{}
+	for _, l := range listeners {
+		addReached(reached, l)
+	}
+	return input.SortedNames(reached)
 }
 
 // destinations are the capturable Service ports of the mesh, sorted by
