@@ -91,7 +91,7 @@ type adsClient struct {
 	stream grpc.ClientStream
 }
 
-func dialADS(ctx context.Context, conn *grpc.ClientConn, delta bool, node *corev3.Node) (*adsClient, error) {
+func dialADS(ctx context.Context, conn *grpc.ClientConn, delta bool, node *corev3.Node, types []string) (*adsClient, error) {
 	method := sotwMethod
 	if delta {
 		method = deltaMethod
@@ -102,7 +102,7 @@ func dialADS(ctx context.Context, conn *grpc.ClientConn, delta bool, node *corev
 		return nil, err
 	}
 	c := &adsClient{delta: delta, node: node, stream: stream}
-	for i, typeURL := range servedTypes {
+	for i, typeURL := range types {
 		var n *corev3.Node
 		if i == 0 {
 			n = node

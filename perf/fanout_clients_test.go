@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -27,6 +26,7 @@ const (
 	envDeltaStreams = "TLSPLANE_PERF_FANOUT_DELTA_STREAMS"
 	envSotwStreams  = "TLSPLANE_PERF_FANOUT_SOTW_STREAMS"
 	envWindows      = "TLSPLANE_PERF_FANOUT_WINDOWS"
+	envWorld        = "TLSPLANE_PERF_FANOUT_WORLD"
 )
 
 // Envoy's default HTTP/2 receive windows for a gRPC cluster
@@ -57,7 +57,7 @@ func fanoutDialOptions(windows string) ([]grpc.DialOption, error) {
 // it: it opens the streams (delta and SotW interleaved, each on a
 // connection of its own), says "ready <its RSS in bytes>" once each has
 // every type, then for each "arm N" line says "armed N" and, when every
-// stream has received a secret update, "done N <last delta> <median
+// stream has received an update of its world's marker type, "done N <last delta> <median
 // delta> <last SotW> <median SotW> <CPU ns>" (UnixNano wall clock, 0 for
 // a kind with no streams; the CPU time this process spent from "armed" to
 // "done").
@@ -70,6 +70,10 @@ func TestFanoutClients(t *testing.T) {
 	size.delta, _ = strconv.Atoi(os.Getenv(envDeltaStreams))
 	size.sotw, _ = strconv.Atoi(os.Getenv(envSotwStreams))
 	streams := size.streams()
+	world, err := worldNamed(os.Getenv(envWorld))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := ensureFiles(streams); err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +131,8 @@ func TestFanoutClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		node := &corev3.Node{Id: fmt.Sprintf("envoy-%d", i), Cluster: "edge"}
-		c, err := dialADS(ctx, conn, delta, node)
+		node := &corev3.Node{Id: fmt.Sprintf("envoy-%d", i), Cluster: world.fleet(i)}
+		c, err := dialADS(ctx, conn, delta, node, world.types)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,13 +159,13 @@ func TestFanoutClients(t *testing.T) {
 				// cores.
 				if !seen[s.typeURL] {
 					seen[s.typeURL] = true
-					if len(seen) == len(servedTypes) {
+					if len(seen) == len(world.types) {
 						synced++
 						if synced == streams {
 							cond.Broadcast()
 						}
 					}
-				} else if s.typeURL == resource.SecretType && armed > counted {
+				} else if s.typeURL == world.marker && armed > counted {
 					counted = armed
 					received[kind][armed] = append(received[kind][armed], time.Now().UnixNano())
 					if len(received[0][armed]) == size.delta && len(received[1][armed]) == size.sotw {

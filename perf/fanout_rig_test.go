@@ -22,6 +22,7 @@ import (
 // benchmark's first run (b.N = 1) to its measured one: at 10,000 streams
 // the initial sync is minutes, and the peak it leaves is the one to report.
 type fanoutRig struct {
+	world    fanoutWorld
 	size     fanoutSize
 	clusters int
 	tr       *translator.Translator
@@ -44,16 +45,17 @@ type fanoutRig struct {
 	clientRSS   int64         // once synchronised
 }
 
-// newFanoutRig starts a server serving Inputs(clusters) on loopback and a
-// client process holding size's streams against it, and waits until every
-// stream has every type. Close undoes it, also after a failure.
-func newFanoutRig(b *testing.B, size fanoutSize, clusters int) *fanoutRig {
+// newFanoutRig starts a server serving world's inputs of clusters
+// Services on loopback and a client process holding size's streams
+// against it, and waits until every stream has every type. Close undoes
+// it, also after a failure.
+func newFanoutRig(b *testing.B, world fanoutWorld, size fanoutSize, clusters int) *fanoutRig {
 	// One accepted connection per stream here, one dialled in the child.
 	if err := ensureFiles(size.streams()); err != nil {
 		b.Fatal(err)
 	}
-	r := &fanoutRig{size: size, clusters: clusters, rv: 1, tr: translator.New(), pub: snapshots.New(snapshots.Options{})}
-	r.in = Inputs(clusters)
+	r := &fanoutRig{world: world, size: size, clusters: clusters, rv: 1, tr: translator.New(), pub: snapshots.New(snapshots.Options{})}
+	r.in = world.inputs(clusters)
 	r.out = r.tr.Translate(r.in, nil, benchNow, translator.Options{})
 	if _, err := r.pub.Publish(r.out); err != nil {
 		b.Fatal(err)
@@ -72,7 +74,7 @@ func newFanoutRig(b *testing.B, size fanoutSize, clusters int) *fanoutRig {
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(context.Background())
 	r.child = exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFanoutClients$", "-test.bench=^$", "-test.timeout=0")
-	r.child.Env = append(os.Environ(), envAddr+"="+lis.Addr().String(),
+	r.child.Env = append(os.Environ(), envAddr+"="+lis.Addr().String(), envWorld+"="+world.name,
 		envDeltaStreams+"="+strconv.Itoa(size.delta), envSotwStreams+"="+strconv.Itoa(size.sotw), envWindows+"="+*fanoutWindows)
 	r.child.Stderr = os.Stderr
 	if r.toChild, err = r.child.StdinPipe(); err != nil {
@@ -116,22 +118,21 @@ func (r *fanoutRig) Close() {
 	}
 }
 
-// nextEdit computes the next CA rotation, not yet published, as the
-// pipeline does: an Update with the one changed ConfigMap.
+// nextEdit computes the world's next edit, not yet published, as the
+// pipeline does: an Update with the one changed object.
 func (r *fanoutRig) nextEdit(b *testing.B) {
 	r.rv++
-	i := (r.edits * 7919) % r.clusters
-	r.in = RotateCA(r.in, i, r.rv)
-	out, ok := r.tr.Update([]translator.Change{changeOf(translator.KindConfigMap, r.in.ConfigMaps[i])},
-		translator.PreviousStatus(r.out.Statuses), benchNow, translator.Options{})
+	var change translator.Change
+	r.in, change = r.world.edit(r.in, r.clusters, r.edits, r.rv)
+	out, ok := r.tr.Update([]translator.Change{change}, translator.PreviousStatus(r.out.Statuses), benchNow, translator.Options{})
 	if !ok {
-		b.Fatal("Update refused a CA rotation")
+		b.Fatalf("Update refused %s %s", change.Kind, change.Key)
 	}
 	r.out = out
 	r.edits++
 }
 
-// arm tells the client process that the next secret update of each stream
+// arm tells the client process that the next marker update of each stream
 // is the last edit's (numbered over the rig's life: the client process
 // counts arrivals per number).
 func (r *fanoutRig) arm(b *testing.B) {
@@ -145,7 +146,7 @@ type arrivals struct {
 	clientCPU time.Duration
 }
 
-// await waits until every stream has edit n's secret.
+// await waits until every stream has the last edit.
 func (r *fanoutRig) await(b *testing.B) arrivals {
 	f := r.expect(b, "done")
 	if len(f) != 7 {

@@ -67,14 +67,33 @@ func BenchmarkFanout(b *testing.B) {
 		if mode == "sotw" {
 			size = fanoutSize{sotw: *fanoutStreams}
 		}
-		runFanout(b, fmt.Sprintf("%s/streams=%d/clusters=%d", mode, *fanoutStreams, *fanoutClusters), size, *fanoutClusters)
+		runFanout(b, fmt.Sprintf("%s/streams=%d/clusters=%d", mode, *fanoutStreams, *fanoutClusters), gatewayWorld, size, *fanoutClusters)
 	}
 	size := fanoutSize{delta: *fanoutMixedDelta, sotw: *fanoutMixedSotw}
-	runFanout(b, fmt.Sprintf("mixed/delta=%d/sotw=%d/clusters=%d", size.delta, size.sotw, *fanoutClusters), size, *fanoutClusters)
+	runFanout(b, fmt.Sprintf("mixed/delta=%d/sotw=%d/clusters=%d", size.delta, size.sotw, *fanoutClusters), gatewayWorld, size, *fanoutClusters)
 }
 
+// BenchmarkMeshFanout is BenchmarkFanout for a mesh (issue 39's costs):
+// -mesh.sidecars simulated sidecars, delta as tlsplane's sidecar
+// bootstrap asks, spread over MeshInputs' 50 mesh fleets of
+// -mesh.services Services, each subscribed to clusters, endpoints,
+// secrets, listeners and route configurations. An operation is one
+// producer route edit, which changes a route configuration of every
+// fleet: ns/op runs from Publish to the last sidecar receiving it, and
+// the metrics are BenchmarkFanout's (publish-ns/op: the snapshots of the
+// 50 fleets; server-cpu-ms/op: the server's CPU for the whole edit).
+func BenchmarkMeshFanout(b *testing.B) {
+	size := fanoutSize{delta: *meshSidecars}
+	runFanout(b, fmt.Sprintf("sidecars=%d/services=%d", *meshSidecars, *meshServices), meshWorld, size, *meshServices)
+}
+
+var (
+	meshSidecars = flag.Int("mesh.sidecars", 1000, "simulated sidecars of BenchmarkMeshFanout (issue 39: 1,000)")
+	meshServices = flag.Int("mesh.services", 1000, "Services of BenchmarkMeshFanout's mesh (issue 39: 1,000)")
+)
+
 // runFanout runs one sub-benchmark on a rig built by its first run.
-func runFanout(b *testing.B, name string, size fanoutSize, clusters int) {
+func runFanout(b *testing.B, name string, world fanoutWorld, size fanoutSize, clusters int) {
 	var rig *fanoutRig
 	defer func() {
 		if rig != nil {
@@ -83,7 +102,7 @@ func runFanout(b *testing.B, name string, size fanoutSize, clusters int) {
 	}()
 	b.Run(name, func(b *testing.B) {
 		if rig == nil {
-			rig = newFanoutRig(b, size, clusters)
+			rig = newFanoutRig(b, world, size, clusters)
 		}
 		measureFanout(b, rig)
 	})

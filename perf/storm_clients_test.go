@@ -83,7 +83,7 @@ func TestStormClients(t *testing.T) {
 				return
 			}
 			defer conn.Close()
-			c, err := dialADS(ctx, conn, s.delta, &corev3.Node{Id: fmt.Sprintf("envoy-%d", i), Cluster: "edge"})
+			c, err := dialADS(ctx, conn, s.delta, &corev3.Node{Id: fmt.Sprintf("envoy-%d", i), Cluster: "edge"}, servedTypes)
 			if err != nil {
 				fail(err)
 				return

@@ -74,7 +74,7 @@ func (s contentSum) bytes() [32]byte {
 func sumOf(enc []*digest) contentSum {
 	var s contentSum
 	for _, e := range enc {
-		s.add(elementOf(e.name, e.wire), 1)
+		s.add(e.element, 1)
 	}
 	return s
 }

@@ -20,6 +20,9 @@ import (
 type digest struct {
 	name    string
 	wire    string
+	// element is the resource's term of a content sum (elementOf), made
+	// once: every fleet that serves the resource adds it.
+	element contentSum
 	secrets []string
 	// tls is a cluster's TLS parameters a build may refuse (envoycaps.go).
 	tls      *clusterTLS
@@ -90,13 +93,14 @@ func (d *digests) digestOf(r types.Resource) (*digest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resource %q: %w", name, err)
 		}
-		return &digest{name: name, wire: version, route: wire}, nil
+		return &digest{name: name, wire: version, element: elementOf(name, version), route: wire}, nil
 	}
 	b, err := cache.MarshalResource(r)
 	if err != nil {
 		return nil, fmt.Errorf("resource %q: %w", name, err)
 	}
-	dg := &digest{name: name, wire: cache.HashResource(b)}
+	wire := cache.HashResource(b)
+	dg := &digest{name: name, wire: wire, element: elementOf(name, wire)}
 	switch r := r.(type) {
 	case *clusterv3.Cluster:
 		contexts, err := upstreamTLSContexts(r)

@@ -59,7 +59,7 @@ func newPatchable(d *digests, gen uint64, snap *servedSnapshot) (*patchable, err
 				return nil, err
 			}
 			digs[name] = dg
-			sum.add(elementOf(name, dg.wire), 1)
+			sum.add(dg.element, 1)
 		}
 		pt.digs[typeURL], pt.sums[typeURL] = digs, sum
 	}
@@ -294,7 +294,7 @@ func (pt *patchable) commit(d *digests, gen uint64, v patchView) (*servedSnapsho
 		for name, pn := range v.changed[typeURL] {
 			undos = append(undos, restoreKey(items, name), restoreKey(digs, name), restoreKey(wires, name))
 			if pn.oldDg != nil {
-				sum.add(elementOf(name, pn.oldDg.wire), -1)
+				sum.add(pn.oldDg.element, -1)
 				d.forget(pn.old)
 			}
 			if pn.new == nil {
@@ -304,7 +304,7 @@ func (pt *patchable) commit(d *digests, gen uint64, v patchView) (*servedSnapsho
 			} else {
 				items[name], digs[name] = pn.new, pn.newDg
 				wires[name] = pn.newDg.wire // load assignments: re-versioned below
-				sum.add(elementOf(name, pn.newDg.wire), 1)
+				sum.add(pn.newDg.element, 1)
 			}
 			if typeURL != resource.EndpointType {
 				touched[typeURL] = append(touched[typeURL], name)

@@ -167,7 +167,7 @@ func (s *scope) build(d *digests, whole *servedSnapshot, candidates []string) er
 				return err
 			}
 			digs[name] = dg
-			sum.add(elementOf(name, dg.wire), 1)
+			sum.add(dg.element, 1)
 		}
 		s.digs[typeURL], s.sums[typeURL] = digs, sum
 	}

@@ -23,7 +23,7 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 		items, wires, digs := s.snap.byType[typeURL], s.snap.VersionMap[typeURL], s.digs[typeURL]
 		sum := s.sums[typeURL]
 		if old := digs[name]; old != nil {
-			sum.add(elementOf(name, old.wire), -1)
+			sum.add(old.element, -1)
 		}
 		if dg == nil {
 			delete(items, name)
@@ -31,7 +31,7 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 			delete(digs, name)
 		} else {
 			items[name], wires[name], digs[name] = s.whole.byType[typeURL][name], version, dg
-			sum.add(elementOf(name, dg.wire), 1)
+			sum.add(dg.element, 1)
 		}
 		s.sums[typeURL] = sum
 		changed[typeURL] = append(changed[typeURL], name)
