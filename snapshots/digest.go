@@ -18,8 +18,8 @@ import (
 // a route configuration, its bytes to come (behind pointers: a digest per
 // cluster stays small).
 type digest struct {
-	name    string
-	wire    string
+	name string
+	wire string
 	// element is the resource's term of a content sum (elementOf), made
 	// once: every fleet that serves the resource adds it.
 	element contentSum
