@@ -22,6 +22,7 @@ var (
 	fanoutMixedDelta = flag.Int("fanout.mixed.delta", 5000, "delta streams of BenchmarkFanout/mixed (issue 23: 5,000)")
 	fanoutMixedSotw  = flag.Int("fanout.mixed.sotw", 5000, "state-of-the-world streams of BenchmarkFanout/mixed (issue 23: 5,000)")
 	fanoutWindows    = flag.String("fanout.windows", "envoy", "the simulated Envoys' HTTP/2 receive windows: envoy (Envoy's defaults, 16 MiB a stream and 24 MiB a connection) or grpc (grpc-go's, growing by BDP probes Envoy does not send)")
+	fanoutHeap       = flag.String("fanout.heapprofile", "", "write the server's heap profile, after the measured fan-outs and while it holds the streams, to this file")
 	fanoutProfile    = flag.String("fanout.cpuprofile", "", "write the server's CPU profile of the measured fan-outs (from the first Publish to the last stream's update; the translations between them labelled phase=translate) to this file")
 )
 
@@ -172,6 +173,9 @@ func measureFanout(b *testing.B, rig *fanoutRig) {
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	heldRSS := settledRSS()
+	if *fanoutHeap != "" {
+		writeHeapProfile(b, *fanoutHeap)
+	}
 
 	n := float64(b.N)
 	b.ReportMetric(float64(lastAll.Nanoseconds())/n, "ns/op")

@@ -27,10 +27,13 @@ type Feed struct {
 	gen     uint64
 	tables  map[string]*feedTable
 	changed chan struct{} // closed, then replaced, by every update
+	shared  *fullAnswers  // the Publisher's, or nil
+	entries *feedEntries  // the Publisher's, or nil
 }
 
 // feedTable is one type's share of a Feed.
 type feedTable struct {
+	typeURL string
 	version string // the type's content version: system_version_info
 	entries map[string]*FeedEntry
 	// log lists, by generation, the names each update added, changed or
@@ -41,6 +44,8 @@ type feedTable struct {
 	fullMu  sync.Mutex
 	full    *FullAnswer // every entry, encoded; nil once an update changes the type
 	fullAny *FullAnswer // the same as SotW resources (EncodedAny); reset with full
+	shared  *fullAnswers
+	pool    *feedEntries
 }
 
 // FullAnswer is every entry of a type, sorted by name and encoded back to
@@ -147,8 +152,10 @@ const (
 // a stream a few updates behind still catches up from the log.
 const minLog = 4096
 
-func newFeed() *Feed {
-	return &Feed{tables: map[string]*feedTable{}, changed: make(chan struct{})}
+// newFeed is an empty feed; shared and entries (may be nil) lend and take
+// its full answers and its entries.
+func newFeed(shared *fullAnswers, entries *feedEntries) *Feed {
+	return &Feed{tables: map[string]*feedTable{}, changed: make(chan struct{}), shared: shared, entries: entries}
 }
 
 // update makes snap the feed's content: one generation, logging the names
@@ -167,7 +174,7 @@ func (f *Feed) refresh(snap *servedSnapshot, names map[string][]string) {
 	for _, typeURL := range servedTypes {
 		t := f.tables[typeURL]
 		if t == nil {
-			t = &feedTable{entries: map[string]*FeedEntry{}, logFrom: f.gen - 1}
+			t = &feedTable{typeURL: typeURL, entries: map[string]*FeedEntry{}, logFrom: f.gen - 1, shared: f.shared, pool: f.entries}
 			f.tables[typeURL] = t
 		}
 		if t.version == snap.GetVersion(typeURL) {
@@ -207,11 +214,13 @@ func (t *feedTable) set(gen uint64, snap *servedSnapshot, typeURL, name string) 
 		if old != nil && old.Version == version {
 			return
 		}
-		e := &FeedEntry{Name: name, Version: version, Resource: r}
-		if typeURL == resource.RouteType {
-			e.route = snap.routeWires[name] // a listener may have the same name
-		}
-		t.entries[name] = e
+		t.entries[name] = t.pool.entry(r, version, func() *FeedEntry {
+			e := &FeedEntry{Name: name, Version: version, Resource: r}
+			if typeURL == resource.RouteType {
+				e.route = snap.routeWires[name] // a listener may have the same name
+			}
+			return e
+		})
 	}
 	t.log = append(t.log, feedChange{gen: gen, name: name})
 }
@@ -292,7 +301,7 @@ func (v FeedView) Full() (*FullAnswer, error) {
 	if v.table == nil {
 		return &FullAnswer{}, nil
 	}
-	return v.full(&v.table.full, (*FeedEntry).Encoded)
+	return v.full(&v.table.full, false, (*FeedEntry).Encoded)
 }
 
 // FullAny is Full for SotW: every entry as DiscoveryResponse resources
@@ -302,11 +311,12 @@ func (v FeedView) FullAny() (*FullAnswer, error) {
 	if v.table == nil {
 		return &FullAnswer{}, nil
 	}
-	return v.full(&v.table.fullAny, (*FeedEntry).EncodedAny)
+	return v.full(&v.table.fullAny, true, (*FeedEntry).EncodedAny)
 }
 
-// full returns *cached, building it from every entry with encode first.
-func (v FeedView) full(cached **FullAnswer, encode func(*FeedEntry) ([]byte, error)) (*FullAnswer, error) {
+// full returns *cached, taking it from another feed of the same content
+// or building it from every entry with encode first.
+func (v FeedView) full(cached **FullAnswer, sotw bool, encode func(*FeedEntry) ([]byte, error)) (*FullAnswer, error) {
 	t := v.table
 	t.fullMu.Lock() // readers share the feed's read lock; updates exclude them
 	defer t.fullMu.Unlock()
@@ -318,6 +328,11 @@ func (v FeedView) full(cached **FullAnswer, encode func(*FeedEntry) ([]byte, err
 		entries = append(entries, e)
 	}
 	slices.SortFunc(entries, func(a, b *FeedEntry) int { return strings.Compare(a.Name, b.Name) })
+	key := fullKey{typeURL: t.typeURL, version: t.version, sotw: sotw}
+	if full := t.shared.lookup(key, entries); full != nil {
+		*cached = full
+		return full, nil
+	}
 	full := &FullAnswer{Names: make([]string, 0, len(entries)), Versions: make([]string, 0, len(entries))}
 	for _, e := range entries {
 		b, err := encode(e)
@@ -329,6 +344,7 @@ func (v FeedView) full(cached **FullAnswer, encode func(*FeedEntry) ([]byte, err
 		full.Encoded = append(full.Encoded, b...)
 	}
 	*cached = full
+	t.shared.store(key, full)
 	return full, nil
 }
 

@@ -43,6 +43,8 @@ type Publisher struct {
 	metrics *metrics
 	ready   atomic.Bool
 	digests *digests
+	fulls   *fullAnswers // the feeds' full answers, shared between fleets
+	entries *feedEntries // the feeds' entries, shared between fleets
 
 	mu     sync.Mutex
 	last   *translator.Output // last output that passed validation
@@ -101,6 +103,8 @@ func New(opts Options) *Publisher {
 		nodes:   map[string]*nodeState{},
 		scopes:  map[string]*scope{},
 		digests: newDigests(),
+		fulls:   newFullAnswers(),
+		entries: newFeedEntries(),
 
 		builds:        map[string][]EnvoyBuild{},
 		buildRefusals: map[string][]translator.FleetRefusal{},
@@ -246,7 +250,7 @@ func (p *Publisher) NodeStreamOpened(node *corev3.Node) {
 	n.streams++
 	st := p.fleets[fleet]
 	if st == nil {
-		st = &fleetState{feed: newFeed()}
+		st = &fleetState{feed: newFeed(p.fulls, p.entries)}
 		p.fleets[fleet] = st
 	}
 	st.streams++
@@ -373,12 +377,22 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 		if s != nil && !sameSlice(s.src, own.Reached) {
 			s = nil // its routes reach other clusters: made again
 		}
+		// A scope another fleet kept names its changes since that fleet's
+		// last publish, not this one's: unknown here.
+		adopted := false
+		if s == nil {
+			s = p.scopeOfReached(own.Reached)
+			adopted = s != nil
+		}
 		s, err := p.updated(s, whole, touched, func() (*scope, error) { return reachedScope(p.digests, whole, own.Reached) })
 		if err != nil {
 			return nil, nil, err
 		}
 		if connected {
 			p.scopes[fleet] = s
+		}
+		if adopted {
+			return s.snap, nil, nil
 		}
 		return s.snap, s.changed, nil
 	}
@@ -416,6 +430,23 @@ func (p *Publisher) updated(s *scope, whole *servedSnapshot, touched map[string]
 		return s, nil
 	}
 	return fresh()
+}
+
+// scopeOfReached is a connected fleet's scope made from the very same
+// Reached slice, or nil: the translator hands fleets that reach the same
+// clusters one slice (the mesh's fleets without consumer routes), and
+// they share one scope, patched once per publish, not once per fleet. A
+// scope holds nothing of a fleet's own.
+func (p *Publisher) scopeOfReached(reached []string) *scope {
+	if len(reached) == 0 {
+		return nil
+	}
+	for _, s := range p.scopes {
+		if sameSlice(s.src, reached) {
+			return s
+		}
+	}
+	return nil
 }
 
 // forgetScopes drops the scopes of fleets that have no Gateway any more,
