@@ -8,23 +8,68 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 )
 
+// weakMap holds values weakly: a value lives while something else holds
+// it, and its key goes with it. Safe for concurrent use.
+type weakMap[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]weak.Pointer[V]
+}
+
+func newWeakMap[K comparable, V any]() *weakMap[K, V] {
+	return &weakMap[K, V]{m: map[K]weak.Pointer[V]{}}
+}
+
+// get is k's value, or nil.
+func (w *weakMap[K, V]) get(k K) *V {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.m[k].Value()
+}
+
+// getOrPut is k's value, or v once it is put there.
+func (w *weakMap[K, V]) getOrPut(k K, v *V) *V {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if held := w.m[k].Value(); held != nil {
+		return held
+	}
+	wp := weak.Make(v)
+	w.m[k] = wp
+	runtime.AddCleanup(v, func(k K) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.m[k] == wp {
+			delete(w.m, k)
+		}
+	}, k)
+	return v
+}
+
+// held is how many values are alive, for tests.
+func (w *weakMap[K, V]) held() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, wp := range w.m {
+		if wp.Value() != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // feedEntries shares FeedEntries between the feeds of one Publisher: an
 // entry is a function of its resource and version, and its encodings,
 // made once on first send, are then made once for every fleet that
-// serves the resource, not once per fleet. Held weakly, as fullAnswers.
-type feedEntries struct {
-	mu sync.Mutex
-	m  map[entryKey]weak.Pointer[FeedEntry]
-}
+// serves the resource, not once per fleet.
+type feedEntries struct{ m *weakMap[entryKey, FeedEntry] }
 
 type entryKey struct {
 	resource types.Resource
 	version  string
 }
 
-func newFeedEntries() *feedEntries {
-	return &feedEntries{m: map[entryKey]weak.Pointer[FeedEntry]{}}
-}
+func newFeedEntries() *feedEntries { return &feedEntries{newWeakMap[entryKey, FeedEntry]()} }
 
 // entry is the shared entry of r at version, made by build when none is
 // held; a nil s makes one for the caller alone.
@@ -33,35 +78,18 @@ func (s *feedEntries) entry(r types.Resource, version string, build func() *Feed
 		return build()
 	}
 	k := entryKey{r, version}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.m[k].Value(); e != nil {
+	if e := s.m.get(k); e != nil {
 		return e
 	}
-	e := build()
-	wp := weak.Make(e)
-	s.m[k] = wp
-	runtime.AddCleanup(e, func(k entryKey) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.m[k] == wp {
-			delete(s.m, k)
-		}
-	}, k)
-	return e
+	return s.m.getOrPut(k, build())
 }
 
 // fullAnswers shares FullAnswers between the feeds of one Publisher: two
 // fleets served the same content of a type (the mesh fleets' clusters,
 // and every listener and route configuration no consumer route changes;
 // Gateway fleets with the same scope) would otherwise each hold its own
-// encoding of it, the largest part of a fleet's memory. It holds answers
-// weakly: an answer lives while a feed table holds it, and its entry goes
-// with it.
-type fullAnswers struct {
-	mu sync.Mutex
-	m  map[fullKey]weak.Pointer[FullAnswer]
-}
+// encoding of it, the largest part of a fleet's memory.
+type fullAnswers struct{ m *weakMap[fullKey, FullAnswer] }
 
 // fullKey is one encoding (delta or SotW) of one content of a type.
 type fullKey struct {
@@ -69,9 +97,7 @@ type fullKey struct {
 	sotw             bool
 }
 
-func newFullAnswers() *fullAnswers {
-	return &fullAnswers{m: map[fullKey]weak.Pointer[FullAnswer]{}}
-}
+func newFullAnswers() *fullAnswers { return &fullAnswers{newWeakMap[fullKey, FullAnswer]()} }
 
 // lookup is the answer held for k if it lists exactly entries (names and
 // versions, sorted by name): a type version is a hash, and an answer
@@ -80,9 +106,7 @@ func (s *fullAnswers) lookup(k fullKey, entries []*FeedEntry) *FullAnswer {
 	if s == nil {
 		return nil
 	}
-	s.mu.Lock()
-	full := s.m[k].Value()
-	s.mu.Unlock()
+	full := s.m.get(k)
 	if full == nil || len(full.Names) != len(entries) {
 		return nil
 	}
@@ -94,36 +118,9 @@ func (s *fullAnswers) lookup(k fullKey, entries []*FeedEntry) *FullAnswer {
 	return full
 }
 
-// store offers full for k; the entry is dropped once full is collected.
+// store offers full for k, unless an answer is held for k already.
 func (s *fullAnswers) store(k fullKey, full *FullAnswer) {
-	if s == nil {
-		return
+	if s != nil {
+		s.m.getOrPut(k, full)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m[k].Value() != nil {
-		return
-	}
-	wp := weak.Make(full)
-	s.m[k] = wp
-	runtime.AddCleanup(full, func(k fullKey) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.m[k] == wp {
-			delete(s.m, k)
-		}
-	}, k)
-}
-
-// held is how many answers are held, for tests.
-func (s *fullAnswers) held() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, wp := range s.m {
-		if wp.Value() != nil {
-			n++
-		}
-	}
-	return n
 }

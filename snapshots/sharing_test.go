@@ -130,7 +130,7 @@ func TestFullAnswersAreLentForTheSameEntriesOnly(t *testing.T) {
 	if got := s.lookup(fullKey{typeURL: resource.ClusterType, version: "v", sotw: true}, []*FeedEntry{{Name: "a", Version: "1"}}); got != nil {
 		t.Error("a delta answer lent for SotW")
 	}
-	if s.held() != 1 {
-		t.Errorf("held %d answers, want 1", s.held())
+	if s.m.held() != 1 {
+		t.Errorf("held %d answers, want 1", s.m.held())
 	}
 }

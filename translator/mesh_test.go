@@ -57,15 +57,7 @@ func TestMeshUpdate(t *testing.T) {
 		t.Fatalf("mesh fleets %v", got)
 	}
 
-	consumer := types.NamespacedName{Namespace: "caller", Name: "consumer"}
-	var edited *gwv1.HTTPRoute
-	for i, r := range in.HTTPRoutes {
-		if r.Namespace == consumer.Namespace && r.Name == consumer.Name {
-			edited = r.DeepCopy()
-			*edited.Spec.Rules[0].Matches[0].Path.Value = "/v3"
-			in.HTTPRoutes[i] = edited
-		}
-	}
+	consumer, edited := editConsumerRoute(in)
 	second, ok := tr.Update([]translator.Change{{Kind: translator.KindHTTPRoute, Key: consumer, Object: edited}}, nil, goldenNow, opts)
 	if !ok {
 		t.Fatal("Update refused a route edit")
@@ -224,15 +216,7 @@ func TestMeshFleetsShareAndKeepTheirProtos(t *testing.T) {
 		t.Errorf("route configuration %s: %p in Mesh/caller, %p in Mesh/shop, want one proto", shared, r, s)
 	}
 
-	consumer := types.NamespacedName{Namespace: "caller", Name: "consumer"}
-	var edited *gwv1.HTTPRoute
-	for i, r := range in.HTTPRoutes {
-		if r.Namespace == consumer.Namespace && r.Name == consumer.Name {
-			edited = r.DeepCopy()
-			*edited.Spec.Rules[0].Matches[0].Path.Value = "/v3"
-			in.HTTPRoutes[i] = edited
-		}
-	}
+	consumer, edited := editConsumerRoute(in)
 	second, ok := tr.Update([]translator.Change{{Kind: translator.KindHTTPRoute, Key: consumer, Object: edited}}, nil, goldenNow, opts)
 	if !ok {
 		t.Fatal("Update refused a route edit")
@@ -277,4 +261,19 @@ func namedRoutes(f *translator.FleetResources, name string) *routev3.RouteConfig
 		}
 	}
 	return nil
+}
+
+// editConsumerRoute changes caller/consumer's first path in in, as an
+// informer would hand it over, and returns its name and new object.
+func editConsumerRoute(in translator.Inputs) (types.NamespacedName, *gwv1.HTTPRoute) {
+	consumer := types.NamespacedName{Namespace: "caller", Name: "consumer"}
+	var edited *gwv1.HTTPRoute
+	for i, r := range in.HTTPRoutes {
+		if r.Namespace == consumer.Namespace && r.Name == consumer.Name {
+			edited = r.DeepCopy()
+			*edited.Spec.Rules[0].Matches[0].Path.Value = "/v3"
+			in.HTTPRoutes[i] = edited
+		}
+	}
+	return consumer, edited
 }
