@@ -142,6 +142,10 @@ COUNT=1 bench ./perf 'BenchmarkFanout/delta' 3x -args -fanout.streams="$FANOUT_S
 COUNT=1 bench ./perf 'BenchmarkFanout/sotw' 3x -args -fanout.streams="$FANOUT_STREAMS" -fanout.clusters="$FANOUT_SOTW_CLUSTERS"
 # Issue 23: one replica, delta and SotW streams at once.
 COUNT=1 bench ./perf 'BenchmarkFanout/mixed' 3x -args -fanout.mixed.delta="$MIXED_DELTA" -fanout.mixed.sotw="$MIXED_SOTW" -fanout.clusters=10000
+# The mesh's costs (issue 39): a route edit among 1,000 Services in 50 mesh
+# fleets, then fanned out to 1,000 simulated sidecars.
+COUNT=1 bench ./perf 'BenchmarkMeshChange/route/n=1000$' 20x
+COUNT=1 bench ./perf 'BenchmarkMeshFanout' 10x
 # Issue 37: 1,000 streams dialling one server at once at 10,000 clusters.
 # Its client process takes 8-10 GiB and most of both cores, so it is asked for.
 if [[ -n ${STORM:-} ]]; then
