@@ -11,4 +11,13 @@ import gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 // Sorted.
 var SupportedFeatures = []gwv1.FeatureName{
 	"Mesh",
+	"MeshClusterIPMatching",
+	"MeshConsumerRoute",
+	"MeshHTTPRouteBackendRequestHeaderModification",
+	"MeshHTTPRouteNamedRouteRule",
+	"MeshHTTPRouteQueryParamMatching",
+	"MeshHTTPRouteRedirectPath",
+	"MeshHTTPRouteRedirectPort",
+	"MeshHTTPRouteRewritePath",
+	"MeshHTTPRouteSchemeRedirect",
 }
