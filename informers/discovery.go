@@ -19,7 +19,7 @@ import (
 //
 // BackendTLSPolicy is required, as it always was: without its CRD the
 // informer retries (and warns) until it is installed. The kinds below came
-// later (and the experimental XBackend and XBackendTrafficPolicy, of
+// later (and the experimental XBackend, XBackendTrafficPolicy and XMesh, of
 // gateway.networking.x-k8s.io, are in few clusters); a cluster that has only BackendTLSPolicy's CRD must keep being
 // served, so a kind whose CRD is missing is logged once, at start-up,
 // naming the CRD, and read as an empty list. A CRD installed afterwards is
@@ -35,6 +35,9 @@ type served struct {
 	// xBackends, xBackendTrafficPolicies: the experimental external
 	// backends (GEP-4894, gateway.networking.x-k8s.io).
 	xBackends, xBackendTrafficPolicies bool
+	// xMeshes: the experimental, cluster-scoped XMesh (GEP-3949), whose
+	// status lists the mesh features.
+	xMeshes bool
 }
 
 // CRD names, as logs and errors name them; a route kind's is in its
@@ -47,6 +50,7 @@ const (
 
 	crdXBackends               = "xbackends.gateway.networking.x-k8s.io"
 	crdXBackendTrafficPolicies = "xbackendtrafficpolicies.gateway.networking.x-k8s.io"
+	crdXMeshes                 = "xmeshes.gateway.networking.x-k8s.io"
 )
 
 // discover asks the API server which Gateway API resources it serves. A
@@ -67,7 +71,7 @@ func discover(d discovery.DiscoveryInterface) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	s.xBackends, s.xBackendTrafficPolicies = x["xbackends"], x["xbackendtrafficpolicies"]
+	s.xBackends, s.xBackendTrafficPolicies, s.xMeshes = x["xbackends"], x["xbackendtrafficpolicies"], x["xmeshes"]
 	if v1["referencegrants"] {
 		s.referenceGrants = "v1"
 		return s, nil
@@ -146,6 +150,9 @@ func (s served) missing() []string {
 	}
 	if !s.xBackendTrafficPolicies {
 		out = append(out, crdXBackendTrafficPolicies)
+	}
+	if !s.xMeshes {
+		out = append(out, crdXMeshes)
 	}
 	return out
 }

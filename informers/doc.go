@@ -3,8 +3,9 @@
 // Gateway API informers for BackendTLSPolicy, GatewayClass, Gateway,
 // ListenerSet, ReferenceGrant (v1, or v1beta1 where only that is served)
 // and every route kind (translator.RouteKinds: each is watched through
-// its description's resource), and the experimental XBackend and
-// XBackendTrafficPolicy (gateway.networking.x-k8s.io/v1alpha1), turned
+// its description's resource), and the experimental XBackend,
+// XBackendTrafficPolicy and (cluster-scoped) XMesh
+// (gateway.networking.x-k8s.io/v1alpha1), turned
 // into translator.Inputs and a
 // "something relevant changed" signal.
 //

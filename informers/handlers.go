@@ -30,6 +30,7 @@ const (
 
 	kindXBackend              = string(translator.KindXBackend)
 	kindXBackendTrafficPolicy = string(translator.KindXBackendTrafficPolicy)
+	kindXMesh                 = string(translator.KindXMesh)
 )
 
 // handlerFor returns the event handler of one kind's informer.

@@ -150,6 +150,7 @@ func (s *Source) Inputs() translator.Inputs {
 
 		XBackends:               xBackends,
 		XBackendTrafficPolicies: v.xBackendTrafficPolicies(),
+		XMeshes:                 v.xMeshes(),
 	}
 	for _, rk := range translator.RouteKinds {
 		for _, o := range v.routes(rk.Kind()) {

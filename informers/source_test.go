@@ -263,7 +263,7 @@ func TestDiscoverWhichOptionalKindsAreServed(t *testing.T) {
 		// The X-kinds served, so that only c's are missing
 		// (TestDiscoverXBackendKinds tries them).
 		kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources(map[string][]string{"gateway.networking.k8s.io/v1": c.v1, xGroupVersion: xResources})
-		c.want.xBackends, c.want.xBackendTrafficPolicies = true, true
+		c.want.xBackends, c.want.xBackendTrafficPolicies, c.want.xMeshes = true, true, true
 		got, err := discover(kube.Discovery())
 		if err != nil {
 			t.Fatalf("%v: %v", c.v1, err)

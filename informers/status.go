@@ -11,7 +11,7 @@ import (
 // and every route kind.
 var statusKinds = func() map[string]bool {
 	kinds := map[string]bool{kindPolicy: true, kindGatewayClass: true, kindGateway: true, kindListenerSet: true,
-		kindXBackend: true, kindXBackendTrafficPolicy: true}
+		kindXBackend: true, kindXBackendTrafficPolicy: true, kindXMesh: true}
 	for _, rk := range translator.RouteKinds {
 		kinds[string(rk.Kind())] = true
 	}
@@ -20,7 +20,7 @@ var statusKinds = func() map[string]bool {
 
 // NotifyStatusChanges has changed called with each add or update, after
 // Synced, of a BackendTLSPolicy, GatewayClass, Gateway, ListenerSet,
-// XBackend, XBackendTrafficPolicy or route of every route kind (kind named so): statusOnly when nothing
+// XBackend, XBackendTrafficPolicy, XMesh or route of every route kind (kind named so): statusOnly when nothing
 // but its status changed, which signals no translation. It is called on
 // the informers' event goroutine, never concurrently, and must return
 // quickly; the cache holds the object it names already. Set it before Run.

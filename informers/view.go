@@ -44,6 +44,7 @@ type view struct {
 	// Cluster-scoped, nil when not served (see served).
 	classLister     gwlisters.GatewayClassLister
 	namespaceLister corelisters.NamespaceLister
+	xMeshLister     gwxlisters.XMeshLister
 }
 
 // scope is the listers of one namespace (or of all of them). The Gateway
@@ -99,9 +100,10 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 	v := &view{byNamespace: map[string]*scope{}}
 
 	// Cluster-scoped kinds are read cluster-wide even when namespaces are
-	// restricted: a GatewayClass or Namespace belongs to no namespace.
+	// restricted: a GatewayClass, Namespace or XMesh belongs to no
+	// namespace.
 	var cluster []watched
-	if kinds.gatewayClasses || kinds.gateways {
+	if kinds.gatewayClasses || kinds.gateways || kinds.xMeshes {
 		gf := gwinformers.NewSharedInformerFactoryWithOptions(gateway, noResync, gwinformers.WithTransform(slim))
 		kf := kubeinformers.NewSharedInformerFactoryWithOptions(client, noResync, kubeinformers.WithTransform(slim))
 		if kinds.gatewayClasses {
@@ -113,6 +115,7 @@ func newView(client kubernetes.Interface, gateway gwclient.Interface, namespaces
 			cluster = append(cluster, watched{kindNamespace, kf.Core().V1().Namespaces().Informer()})
 			v.namespaceLister = kf.Core().V1().Namespaces().Lister()
 		}
+		v.xMeshLister = watchServed(&cluster, kinds.xMeshes, kindXMesh, gf.Experimental().V1alpha1().XMeshes())
 		v.kube = append(v.kube, kf)
 		v.gw = append(v.gw, gf)
 	}

@@ -23,7 +23,7 @@ import (
 // the experimental X-kinds' CRDs.
 var (
 	xGroupVersion = gwxv1a1.GroupVersion.String()
-	xResources    = []string{"xbackends", "xbackendtrafficpolicies"}
+	xResources    = []string{"xbackends", "xbackendtrafficpolicies", "xmeshes"}
 )
 
 // Either X-kind's CRD may be missing: it is named, and the other kinds
@@ -34,12 +34,13 @@ func TestDiscoverXBackendKinds(t *testing.T) {
 		x           []string
 		backends    bool
 		policies    bool
+		meshes      bool
 		wantMissing []string
 	}{
-		{xResources, true, true, nil},
-		{nil, false, false, []string{crdXBackends, crdXBackendTrafficPolicies}},
-		{[]string{"xbackends"}, true, false, []string{crdXBackendTrafficPolicies}},
-		{[]string{"xbackendtrafficpolicies", "xmeshes"}, false, true, []string{crdXBackends}},
+		{xResources, true, true, true, nil},
+		{nil, false, false, false, []string{crdXBackends, crdXBackendTrafficPolicies, crdXMeshes}},
+		{[]string{"xbackends"}, true, false, false, []string{crdXBackendTrafficPolicies, crdXMeshes}},
+		{[]string{"xbackendtrafficpolicies", "xmeshes"}, false, true, true, []string{crdXBackends}},
 	} {
 		kube := kubefake.NewClientset()
 		gvs := map[string][]string{"gateway.networking.k8s.io/v1": v1}
@@ -51,9 +52,9 @@ func TestDiscoverXBackendKinds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.x, err)
 		}
-		if got.xBackends != c.backends || got.xBackendTrafficPolicies != c.policies || !slices.Equal(got.missing(), c.wantMissing) {
-			t.Errorf("%v: served XBackends %v, XBackendTrafficPolicies %v, missing %v; want %v, %v, %v",
-				c.x, got.xBackends, got.xBackendTrafficPolicies, got.missing(), c.backends, c.policies, c.wantMissing)
+		if got.xBackends != c.backends || got.xBackendTrafficPolicies != c.policies || got.xMeshes != c.meshes || !slices.Equal(got.missing(), c.wantMissing) {
+			t.Errorf("%v: served XBackends %v, XBackendTrafficPolicies %v, XMeshes %v, missing %v; want %v, %v, %v, %v",
+				c.x, got.xBackends, got.xBackendTrafficPolicies, got.xMeshes, got.missing(), c.backends, c.policies, c.meshes, c.wantMissing)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // skippedMessage is the end of the warning for a kind tlsplane does not
 // read; it lists every entry of kinds.
 var skippedMessage = "skipped: tlsplane reads only BackendTLSPolicy, GatewayClass, Gateway, " + routeKindNames() + ", ListenerSet and ReferenceGrant (" +
-	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), XBackend and XBackendTrafficPolicy (gateway.networking.x-k8s.io/v1alpha1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
+	"gateway.networking.k8s.io/v1; ReferenceGrant also v1beta1), XBackend, XBackendTrafficPolicy and XMesh (gateway.networking.x-k8s.io/v1alpha1), Service, EndpointSlice, ConfigMap, Secret and Namespace"
 
 // routeKindNames lists every route kind (translator.RouteKinds).
 func routeKindNames() string {
@@ -68,6 +68,9 @@ var kinds = withRouteKinds(map[kindKey]kindReader{
 	}),
 	{gwxv1a1.GroupVersion.String(), "XBackendTrafficPolicy"}: namespaced(func(in *translator.Inputs, o *gwxv1a1.XBackendTrafficPolicy) {
 		in.XBackendTrafficPolicies = append(in.XBackendTrafficPolicies, o)
+	}),
+	{gwxv1a1.GroupVersion.String(), "XMesh"}: clusterScoped(func(in *translator.Inputs, o *gwxv1a1.XMesh) {
+		in.XMeshes = append(in.XMeshes, o)
 	}),
 	{"v1", "Service"}: namespaced(func(in *translator.Inputs, o *corev1.Service) {
 		in.Services = append(in.Services, o)

@@ -20,7 +20,7 @@ var _ GatewayAPISink = (*StatusStore)(nil)
 
 // ReportGatewayAPI stores the Gateway API statuses for /debug/status and
 // logs each GatewayClass, Gateway, ListenerSet, route (of every route
-// kind), XBackend and XBackendTrafficPolicy whose conditions changed.
+// kind), XBackend, XBackendTrafficPolicy and XMesh whose conditions changed.
 func (s *StatusStore) ReportGatewayAPI(statuses translator.GatewayAPIStatuses) {
 	s.mu.Lock()
 	old := s.gatewayAPI
@@ -141,8 +141,8 @@ func sameParents(a, b []gwv1.RouteParentStatus) bool {
 
 // debugGatewayAPI is the Gateway API part of /debug/status, each list
 // sorted by name: GatewayClasses, Gateways, the routes of each route kind
-// (under the kind's plural: "httpRoutes"), ListenerSets, XBackends and
-// XBackendTrafficPolicies.
+// (under the kind's plural: "httpRoutes"), ListenerSets, XBackends,
+// XBackendTrafficPolicies and XMeshes.
 func debugGatewayAPI(st translator.GatewayAPIStatuses) jsonFields {
 	classes, gateways := []debugGatewayClass{}, []debugGateway{}
 	for _, name := range slices.Sorted(maps.Keys(st.GatewayClasses)) {

@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"maps"
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -12,10 +15,11 @@ import (
 
 // The experimental kinds (GEP-4894) in the log and /debug/status: an
 // XBackend's parents (one per Gateway whose routes reach it), an
-// XBackendTrafficPolicy's ancestors.
+// XBackendTrafficPolicy's ancestors, an XMesh's conditions (its status
+// is ours whole, like a GatewayClass's).
 
-// logXKinds logs each XBackend and XBackendTrafficPolicy whose conditions
-// of ours changed from old to next.
+// logXKinds logs each XBackend, XBackendTrafficPolicy and XMesh whose
+// conditions of ours changed from old to next.
 func logXKinds(s *StatusStore, old, next translator.GatewayAPIStatuses) {
 	if !sameMap(old.XBackends, next.XBackends) {
 		for _, nn := range sortedKeys(next.XBackends) {
@@ -41,6 +45,11 @@ func logXKinds(s *StatusStore, old, next translator.GatewayAPIStatuses) {
 			}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(next.XMeshes)) {
+		if before, ok := old.XMeshes[name]; !ok || !sameConds(before.Conditions, next.XMeshes[name].Conditions) {
+			s.logConditions(string(translator.KindXMesh), name, next.XMeshes[name].Conditions)
+		}
+	}
 }
 
 // ourXParents are an XBackend's parents of controller, as a route's (the
@@ -56,13 +65,23 @@ func ourXParents(st gwxv1a1.BackendStatus, controller gwv1.GatewayController) []
 }
 
 // debugXKinds is the X-kinds' part of /debug/status, each list sorted by
-// namespace/name: "xBackends" (status.parents) and
-// "xBackendTrafficPolicies" (status.ancestors).
+// namespace/name: "xBackends" (status.parents),
+// "xBackendTrafficPolicies" (status.ancestors) and "xMeshes" (by name).
 func debugXKinds(st translator.GatewayAPIStatuses) jsonFields {
+	meshes := make([]debugXMesh, 0, len(st.XMeshes))
+	for _, name := range slices.Sorted(maps.Keys(st.XMeshes)) {
+		meshes = append(meshes, debugXMesh{name, st.XMeshes[name]})
+	}
 	return jsonFields{
 		{"xBackends", debugList(st.XBackends)},
 		{"xBackendTrafficPolicies", debugList(st.XBackendTrafficPolicies)},
+		{"xMeshes", meshes},
 	}
+}
+
+type debugXMesh struct {
+	Name   string             `json:"name"`
+	Status gwxv1a1.MeshStatus `json:"status"`
 }
 
 // debugList is statuses as debugRoute entries, sorted; [] when none.

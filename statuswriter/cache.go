@@ -23,4 +23,5 @@ type Cache interface {
 	// The experimental kinds: nothing found when their CRD is not served.
 	XBackend(types.NamespacedName) (*gwxv1a1.XBackend, bool)
 	XBackendTrafficPolicy(types.NamespacedName) (*gwxv1a1.XBackendTrafficPolicy, bool)
+	XMesh(name string) (*gwxv1a1.XMesh, bool)
 }

@@ -55,6 +55,10 @@ func (a apiCache) XBackendTrafficPolicy(nn types.NamespacedName) (*gwxv1a1.XBack
 	o, err := a.c.ExperimentalV1alpha1().XBackendTrafficPolicies(nn.Namespace).Get(context.Background(), nn.Name, metav1.GetOptions{})
 	return o, err == nil
 }
+func (a apiCache) XMesh(name string) (*gwxv1a1.XMesh, bool) {
+	o, err := a.c.ExperimentalV1alpha1().XMeshes().Get(context.Background(), name, metav1.GetOptions{})
+	return o, err == nil
+}
 
 var (
 	webGW   = types.NamespacedName{Namespace: "edge", Name: "web"}

@@ -17,7 +17,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlsplane_status_writes_total",
-			Help: "Status writes by kind (BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, " + routeKindNames() + ") and result: written, unchanged (compare found nothing to do), conflict, error, rejected.",
+			Help: "Status writes by kind (BackendTLSPolicy, GatewayClass, Gateway, ListenerSet, " + routeKindNames() + ", XBackend, XBackendTrafficPolicy, XMesh) and result: written, unchanged (compare found nothing to do), conflict, error, rejected.",
 		}, []string{"kind", "result"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "tlsplane_status_leader",

@@ -14,10 +14,11 @@ const (
 
 	KindXBackend              Kind = "XBackend"
 	KindXBackendTrafficPolicy Kind = "XBackendTrafficPolicy"
+	KindXMesh                 Kind = "XMesh"
 )
 
 // Object is one queued status write: a kind and its namespace/name
-// (a GatewayClass has no namespace).
+// (a GatewayClass or XMesh has no namespace).
 type Object struct {
 	Kind Kind
 	types.NamespacedName

@@ -247,6 +247,8 @@ func (w *Writer) write(ctx context.Context, o Object) error {
 		return w.writeXBackend(ctx, o)
 	case KindXBackendTrafficPolicy:
 		return w.writeXBackendTrafficPolicy(ctx, o)
+	case KindXMesh:
+		return w.writeXMesh(ctx, o)
 	}
 	if rk, ok := translator.RouteKindOf(translator.Kind(o.Kind)); ok {
 		return writeRoute(ctx, w, o, rk)

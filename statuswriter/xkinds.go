@@ -3,6 +3,7 @@ package statuswriter
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -14,9 +15,10 @@ import (
 // The experimental kinds (GEP-4894): an XBackend's status.parents is
 // shared among controllers like a route's, one entry per Gateway whose
 // routes reach it; an XBackendTrafficPolicy's status.ancestors like a
-// BackendTLSPolicy's.
+// BackendTLSPolicy's. An XMesh's status (cluster-scoped) is ours as a
+// whole, like a GatewayClass's: only XMeshes of our controller have one.
 
-// reportX queues the XBackends and XBackendTrafficPolicies whose status
+// reportX queues the XBackends, XBackendTrafficPolicies and XMeshes whose status
 // changed between prev and next; an XBackend no longer in next (no route
 // of our Gateways reaches it) is queued to have our entries removed.
 // w.mu is held.
@@ -33,9 +35,12 @@ func (w *Writer) reportX(prev, next translator.GatewayAPIStatuses, queue func(Ob
 	diffStatuses(prev.XBackendTrafficPolicies, next.XBackendTrafficPolicies, func(nn types.NamespacedName) {
 		queue(Object{KindXBackendTrafficPolicy, nn})
 	}, nil)
+	diffStatuses(prev.XMeshes, next.XMeshes, func(name string) {
+		queue(Object{KindXMesh, types.NamespacedName{Name: name}})
+	}, nil)
 }
 
-// xObjects is every XBackend and XBackendTrafficPolicy with a desired
+// xObjects is every XBackend, XBackendTrafficPolicy and XMesh with a desired
 // status (cleared XBackends are among w.cleared); w.mu is held.
 func (w *Writer) xObjects() []Object {
 	var out []Object
@@ -44,6 +49,9 @@ func (w *Writer) xObjects() []Object {
 	}
 	for nn := range w.gatewayAPI.XBackendTrafficPolicies {
 		out = append(out, Object{KindXBackendTrafficPolicy, nn})
+	}
+	for name := range w.gatewayAPI.XMeshes {
+		out = append(out, Object{KindXMesh, types.NamespacedName{Name: name}})
 	}
 	return out
 }
@@ -76,6 +84,13 @@ func (w *Writer) xCachedDiffers(o Object) (differs, ok bool) {
 		}
 		live, ok := w.opts.Cache.XBackendTrafficPolicy(o.NamespacedName)
 		return !ok || needsWrite(live.Status, desired, w.opts.Controller), true
+	case KindXMesh:
+		desired, ok := w.gatewayAPI.XMeshes[o.Name]
+		if !ok {
+			return false, true
+		}
+		live, ok := w.opts.Cache.XMesh(o.Name)
+		return !ok || !equality.Semantic.DeepEqual(live.Status, desired), true
 	}
 	return false, false
 }
@@ -156,6 +171,19 @@ func (w *Writer) writeXBackendTrafficPolicy(ctx context.Context, o Object) error
 			return err
 		},
 	})
+}
+
+// writeXMesh replaces the status of an XMesh of ours.
+func (w *Writer) writeXMesh(ctx context.Context, o Object) error {
+	w.mu.Lock()
+	desired, ok := w.gatewayAPI.XMeshes[o.Name]
+	w.mu.Unlock()
+	if !ok {
+		return nil // no longer ours, or gone
+	}
+	return writeWhole(ctx, w, o, w.opts.Gateway.ExperimentalV1alpha1().XMeshes(),
+		func(c Cache, nn types.NamespacedName) (*gwxv1a1.XMesh, bool) { return c.XMesh(nn.Name) },
+		func(m *gwxv1a1.XMesh) *gwxv1a1.MeshStatus { return &m.Status }, desired)
 }
 
 // xBackendNeedsWrite is needsWrite for an XBackend's parents.

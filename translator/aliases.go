@@ -47,6 +47,7 @@ const (
 
 	KindXBackend              = input.KindXBackend
 	KindXBackendTrafficPolicy = input.KindXBackendTrafficPolicy
+	KindXMesh                 = input.KindXMesh
 
 	KindFetchedCRL = input.KindFetchedCRL
 )

@@ -189,6 +189,8 @@ type GatewayAPIStatuses struct {
 	// Gateway), and XBackendTrafficPolicies targeting a backend of theirs.
 	XBackends               map[types.NamespacedName]gwxv1a1.BackendStatus
 	XBackendTrafficPolicies map[types.NamespacedName]gwv1.PolicyStatus
+	// XMeshes whose controllerName is ours, by name (cluster-scoped).
+	XMeshes map[string]gwxv1a1.MeshStatus
 }
 
 // RouteStatusesOf are the statuses of the routes of kind among st; none

@@ -124,6 +124,9 @@ func (w *world) apply(c Change, u *update) bool {
 		p, ok := typed[*gwxv1a1.XBackendTrafficPolicy](c.Object, deleted)
 		w.traffic.set(nn, p)
 		return ok
+	case KindXMesh:
+		// Statuses only: judged again after the output (xmeshes.go).
+		return store(w.xmeshes, c.Key, c.Object, deleted)
 	case KindListenerSet:
 		u.gateways = true
 		return store(w.gateway.sets, nn, c.Object, deleted)

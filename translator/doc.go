@@ -1,6 +1,6 @@
 // Package translator turns Gateway API objects (GatewayClasses, Gateways,
 // ListenerSets, HTTP, GRPC, TLS, TCP and UDP routes, ReferenceGrants),
-// BackendTLSPolicies and XBackends, with the Services, EndpointSlices, ConfigMaps,
+// BackendTLSPolicies, XBackends and XMeshes, with the Services, EndpointSlices, ConfigMaps,
 // Secrets and Namespaces they refer to, into Envoy resources per fleet,
 // plus the status of every object it owns.
 //
@@ -9,7 +9,7 @@
 // and the protos live below it, in layers whose imports point one way
 // (TestLayers checks them): leaves (input, condition, tlsopts, capem,
 // referencegrant, memo), the plan, the judging packages (backendtls,
-// gateway, gatewaytls, mesh, route, upstream, xbackend), which decide plans, the emitter (envoy), which turns plans into
+// gateway, gatewaytls, mesh, route, upstream, xbackend, xmesh), which decide plans, the emitter (envoy), which turns plans into
 // validated protos, and what works on emitted output (fleet, outputpatch,
 // dataplane). The engine judges, emits, feeds what Envoy would refuse back
 // into the verdicts, and only then writes statuses.
@@ -28,7 +28,9 @@
 //     (routepatch.go), then patch the last Output (update_output.go).
 //   - update_output.go, routepatch.go, rejudge.go, changes.go: those steps;
 //     rejudge_xbackends.go judges and emits every XBackend, for both
-//     passes (they are few: a change reaching one redoes them all).
+//     passes (they are few: a change reaching one redoes them all);
+//     xmeshes.go puts the XMeshes' statuses (package xmesh) into an
+//     Update's Output, judged whole every time.
 //   - whole.go: Translate, the whole pass: judge every policy, translate
 //     every Service port, run the Gateway rules, write the statuses.
 //   - crlwants.go: the distribution points verdicts want fetched

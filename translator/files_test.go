@@ -13,7 +13,7 @@ import (
 // engineFiles are the package's files in reading order (doc.go): each
 // uses only the top-level names of files after it.
 var engineFiles = []string{
-	"update.go", "update_output.go", "routepatch.go", "rejudge.go", "rejudge_xbackends.go", "retraffic.go", "changes.go",
+	"update.go", "update_output.go", "routepatch.go", "rejudge.go", "rejudge_xbackends.go", "retraffic.go", "xmeshes.go", "changes.go",
 	"whole.go", "crlwants.go", "translator.go", "state.go", "gateway_objects.go", "memory.go",
 	"emit_gateways.go", "emit_mesh.go", "ports.go", "emit_xbackends.go", "emit_policy.go", "traffic.go",
 	"dataplane.go", "api.go", "aliases.go", "doc.go",

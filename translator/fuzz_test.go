@@ -443,6 +443,7 @@ func fuzzShuffled(in translator.Inputs, seed uint64) translator.Inputs {
 	out.Namespaces = fuzzShuffle(r, in.Namespaces)
 	out.XBackends = fuzzShuffle(r, in.XBackends)
 	out.XBackendTrafficPolicies = fuzzShuffle(r, in.XBackendTrafficPolicies)
+	out.XMeshes = fuzzShuffle(r, in.XMeshes)
 	return out
 }
 
@@ -491,6 +492,7 @@ func gatewayAPIDifference(a, b translator.GatewayAPIStatuses) string {
 		"TCPRoutes":      reflect.DeepEqual(a.TCPRoutes, b.TCPRoutes),
 		"ListenerSets":   reflect.DeepEqual(a.ListenerSets, b.ListenerSets),
 		"UDPRoutes":      reflect.DeepEqual(a.UDPRoutes, b.UDPRoutes),
+		"XMeshes":        reflect.DeepEqual(a.XMeshes, b.XMeshes),
 	} {
 		if !equal {
 			kinds = append(kinds, kind)

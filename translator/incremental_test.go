@@ -147,6 +147,9 @@ func eachInput(in translator.Inputs, gateways bool, fn func(translator.Kind, met
 	for _, o := range in.XBackends {
 		fn(translator.KindXBackend, o)
 	}
+	for _, o := range in.XMeshes {
+		fn(translator.KindXMesh, o)
+	}
 }
 
 // runUpdates starts a Translator from a random half of the pool, then

@@ -49,6 +49,9 @@ func TestLayers(t *testing.T) {
 		{"upstream", []string{tree + "/envoy", tree + "/gateway", tree + "/route"}},
 		// The mesh judges and plans; the engine emits its fleets.
 		{"mesh", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream", tree + "/xbackend", tree + "/fleet"}},
+		// XMeshes judged: they read mesh's feature list (so what mesh
+		// imports), and never the emitter or the Gateway rules.
+		{"xmesh", []string{tree + "/envoy", tree + "/gateway", tree + "/gatewaytls", tree + "/backendtls", tree + "/upstream", tree + "/xbackend", tree + "/fleet"}},
 		// A fleet's resources after emission: judged Gateways and the
 		// emitter's output, never policies or Services.
 		{"fleet", []string{tree + "/backendtls", tree + "/upstream", tree + "/xbackend"}},

@@ -7,6 +7,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/fleet"
@@ -25,6 +26,7 @@ type world struct {
 	ix       *input.Index
 	gateway  gatewayObjects
 	traffic  trafficObjects
+	xmeshes  map[types.NamespacedName]*gwxv1a1.XMesh
 
 	// What refers to what: the Services each policy's targetRefs name
 	// (found or not), the policies naming each Service, and those
@@ -105,6 +107,7 @@ func (m *memory) buildWorld(wt *wholeTranslation) *world {
 		ix:          ix,
 		gateway:     newGatewayObjects(in),
 		traffic:     newTrafficObjects(in),
+		xmeshes:     xmeshObjects(in),
 		targets:     make(map[types.NamespacedName][]types.NamespacedName, len(verdicts)),
 		byService:   make(map[types.NamespacedName]smallset.Set[types.NamespacedName], len(verdicts)),
 		byRef:       map[backendtls.Ref]smallset.Set[types.NamespacedName]{},
@@ -271,4 +274,10 @@ func (w *world) scheduleNote(v *backendtls.Verdict, now time.Time, cfg backendtl
 	if w.firstDue.IsZero() || due.Before(w.firstDue) {
 		w.firstDue = due
 	}
+}
+
+// xmeshObjects are the XMeshes by name (Namespace ""), the last of a name
+// winning.
+func xmeshObjects(in Inputs) map[types.NamespacedName]*gwxv1a1.XMesh {
+	return input.ByKey(in.XMeshes, func(o *gwxv1a1.XMesh) types.NamespacedName { return types.NamespacedName{Name: o.Name} })
 }

@@ -55,6 +55,7 @@ func (t *Translator) Update(changes []Change, computed PreviousStatus, now time.
 	out = w.output(u, xbackends, t.generation, t.fleetEmitter())
 	t.updateMesh(&out, stamp)
 	t.restatusTraffic(&out, stamp)
+	t.restatusXMeshes(&out, stamp)
 	return out, true
 }
 

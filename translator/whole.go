@@ -17,6 +17,7 @@ import (
 	"github.com/tlsplane/tlsplane/translator/backendtls"
 	"github.com/tlsplane/tlsplane/translator/fleet"
 	"github.com/tlsplane/tlsplane/translator/input"
+	"github.com/tlsplane/tlsplane/translator/xmesh"
 )
 
 // Translate is the whole translation: objects in, Envoy resources and policy
@@ -95,6 +96,7 @@ func (t *Translator) translate(in Inputs, previous PreviousStatus, now time.Time
 	out.GatewayAPI.XBackendTrafficPolicies = t.traffic.statuses(gateways.judged, ix, t.policyConfig.ControllerName, stamp)
 	out.GatewayAPI.XBackends = xbackends.statuses(gateways.judged, t.gatewayConfig.ControllerName, stamp, now, t.policyConfig.CAExpiryWarning)
 	out.XBackendOrigins = xbackends.origins
+	out.GatewayAPI.XMeshes = xmesh.Statuses(in.XMeshes, t.gatewayConfig.ControllerName, stamp)
 	meshOut := t.translateMesh(in, ix, t.opts.MeshNamespaces, t.gatewayConfig.ControllerName, stamp)
 	for _, v := range verdicts {
 		out.CRLDistributionPoints = addCRLWants(out.CRLDistributionPoints, v.FetchedCRLs.Wants)

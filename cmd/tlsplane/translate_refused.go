@@ -106,6 +106,9 @@ func statusRefusals(out translator.Output, fleetRefusals []translator.FleetRefus
 	for _, name := range input.SortedNames(st.GatewayClasses) {
 		add("GatewayClass", types.NamespacedName{Name: name}, "", "status", st.GatewayClasses[name].Conditions)
 	}
+	for _, name := range input.SortedNames(st.XMeshes) {
+		add("XMesh", types.NamespacedName{Name: name}, "", "status", st.XMeshes[name].Conditions)
+	}
 	for _, nn := range sorted(st.Gateways) {
 		add("Gateway", nn, "", "status", st.Gateways[nn].Conditions)
 		for _, l := range st.Gateways[nn].Listeners {

@@ -157,3 +157,50 @@ func TestTranslateExitsZeroOnlyWhenNothingIsRefused(t *testing.T) {
 		t.Fatalf("options-invalid: %v, want the policies refused", err)
 	}
 }
+
+// TestTranslateShowsXMeshStatuses: `tlsplane translate` prints the XMesh
+// of ours Accepted with the mesh features, refuses the one naming
+// parameters (exit 3, stderr naming it, the field and the value), and
+// prints nothing of another controller's XMesh.
+func TestTranslateShowsXMeshStatuses(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "meshes.yaml"), `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata: {name: ours, generation: 1}
+spec: {controllerName: tlsplane.io/controller}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata: {name: tuned, generation: 1}
+spec:
+  controllerName: tlsplane.io/controller
+  parametersRef: {group: example.com, kind: MeshConfig, name: knobs}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata: {name: theirs, generation: 1}
+spec: {controllerName: example.com/mesh}
+`)
+	code, stdout, stderr := translateProcess(t, dir)
+	if code != exitRefused {
+		t.Fatalf("translate: exit %d, want %d; stderr:\n%s", code, exitRefused, stderr)
+	}
+	for _, want := range []string{"XMesh tuned: Accepted=False (InvalidParameters)", `spec.parametersRef "example.com/MeshConfig knobs"`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, notWant := range []string{"XMesh ours", "theirs"} {
+		if strings.Contains(stderr, notWant) {
+			t.Errorf("stderr names %q:\n%s", notWant, stderr)
+		}
+	}
+	for _, want := range []string{"xmeshes:", "name: ours", "reason: Accepted", "supportedFeatures:\n    - name: Mesh"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the printed document lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "theirs") {
+		t.Errorf("the printed document shows another controller's XMesh:\n%s", stdout)
+	}
+}

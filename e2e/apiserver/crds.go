@@ -145,13 +145,33 @@ var XBackendCRDs = map[string]string{
 // served; a test that wants them absent deletes them. Start does not call
 // it: the conformance suite refuses CRDs of two channels.
 func InstallXBackendCRDs(ctx context.Context, cfg *rest.Config) error {
+	return installExperimental(ctx, cfg, XBackendCRDs)
+}
+
+// XMeshCRDs are the experimental, cluster-scoped XMesh's CRD (GEP-3949),
+// by file of config/crd/experimental.
+var XMeshCRDs = map[string]string{
+	"xmeshes.gateway.networking.x-k8s.io": "gateway.networking.x-k8s.io_xmeshes.yaml",
+}
+
+// InstallXMeshCRDs applies XMeshCRDs from the module's experimental
+// channel and waits until they are Established. Neither Start nor
+// e2e/kube's setup calls it: a test that wants XMeshes installs them
+// (tlsplane watches them when served, from its start).
+func InstallXMeshCRDs(ctx context.Context, cfg *rest.Config) error {
+	return installExperimental(ctx, cfg, XMeshCRDs)
+}
+
+// installExperimental applies crds (name: file) from the module's
+// experimental channel and waits until they are Established.
+func installExperimental(ctx context.Context, cfg *rest.Config, crds map[string]string) error {
 	dir, err := crdDirOf("experimental")
 	if err != nil {
 		return err
 	}
-	names := slices.Sorted(maps.Keys(XBackendCRDs))
+	names := slices.Sorted(maps.Keys(crds))
 	for _, name := range names {
-		file := XBackendCRDs[name]
+		file := crds[name]
 		data, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			return fmt.Errorf("CustomResourceDefinition %s: %w", name, err)

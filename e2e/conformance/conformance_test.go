@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/gateway-api/apis/v1alpha2"
 	"sigs.k8s.io/gateway-api/apis/v1alpha3"
 	"sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/gateway-api/conformance"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	conformanceconfig "sigs.k8s.io/gateway-api/conformance/utils/config"
@@ -23,7 +24,9 @@ import (
 
 // TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS,
 // GATEWAY-TCP and GATEWAY-UDP profiles, and (unless CONFORMANCE_MESH=0) its
-// MESH-HTTP and MESH-GRPC profiles (meshRunFeatures); the features
+// MESH-HTTP and MESH-GRPC profiles (meshRunFeatures, or with
+// CONFORMANCE_MESH_XMESH=1 on the experimental channel an XMesh's status:
+// xmesh_test.go); the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them), which depend on the
 // channel of the CRDs installed (GATEWAY_API_CHANNEL). CONFORMANCE_REPORT is
@@ -36,7 +39,7 @@ func TestConformance(t *testing.T) {
 	cl, err := client.New(c.api.Config, client.Options{})
 	must(t, err)
 	for _, install := range []func(*runtime.Scheme) error{
-		v1alpha3.Install, v1alpha2.Install, v1beta1.Install, gwv1.Install, apiextensionsv1.AddToScheme,
+		v1alpha3.Install, v1alpha2.Install, v1beta1.Install, gwv1.Install, gwxv1a1.Install, apiextensionsv1.AddToScheme,
 	} {
 		must(t, install(cl.Scheme()))
 	}
@@ -49,13 +52,20 @@ func TestConformance(t *testing.T) {
 		suite.GatewayUDPConformanceProfileName,
 	}
 	var supported []features.FeatureName
+	var xmesh string
 	if meshEnabled() {
 		profiles = append(profiles, suite.MeshHTTPConformanceProfileName, suite.MeshGRPCConformanceProfileName)
-		supported = meshRunFeatures(t, cl)
+		if c.xmesh {
+			// Inferred: the class's features and the XMesh's (xmesh_test.go).
+			xmesh = meshName
+		} else {
+			supported = meshRunFeatures(t, cl)
+		}
 	}
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
 			GatewayClassName:     GatewayClassName,
+			MeshName:             xmesh,
 			CleanupBaseResources: true,
 			CleanupTestResources: true,
 			Mode:                 "default",

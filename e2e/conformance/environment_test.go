@@ -35,6 +35,9 @@ type cluster struct {
 	agent    *node.Agent
 	network  *node.Network
 	logDir   string
+	// xmesh: XMesh meshName exists, accepted with the mesh features
+	// (xmeshInferred).
+	xmesh bool
 }
 
 // need fails under CI=true, where the suite must run, and skips elsewhere.
@@ -154,7 +157,11 @@ func newCluster(t *testing.T) *cluster {
 		return nil
 	})
 	must(t, err)
-	return &cluster{api: api, tlsplane: cp, agent: agent, network: network, logDir: logDir}
+	xmesh := xmeshInferred(channel)
+	if xmesh {
+		createXMesh(ctx, t, gw)
+	}
+	return &cluster{api: api, tlsplane: cp, agent: agent, network: network, logDir: logDir, xmesh: xmesh}
 }
 
 func must(t *testing.T, err error) {

@@ -73,9 +73,10 @@ func injectionWebhook(t *testing.T, url string, caPEM []byte) *admissionregistra
 // meshRunFeatures are the features a run with the mesh profiles gives the
 // suite: the GatewayClass's status.supportedFeatures (what inference
 // would read) and tlsplane's mesh.SupportedFeatures, the one list in
-// tlsplane's code. Given by hand because no XMesh of ours carries them
-// yet (docs/mesh.md, "Conformance"); a manual list turns the suite's own
-// inference off, so the class's list is read here instead.
+// tlsplane's code. Given by hand unless the run infers them from an XMesh
+// of ours (xmeshInferred, off by default until a full run proves it); a
+// manual list turns the suite's own inference off, so the class's list is
+// read here instead.
 func meshRunFeatures(t *testing.T, cl client.Client) []features.FeatureName {
 	t.Helper()
 	gc := &gwv1.GatewayClass{}

@@ -76,6 +76,15 @@ func TestDeployManifestsApply(t *testing.T) {
 		{"update", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "", "shop", false},
 		{"patch", "gateway.networking.x-k8s.io", "xbackends", "status", "shop", false},
 		{"patch", "gateway.networking.x-k8s.io", "xbackendtrafficpolicies", "status", "shop", false},
-		{"list", "gateway.networking.x-k8s.io", "xmeshes", "", "", false},
+		// XMesh, cluster-scoped: read, and its status written (ours whole).
+		{"list", "gateway.networking.x-k8s.io", "xmeshes", "", "", true},
+		{"watch", "gateway.networking.x-k8s.io", "xmeshes", "", "", true},
+		{"get", "gateway.networking.x-k8s.io", "xmeshes", "", "", true},
+		{"update", "gateway.networking.x-k8s.io", "xmeshes", "status", "", true},
+		{"update", "gateway.networking.x-k8s.io", "xmeshes", "", "", false},
+		{"patch", "gateway.networking.x-k8s.io", "xmeshes", "status", "", false},
+		{"create", "gateway.networking.x-k8s.io", "xmeshes", "", "", false},
+		// Nothing else of the group.
+		{"list", "gateway.networking.x-k8s.io", "xlistenersets", "", "", false},
 	})
 }

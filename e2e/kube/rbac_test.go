@@ -168,6 +168,11 @@ func TestRBACNamespacesLeastPrivilege(t *testing.T) {
 		access{"watch", "gateway.networking.k8s.io", "gatewayclasses", "", "", true},
 		access{"update", "gateway.networking.k8s.io", "gatewayclasses", "status", "", true},
 		access{"update", "gateway.networking.k8s.io", "gatewayclasses", "", "", false},
+		access{"get", "gateway.networking.x-k8s.io", "xmeshes", "", "", true},
+		access{"list", "gateway.networking.x-k8s.io", "xmeshes", "", "", true},
+		access{"watch", "gateway.networking.x-k8s.io", "xmeshes", "", "", true},
+		access{"update", "gateway.networking.x-k8s.io", "xmeshes", "status", "", true},
+		access{"update", "gateway.networking.x-k8s.io", "xmeshes", "", "", false},
 		// The release namespace: its Lease and the replicas' handshake
 		// ConfigMaps, and not its Secrets (it is not one of namespaces).
 		access{"get", "coordination.k8s.io", "leases", "", rel, true},

@@ -88,6 +88,32 @@ func renderGatewayAPI(doc map[string][]any, in translator.Inputs, out translator
 			c.Status = st.XBackendTrafficPolicies[nn]
 			return c
 		})
+	renderXMeshes(doc, in.XMeshes, st.XMeshes)
+}
+
+// renderXMeshes adds the XMeshes with a status of ours, by name (they are
+// cluster-scoped: renderSorted's keys would give them a namespace), the
+// last of a name as the translator read it.
+func renderXMeshes(doc map[string][]any, meshes []*gwxv1a1.XMesh, statuses map[string]gwxv1a1.MeshStatus) {
+	if len(statuses) == 0 {
+		return
+	}
+	byName := make(map[string]*gwxv1a1.XMesh, len(meshes))
+	for _, m := range meshes {
+		byName[m.Name] = m
+	}
+	doc["xmeshes"] = []any{}
+	for _, name := range input.SortedNames(statuses) {
+		doc["xmeshes"] = append(doc["xmeshes"], deferred(func() (any, error) {
+			o := byName[name].DeepCopy()
+			o.APIVersion, o.Kind, o.Status = gwxv1a1.GroupVersion.String(), string(translator.KindXMesh), statuses[name]
+			v, err := jsonValue(o)
+			if err != nil {
+				return nil, fmt.Errorf("XMesh %s: %w", name, err)
+			}
+			return v, nil
+		}))
+	}
 }
 
 // renderWithStatus adds under key, sorted, a copy of each object of kind

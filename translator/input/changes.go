@@ -24,6 +24,7 @@ const (
 	// The experimental X-kinds (gateway.networking.x-k8s.io).
 	KindXBackend              Kind = "XBackend"
 	KindXBackendTrafficPolicy Kind = "XBackendTrafficPolicy"
+	KindXMesh                 Kind = "XMesh"
 )
 
 // Change is one input object a source added, updated or deleted.

@@ -38,6 +38,9 @@ type Inputs struct {
 	// shape the traffic to the Services and XBackends they target.
 	XBackends               []*gwxv1a1.XBackend
 	XBackendTrafficPolicies []*gwxv1a1.XBackendTrafficPolicy
+	// XMeshes (GEP-3949, experimental, cluster-scoped) get a status when
+	// their controllerName is ours; they configure nothing Envoy serves.
+	XMeshes []*gwxv1a1.XMesh
 
 	// FetchedCRLs are the revocation lists tlsplane fetched from the
 	// distribution points of the CAs that policies with the option

@@ -38,6 +38,7 @@ var ObjectKinds = []ObjectKind{
 	objectKind[corev1.Namespace]{KindNamespace, func(in *Inputs) *[]*corev1.Namespace { return &in.Namespaces }},
 	objectKind[gwxv1a1.XBackend]{KindXBackend, func(in *Inputs) *[]*gwxv1a1.XBackend { return &in.XBackends }},
 	objectKind[gwxv1a1.XBackendTrafficPolicy]{KindXBackendTrafficPolicy, func(in *Inputs) *[]*gwxv1a1.XBackendTrafficPolicy { return &in.XBackendTrafficPolicies }},
+	objectKind[gwxv1a1.XMesh]{KindXMesh, func(in *Inputs) *[]*gwxv1a1.XMesh { return &in.XMeshes }},
 	objectKind[FetchedCRL]{KindFetchedCRL, func(in *Inputs) *[]*FetchedCRL { return &in.FetchedCRLs }},
 }
 

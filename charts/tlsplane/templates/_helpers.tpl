@@ -79,8 +79,8 @@ of those it labelled, and delete when a Gateway leaves our classes.
 
 {{/*
 The cluster-scoped kinds, read whatever namespaces says: Namespaces, whose
-labels Gateway listeners' allowedRoutes selectors match, and GatewayClasses
-and their status.
+labels Gateway listeners' allowedRoutes selectors match, GatewayClasses and
+XMeshes and their status.
 */}}
 {{- define "tlsplane.clusterRules" -}}
 - apiGroups: [""]
@@ -91,6 +91,14 @@ and their status.
   verbs: [get, list, watch]
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses/status]
+  verbs: [update]
+# The experimental, cluster-scoped XMesh (GEP-3949); read only when its
+# CRD is installed.
+- apiGroups: [gateway.networking.x-k8s.io]
+  resources: [xmeshes]
+  verbs: [get, list, watch]
+- apiGroups: [gateway.networking.x-k8s.io]
+  resources: [xmeshes/status]
   verbs: [update]
 {{- end }}
 
