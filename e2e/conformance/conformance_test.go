@@ -24,9 +24,10 @@ import (
 
 // TestConformance runs the suite's GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS,
 // GATEWAY-TCP and GATEWAY-UDP profiles, and (unless CONFORMANCE_MESH=0) its
-// MESH-HTTP and MESH-GRPC profiles (meshRunFeatures, or with
-// CONFORMANCE_MESH_XMESH=1 on the experimental channel an XMesh's status:
-// xmesh_test.go); the features
+// MESH-HTTP and MESH-GRPC profiles (on the experimental channel, the
+// mesh features the suite reads from the status tlsplane writes on an
+// XMesh, xmesh_test.go; on the standard channel, or with
+// CONFORMANCE_MESH_XMESH=0, meshRunFeatures' list); the features
 // beyond its core are those tlsplane's GatewayClass lists in
 // status.supportedFeatures (the suite infers them), which depend on the
 // channel of the CRDs installed (GATEWAY_API_CHANNEL). CONFORMANCE_REPORT is

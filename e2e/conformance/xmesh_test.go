@@ -23,13 +23,13 @@ const meshName = "tlsplane"
 // xmeshInferred says whether this run hands the suite an XMesh
 // (ConformanceOptions.MeshName) to infer the mesh features from its
 // status.supportedFeatures, which tlsplane writes, instead of the list
-// meshRunFeatures gives by hand: only with CONFORMANCE_MESH_XMESH=1 (off
-// until a full run has proven it; the ratchet runs the hand-given list),
-// the mesh profiles on, and the experimental channel, the only one whose
-// CRDs hold XMesh (the suite refuses CRDs of two channels, so the
-// standard channel's run cannot add it).
+// meshRunFeatures gives by hand: on the experimental channel with the
+// mesh profiles on, unless CONFORMANCE_MESH_XMESH=0. Only the
+// experimental channel's CRDs hold XMesh (the suite refuses CRDs of two
+// channels, so the standard channel's run cannot add it, and keeps the
+// hand-given list).
 func xmeshInferred(channel string) bool {
-	return os.Getenv("CONFORMANCE_MESH_XMESH") == "1" && meshEnabled() && channel == "experimental"
+	return os.Getenv("CONFORMANCE_MESH_XMESH") != "0" && meshEnabled() && channel == "experimental"
 }
 
 // createXMesh creates XMesh meshName of tlsplane's controller and waits
