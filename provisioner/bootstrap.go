@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net"
 	"strconv"
+
+	"github.com/tlsplane/tlsplane/sidecar"
 )
 
 // Where the Pods find their files.
@@ -15,10 +17,6 @@ const (
 	adminCluster  = "envoy_admin"
 	readyListener = "ready"
 )
-
-// statsCounterRegex keeps only the per-cluster counters tlsplane reads
-// from Envoy's metrics service (as examples/envoy.yaml does).
-const statsCounterRegex = `^cluster\..+\.(ssl\.(fail_verify_error|fail_verify_san|fail_verify_cert_hash|connection_error|handshake)|upstream_cx_connect_fail)$`
 
 // envoyPorts are the ports an Envoy Pod uses besides its Gateway's.
 type envoyPorts struct {
@@ -97,7 +95,7 @@ func bootstrap(fleet string, cfg Config, ports envoyPorts) ([]byte, error) {
 			},
 		}},
 		"stats_config": object{"stats_matcher": object{"inclusion_list": object{"patterns": []object{
-			{"safe_regex": object{"regex": statsCounterRegex}},
+			{"safe_regex": object{"regex": sidecar.StatsCounterRegex}},
 		}}}},
 	}
 	return json.MarshalIndent(boot, "", "  ")

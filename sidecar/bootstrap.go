@@ -85,6 +85,9 @@ func Bootstrap(o Options) (*bootstrapv3.Bootstrap, error) {
 			CdsConfig: proto.Clone(ads).(*corev3.ConfigSource),
 		},
 	}
+	if err := streamStats(boot); err != nil {
+		return nil, err
+	}
 	if err := boot.ValidateAll(); err != nil {
 		return nil, fmt.Errorf("sidecar bootstrap: %w", err)
 	}

@@ -180,6 +180,26 @@ func TestMeshSidecar(t *testing.T) {
 		}); err != nil {
 			t.Errorf("the request failed (%v), but not on verification: %v", refused, err)
 		}
+		// The sidecar streams its counters to tlsplane's metrics service
+		// (every 5 s, over its xDS connection) as a Gateway Envoy does:
+		// its failures are counted against the policy. Requests go on
+		// while waiting: an Envoy's first flush is only its baseline.
+		series := `tlsplane_upstream_tls_failures_total{policy="shop/echo-wrong-ca",reason="CertificateVerifyFailed"}`
+		if err := harness.Eventually(30*time.Second, 500*time.Millisecond, func() error {
+			if e, err := m.curl("http://" + meshWrongCAIP + ":443/"); err == nil {
+				t.Fatalf("a backend verified by the wrong CA answered: %+v", e)
+			}
+			body, err := m.n.get("http://" + meshAdmin + "/metrics")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(body), series) {
+				return fmt.Errorf("tlsplane's /metrics has no %s", series)
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("the sidecar's handshake failures did not reach tlsplane: %v\n--- tlsplane log:\n%s", err, tp.LogTail(10))
+		}
 	})
 	t.Run("a-certificate-of-another-namespace-reads-no-mesh-fleet", func(t *testing.T) {
 		refused := func() int64 { return m.metric(t, "tlsplane_xds_streams_refused_total") }
