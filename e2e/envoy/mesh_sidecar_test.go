@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,8 +22,12 @@ import (
 // IPs and Pod IPs are addresses on its loopback device, so nothing leaves
 // the namespace and nothing listens outside it.
 const (
-	meshV1IP, meshV2IP          = "10.96.0.10", "10.96.0.11" // cluster IPs
-	meshTLSIP, meshWrongCAIP    = "10.96.0.12", "10.96.0.13"
+	meshV1IP, meshV2IP       = "10.96.0.10", "10.96.0.11" // cluster IPs
+	meshTLSIP, meshWrongCAIP = "10.96.0.12", "10.96.0.13"
+	meshWrongSANIP           = "10.96.0.14"
+	// meshClientName is the client certificate echo-tls's policy names
+	// (tlsplane.io/clientCertificateRef): the sidecar presents it.
+	meshClientName              = "mesh-sidecar-client"
 	podV1, podV2, podTLS        = "10.244.0.10", "10.244.0.11", "10.244.0.12"
 	podDirect                   = "10.244.0.99" // a Pod no Service selects: passthrough
 	meshXDS, meshAdmin          = "127.0.0.1:18000", "127.0.0.1:18001"
@@ -68,13 +73,20 @@ func TestMeshSidecar(t *testing.T) {
 	}
 	backendBin := harness.BackendBin(t, root)
 
-	for _, ip := range []string{meshV1IP, meshV2IP, meshTLSIP, meshWrongCAIP, podV1, podV2, podTLS, podDirect} {
+	for _, ip := range []string{meshV1IP, meshV2IP, meshTLSIP, meshWrongCAIP, meshWrongSANIP, podV1, podV2, podTLS, podDirect} {
 		n.run(t, "ip", "addr", "add", ip+"/32", "dev", "lo")
 	}
 	ca, wrongCA := harness.NewAuthority(t, "mesh e2e CA"), harness.NewAuthority(t, "mesh e2e wrong CA")
 	leaf := ca.IssueFiles(t, harness.LeafSpec{CommonName: meshTLSHost, DNSNames: []string{meshTLSHost}},
 		filepath.Join(root, "echo-tls.crt"), filepath.Join(root, "echo-tls.key"))
-	if err := os.WriteFile(filepath.Join(manifestDir, "mesh.yaml"), meshManifests(ca.PEM, wrongCA.PEM), 0o644); err != nil {
+	// The HTTPS backend requires a client certificate clientCA signed.
+	clientCA := harness.NewAuthority(t, "mesh e2e client CA")
+	client := clientCA.Issue(t, harness.LeafSpec{CommonName: meshClientName, Client: true})
+	clientCAFile := filepath.Join(root, "client-ca.pem")
+	if err := os.WriteFile(clientCAFile, clientCA.PEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(manifestDir, "mesh.yaml"), meshManifests(ca.PEM, wrongCA.PEM, client), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -83,7 +95,7 @@ func TestMeshSidecar(t *testing.T) {
 		p := harness.StartCmd(t, logDir, "backend-"+b.name, n.command(0, backendBin, "--plain", "--listen", b.listen, "--name", b.name))
 		n.waitGet(t, p, "http://"+b.listen+"/_count", 10*time.Second)
 	}
-	harness.StartCmd(t, logDir, "backend-tls", n.command(0, backendBin, "--listen", podTLS+":8443", "--name", "tls", "--cert", leaf.CertFile, "--key", leaf.KeyFile))
+	harness.StartCmd(t, logDir, "backend-tls", n.command(0, backendBin, "--listen", podTLS+":8443", "--name", "tls", "--cert", leaf.CertFile, "--key", leaf.KeyFile, "--client-ca", clientCAFile))
 
 	// xDS mutual TLS as a mesh runs it: tlsplane's default
 	// --xds-mesh-identity admits a certificate of any ServiceAccount of
@@ -156,12 +168,31 @@ func TestMeshSidecar(t *testing.T) {
 		}
 	})
 	t.Run("backendtlspolicy-the-sidecar-originates-tls", func(t *testing.T) {
+		// The policy's SAN matches, its option caps the version at TLS
+		// 1.2, and its client certificate is what the backend requires.
 		m.await(t, "http://"+meshTLSIP+":443/", func(e echo) error {
-			if e.Name != "tls" || e.SNI != meshTLSHost || e.TLSVersion == "" {
-				return fmt.Errorf("backend %q, SNI %q, TLS %q; want tls over TLS with SNI %s", e.Name, e.SNI, e.TLSVersion, meshTLSHost)
+			if e.Name != "tls" || e.SNI != meshTLSHost || e.TLSVersion != "TLS 1.2" || e.ClientSubject != meshClientName {
+				return fmt.Errorf("backend %q, SNI %q, TLS %q, client %q; want tls over TLS 1.2 with SNI %s and client %s",
+					e.Name, e.SNI, e.TLSVersion, e.ClientSubject, meshTLSHost, meshClientName)
 			}
 			return nil
 		})
+	})
+	t.Run("backendtlspolicy-wrong-san-fails-closed", func(t *testing.T) {
+		m.awaitListener(t, meshWrongSANIP+":443")
+		failures := func() int64 { return m.statSum(t, "cluster.", ".ssl.fail_verify_san") }
+		before := failures()
+		if e, err := m.curl("http://" + meshWrongSANIP + ":443/"); err == nil {
+			t.Fatalf("a backend whose certificate lacks the policy's SAN answered: %+v", e)
+		}
+		if err := harness.Eventually(applyTimeout, 200*time.Millisecond, func() error {
+			if after := failures(); after <= before {
+				return fmt.Errorf("ssl.fail_verify_san %d, want more than %d", after, before)
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("the request failed, but not on the SAN: %v", err)
+		}
 	})
 	t.Run("backendtlspolicy-wrong-ca-fails-closed", func(t *testing.T) {
 		// The listener exists (its cluster is served) before the check.
@@ -248,9 +279,11 @@ func TestMeshSidecar(t *testing.T) {
 }
 
 // meshManifests is namespace shop in the mesh: echo-v1 (ports 80 with a
-// route, 81 without), echo-v2, echo-tls and echo-wrong-ca (one HTTPS Pod,
-// each with a BackendTLSPolicy, the second naming the wrong CA).
-func meshManifests(caPEM, wrongCAPEM []byte) []byte {
+// route, 81 without), echo-v2, echo-tls, echo-wrong-ca and echo-wrong-san
+// (one HTTPS Pod, each with a BackendTLSPolicy: the first with a SAN that
+// matches, TLS 1.2 at most and client's certificate, the second naming
+// the wrong CA, the third a SAN the certificate lacks).
+func meshManifests(caPEM, wrongCAPEM []byte, client *harness.Leaf) []byte {
 	indent := func(pem []byte) string {
 		return "    " + strings.ReplaceAll(strings.TrimSpace(string(pem)), "\n", "\n    ")
 	}
@@ -272,7 +305,9 @@ endpoints: [{addresses: [%s], conditions: {ready: true}}]
 ports: %s
 `, name, name, ip, ports)
 	}
-	policy := func(name, configMap string) string {
+	// policy names its Service, the CA's ConfigMap and what more it asks
+	// (SANs, options), as YAML lines under spec.
+	policy := func(name, configMap, more string) string {
 		return fmt.Sprintf(`---
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
@@ -282,7 +317,7 @@ spec:
   validation:
     hostname: %s
     caCertificateRefs: [{group: "", kind: ConfigMap, name: %s}]
-`, name, name, meshTLSHost, configMap)
+%s`, name, name, meshTLSHost, configMap, more)
 	}
 	configMap := func(name string, pem []byte) string {
 		return fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: shop}\ndata:\n  ca.crt: |\n%s\n", name, indent(pem))
@@ -293,11 +328,18 @@ spec:
 	b.WriteString(slice("echo-v1", podV1, "[{name: http, port: 8080, protocol: TCP}, {name: plain, port: 8080, protocol: TCP}]"))
 	b.WriteString(service("echo-v2", meshV2IP, "[{name: http, port: 80, protocol: TCP}]"))
 	b.WriteString(slice("echo-v2", podV2, "[{name: http, port: 8080, protocol: TCP}]"))
-	for _, s := range []struct{ name, ip, ca string }{{"echo-tls", meshTLSIP, "echo-ca"}, {"echo-wrong-ca", meshWrongCAIP, "wrong-ca"}} {
+	for _, s := range []struct{ name, ip, ca, more string }{
+		{"echo-tls", meshTLSIP, "echo-ca", "    subjectAltNames: [{type: Hostname, hostname: " + meshTLSHost + "}]\n" +
+			"  options: {tlsplane.io/maximumVersion: TLSv1_2, tlsplane.io/clientCertificateRef: " + meshClientName + "}\n"},
+		{"echo-wrong-ca", meshWrongCAIP, "wrong-ca", ""},
+		{"echo-wrong-san", meshWrongSANIP, "echo-ca", "    subjectAltNames: [{type: Hostname, hostname: nobody.example}]\n"},
+	} {
 		b.WriteString(service(s.name, s.ip, "[{name: https, port: 443, protocol: TCP}]"))
 		b.WriteString(slice(s.name, podTLS, "[{name: https, port: 8443, protocol: TCP}]"))
-		b.WriteString(policy(s.name, s.ca))
+		b.WriteString(policy(s.name, s.ca, s.more))
 	}
+	b.WriteString(fmt.Sprintf("---\napiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: shop}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n",
+		meshClientName, base64.StdEncoding.EncodeToString(client.CertPEM), base64.StdEncoding.EncodeToString(client.KeyPEM)))
 	b.WriteString(configMap("echo-ca", caPEM))
 	b.WriteString(configMap("wrong-ca", wrongCAPEM))
 	b.WriteString(`---
@@ -330,12 +372,14 @@ func (m *meshEnv) adminURL(path string) string {
 
 // echo is what examples/backend answers.
 type echo struct {
-	Name       string              `json:"name"`
-	SNI        string              `json:"sni"`
-	TLSVersion string              `json:"tls_version"`
-	Host       string              `json:"host"`
-	Path       string              `json:"path"`
-	Headers    map[string][]string `json:"headers"`
+	Name       string `json:"name"`
+	SNI        string `json:"sni"`
+	TLSVersion string `json:"tls_version"`
+	// ClientSubject is the client certificate's subject the backend saw.
+	ClientSubject string              `json:"client_subject"`
+	Host          string              `json:"host"`
+	Path          string              `json:"path"`
+	Headers       map[string][]string `json:"headers"`
 }
 
 func (e echo) header(name string) string {
