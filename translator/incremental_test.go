@@ -539,3 +539,14 @@ func editedXBackend(r *rand.Rand, o *gwxv1a1.XBackend, step int) *gwxv1a1.XBacke
 	}
 	return c
 }
+
+// objectsOf is every object of in by kind and name, as a pool of changes
+// starts from.
+func objectsOf(in translator.Inputs) map[poolKey]poolObject {
+	state := map[poolKey]poolObject{}
+	eachInput(in, true, func(kind translator.Kind, o metav1.Object) {
+		k := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+		state[poolKey{kind, k}] = poolObject{kind, k, o}
+	})
+	return state
+}

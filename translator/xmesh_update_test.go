@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
@@ -21,11 +20,7 @@ func TestUpdateFollowsXMeshes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := map[poolKey]poolObject{}
-	eachInput(in, true, func(kind translator.Kind, o metav1.Object) {
-		k := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
-		state[poolKey{kind, k}] = poolObject{kind, k, o}
-	})
+	state := objectsOf(in)
 	oursKey := types.NamespacedName{Name: "ours"}
 	ours, ok := state[poolKey{translator.KindXMesh, oursKey}].obj.(*gwxv1a1.XMesh)
 	if !ok {

@@ -24,11 +24,7 @@ func TestUpdateFollowsTrafficPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := map[poolKey]poolObject{}
-	eachInput(in, true, func(kind translator.Kind, o metav1.Object) {
-		k := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
-		state[poolKey{kind, k}] = poolObject{kind, k, o}
-	})
+	state := objectsOf(in)
 	sticky := state[poolKey{translator.KindXBackendTrafficPolicy, types.NamespacedName{Namespace: "shop", Name: "sticky"}}].obj.(*gwxv1a1.XBackendTrafficPolicy)
 	web := state[poolKey{translator.KindService, types.NamespacedName{Namespace: "shop", Name: "web"}}].obj
 
@@ -89,11 +85,7 @@ func TestUpdateFollowsTrafficPoliciesOnXBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := map[poolKey]poolObject{}
-	eachInput(in, true, func(kind translator.Kind, o metav1.Object) {
-		k := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
-		state[poolKey{kind, k}] = poolObject{kind, k, o}
-	})
+	state := objectsOf(in)
 	policyKey := types.NamespacedName{Namespace: "shop", Name: "pay-traffic"}
 	payKey := types.NamespacedName{Namespace: "shop", Name: "pay"}
 	ghostKey := types.NamespacedName{Namespace: "shop", Name: "ghost"}
