@@ -32,13 +32,14 @@ func (w *weakMap[K, V]) get(k K) *V {
 	return w.m[k].Value()
 }
 
-// getOrPut is k's value, or v once it is put there.
-func (w *weakMap[K, V]) getOrPut(k K, v *V) *V {
+// getOrMake is k's value, or the one build makes and puts there.
+func (w *weakMap[K, V]) getOrMake(k K, build func() *V) *V {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if held := w.m[k].Value(); held != nil {
 		return held
 	}
+	v := build()
 	w.m[k] = weak.Make(v)
 	if len(w.m) >= w.nextSweep {
 		maps.DeleteFunc(w.m, func(_ K, wp weak.Pointer[V]) bool { return wp.Value() == nil })
@@ -79,11 +80,7 @@ func (s *feedEntries) entry(r types.Resource, version string, build func() *Feed
 	if s == nil {
 		return build()
 	}
-	k := entryKey{r, version}
-	if e := s.m.get(k); e != nil {
-		return e
-	}
-	return s.m.getOrPut(k, build())
+	return s.m.getOrMake(entryKey{r, version}, build)
 }
 
 // fullAnswers shares FullAnswers between the feeds of one Publisher: two
@@ -123,6 +120,6 @@ func (s *fullAnswers) lookup(k fullKey, entries []*FeedEntry) *FullAnswer {
 // store offers full for k, unless an answer is held for k already.
 func (s *fullAnswers) store(k fullKey, full *FullAnswer) {
 	if s != nil {
-		s.m.getOrPut(k, full)
+		s.m.getOrMake(k, func() *FullAnswer { return full })
 	}
 }
