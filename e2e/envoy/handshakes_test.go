@@ -147,31 +147,40 @@ func handshakeCondition(e *env, name string) (*condition, error) {
 	if err != nil {
 		return nil, err
 	}
+	c, _, err := policyHandshakeCondition(body, ns, name)
+	return c, err
+}
+
+// policyHandshakeCondition finds tlsplane.io/HandshakesSucceeding of
+// policy namespace/name in a /debug/status document, with the kind and
+// name of the ancestor entry it is on; nil when absent.
+func policyHandshakeCondition(body []byte, namespace, name string) (*condition, string, error) {
 	var doc struct {
 		Policies []struct {
 			Namespace, Name string
 			Status          struct {
 				Ancestors []struct {
-					Conditions []condition
+					AncestorRef struct{ Kind, Name string }
+					Conditions  []condition
 				}
 			}
 		}
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("/debug/status: %w", err)
+		return nil, "", fmt.Errorf("/debug/status: %w", err)
 	}
 	for _, p := range doc.Policies {
-		if p.Namespace != ns || p.Name != name {
+		if p.Namespace != namespace || p.Name != name {
 			continue
 		}
 		for _, a := range p.Status.Ancestors {
 			for _, c := range a.Conditions {
 				if c.Type == "tlsplane.io/HandshakesSucceeding" {
-					return &c, nil
+					return &c, a.AncestorRef.Kind + "/" + a.AncestorRef.Name, nil
 				}
 			}
 		}
-		return nil, nil
+		return nil, "", nil
 	}
-	return nil, fmt.Errorf("/debug/status has no policy %s/%s", ns, name)
+	return nil, "", fmt.Errorf("/debug/status has no policy %s/%s", namespace, name)
 }

@@ -231,6 +231,35 @@ func TestMeshSidecar(t *testing.T) {
 		}); err != nil {
 			t.Errorf("the sidecar's handshake failures did not reach tlsplane: %v\n--- tlsplane log:\n%s", err, tp.LogTail(10))
 		}
+		// No Gateway reaches these policies: the condition is on their
+		// Service's entry, False for the wrong CA and True for echo-tls,
+		// whose handshakes the loop keeps making.
+		for _, want := range []struct{ policy, status, reason string }{
+			{"echo-wrong-ca", "False", "CertificateVerifyFailed"},
+			{"echo-tls", "True", "HandshakesSucceeding"},
+		} {
+			if err := harness.Eventually(30*time.Second, 500*time.Millisecond, func() error {
+				m.curl("http://" + meshWrongCAIP + ":443/")
+				m.curl("http://" + meshTLSIP + ":443/")
+				body, err := m.n.get("http://" + meshAdmin + "/debug/status")
+				if err != nil {
+					return err
+				}
+				c, on, err := policyHandshakeCondition(body, "shop", want.policy)
+				switch {
+				case err != nil:
+					return err
+				case c == nil:
+					return fmt.Errorf("policy shop/%s has no tlsplane.io/HandshakesSucceeding", want.policy)
+				case c.Status != want.status || c.Reason != want.reason || on != "Service/"+want.policy:
+					return fmt.Errorf("policy shop/%s: HandshakesSucceeding=%s %s on %s (%s); want %s %s on Service/%s",
+						want.policy, c.Status, c.Reason, on, c.Message, want.status, want.reason, want.policy)
+				}
+				return nil
+			}); err != nil {
+				t.Errorf("the sidecar's handshakes did not reach the policy's status: %v", err)
+			}
+		}
 	})
 	t.Run("a-certificate-of-another-namespace-reads-no-mesh-fleet", func(t *testing.T) {
 		refused := func() int64 { return m.metric(t, "tlsplane_xds_streams_refused_total") }
