@@ -1,10 +1,11 @@
 package manifests
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
+	"unsafe"
 )
 
 // blockYAMLToJSON is what sigs.k8s.io/yaml's YAMLToJSON makes of raw, for
@@ -28,11 +29,13 @@ func blockYAMLToJSON(raw []byte) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	p := blockParser{lines: bytes.Split(raw, []byte("\n"))}
+	p := parsers.Get().(*blockParser)
+	defer p.release()
+	p.reset(raw)
 	p.skip()
 	// The YAML reader leaves a file's leading document marker on its
 	// first document (helm template's output starts so).
-	if p.i < len(p.lines) && string(p.lines[p.i]) == "---" {
+	if p.i < len(p.lines) && p.lines[p.i] == "---" {
 		p.i++
 		p.skip()
 	}
@@ -50,37 +53,49 @@ func blockYAMLToJSON(raw []byte) ([]byte, bool) {
 	return root.appendJSON(out), true
 }
 
-// yamlNode is a parsed value: a mapping (keys), a sequence (items), or a
-// scalar already in JSON.
+// yamlNode is a parsed value: a mapping (pairs), a sequence (items), or
+// a scalar: a string, or text JSON writes as it is (an integer, true,
+// false, null).
 type yamlNode struct {
-	keys   []string
-	values []*yamlNode
+	pairs  []yamlPair
 	items  []*yamlNode
-	isMap  bool
-	isSeq  bool
-	json   []byte
+	kind   nodeKind
+	scalar string
 }
 
+type yamlPair struct {
+	key   string
+	value *yamlNode
+}
+
+type nodeKind uint8
+
+const (
+	nodeString nodeKind = iota
+	nodeVerbatim
+	nodeMap
+	nodeSeq
+)
+
+// null is the one node of every absent value.
+var null = &yamlNode{kind: nodeVerbatim, scalar: "null"}
+
 func (n *yamlNode) appendJSON(out []byte) []byte {
-	switch {
-	case n.isMap:
-		order := make([]int, len(n.keys))
-		for i := range order {
-			order[i] = i
-		}
-		// encoding/json writes a map's keys sorted.
-		slices.SortFunc(order, func(a, b int) int { return strings.Compare(n.keys[a], n.keys[b]) })
+	switch n.kind {
+	case nodeMap:
+		// encoding/json writes a map's keys sorted; keys are unique.
+		slices.SortFunc(n.pairs, func(a, b yamlPair) int { return strings.Compare(a.key, b.key) })
 		out = append(out, '{')
-		for j, i := range order {
+		for j, kv := range n.pairs {
 			if j > 0 {
 				out = append(out, ',')
 			}
-			out = appendJSONString(out, n.keys[i])
+			out = appendJSONString(out, kv.key)
 			out = append(out, ':')
-			out = n.values[i].appendJSON(out)
+			out = kv.value.appendJSON(out)
 		}
 		return append(out, '}')
-	case n.isSeq:
+	case nodeSeq:
 		out = append(out, '[')
 		for j, item := range n.items {
 			if j > 0 {
@@ -89,8 +104,20 @@ func (n *yamlNode) appendJSON(out []byte) []byte {
 			out = item.appendJSON(out)
 		}
 		return append(out, ']')
+	case nodeString:
+		return appendJSONString(out, n.scalar)
 	}
-	return append(out, n.json...)
+	return append(out, n.scalar...)
+}
+
+// hasKey says whether the mapping n has key.
+func (n *yamlNode) hasKey(key string) bool {
+	for _, kv := range n.pairs {
+		if kv.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // appendJSONString writes s as encoding/json does (HTML characters
@@ -106,14 +133,67 @@ func appendJSONString(out []byte, s string) []byte {
 }
 
 type blockParser struct {
-	lines [][]byte
+	lines []string
 	i     int
+	// chunks hold the nodes of one document; the next one reuses them,
+	// each node with its slices' room.
+	chunks      [][]yamlNode
+	chunk, used int
+}
+
+// parsers keep parsers between documents: a document's tree is dropped
+// once its JSON is written, and its storage serves the next document.
+var parsers = sync.Pool{New: func() any { return new(blockParser) }}
+
+const (
+	chunkNodes = 256
+	// keptChunks bounds what a parser keeps after a large document.
+	keptChunks = 16
+)
+
+// reset readies p for raw: its lines, keys and scalars are substrings of
+// raw, without a copy, since nothing of the tree outlives the JSON
+// written from it.
+func (p *blockParser) reset(raw []byte) {
+	text := unsafe.String(unsafe.SliceData(raw), len(raw))
+	p.lines = p.lines[:0]
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			p.lines = append(p.lines, text)
+			break
+		}
+		p.lines = append(p.lines, text[:i])
+		text = text[i+1:]
+	}
+	p.i, p.chunk, p.used = 0, 0, 0
+}
+
+func (p *blockParser) release() {
+	clear(p.lines) // raw goes with its document
+	if len(p.chunks) > keptChunks {
+		p.chunks = p.chunks[:keptChunks]
+	}
+	parsers.Put(p)
+}
+
+// node is a new node of kind.
+func (p *blockParser) node(kind nodeKind, scalar string) *yamlNode {
+	if p.chunk == len(p.chunks) {
+		p.chunks = append(p.chunks, make([]yamlNode, chunkNodes))
+	}
+	n := &p.chunks[p.chunk][p.used]
+	if p.used++; p.used == chunkNodes {
+		p.chunk, p.used = p.chunk+1, 0
+	}
+	n.kind, n.scalar, n.pairs, n.items = kind, scalar, n.pairs[:0], n.items[:0]
+	return n
 }
 
 // skip passes blank and comment lines.
 func (p *blockParser) skip() {
 	for p.i < len(p.lines) {
-		t := bytes.TrimLeft(p.lines[p.i], " ")
+		t := strings.TrimLeft(p.lines[p.i], " ")
 		if len(t) > 0 && t[0] != '#' {
 			return
 		}
@@ -121,17 +201,17 @@ func (p *blockParser) skip() {
 	}
 }
 
-func indentOf(line []byte) int { return len(line) - len(bytes.TrimLeft(line, " ")) }
+func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
 
-func isSeqItem(line []byte) bool {
-	t := bytes.TrimLeft(line, " ")
+func isSeqItem(line string) bool {
+	t := strings.TrimLeft(line, " ")
 	return len(t) > 0 && t[0] == '-' && (len(t) == 1 || t[1] == ' ')
 }
 
 // mapping parses the block mapping whose keys are at column indent; the
 // first line may be a sequence item's, its key after the `- `.
 func (p *blockParser) mapping(indent int) (*yamlNode, bool) {
-	n := &yamlNode{isMap: true}
+	n := p.node(nodeMap, "")
 	first := true
 	for {
 		if !first {
@@ -150,10 +230,10 @@ func (p *blockParser) mapping(indent int) (*yamlNode, bool) {
 				return nil, false
 			}
 		}
-		text := string(bytes.TrimRight(p.lines[p.i][indent:], " "))
+		text := strings.TrimRight(p.lines[p.i][indent:], " ")
 		first = false
 		key, rest, ok := splitKey(text)
-		if !ok || slices.Contains(n.keys, key) {
+		if !ok || n.hasKey(key) {
 			return nil, false
 		}
 		p.i++
@@ -161,7 +241,7 @@ func (p *blockParser) mapping(indent int) (*yamlNode, bool) {
 		if !ok {
 			return nil, false
 		}
-		n.keys, n.values = append(n.keys, key), append(n.values, v)
+		n.pairs = append(n.pairs, yamlPair{key, v})
 	}
 }
 
@@ -172,7 +252,7 @@ func (p *blockParser) value(rest string, indent int, inMapping bool) (*yamlNode,
 	case rest == "":
 		p.skip()
 		if p.i >= len(p.lines) {
-			return &yamlNode{json: []byte("null")}, true
+			return null, true
 		}
 		line := p.lines[p.i]
 		in := indentOf(line)
@@ -184,21 +264,21 @@ func (p *blockParser) value(rest string, indent int, inMapping bool) (*yamlNode,
 		case in == indent && inMapping && isSeqItem(line):
 			return p.sequence(in)
 		}
-		return &yamlNode{json: []byte("null")}, true
+		return null, true
 	case rest == "|":
 		return p.literal(indent)
 	}
 	if next := p.peekIndent(); next > indent {
 		return nil, false // a scalar continued on the next line
 	}
-	return scalarNode(rest)
+	return p.scalarNode(rest)
 }
 
 // peekIndent is the indentation of the next line that is not blank or a
 // comment, or -1.
 func (p *blockParser) peekIndent() int {
 	for j := p.i; j < len(p.lines); j++ {
-		t := bytes.TrimLeft(p.lines[j], " ")
+		t := strings.TrimLeft(p.lines[j], " ")
 		if len(t) > 0 && t[0] != '#' {
 			return indentOf(p.lines[j])
 		}
@@ -208,7 +288,7 @@ func (p *blockParser) peekIndent() int {
 
 // sequence parses the block sequence whose `-` are at column indent.
 func (p *blockParser) sequence(indent int) (*yamlNode, bool) {
-	n := &yamlNode{isSeq: true}
+	n := p.node(nodeSeq, "")
 	for {
 		p.skip()
 		if p.i >= len(p.lines) {
@@ -224,9 +304,9 @@ func (p *blockParser) sequence(indent int) (*yamlNode, bool) {
 			return n, true
 		}
 		after := line[indent+1:]
-		item := bytes.TrimLeft(after, " ")
+		item := strings.TrimLeft(after, " ")
 		col := indent + 1 + len(after) - len(item)
-		text := string(bytes.TrimRight(item, " "))
+		text := strings.TrimRight(item, " ")
 		var v *yamlNode
 		var ok bool
 		switch {
@@ -268,13 +348,13 @@ func (p *blockParser) literal(indent int) (*yamlNode, bool) {
 		if in < block {
 			return nil, false
 		}
-		b.Write(line[block:])
+		b.WriteString(line[block:])
 		b.WriteByte('\n')
 	}
 	if block < 0 {
 		return nil, false
 	}
-	return &yamlNode{json: appendJSONString(nil, b.String())}, true
+	return p.node(nodeString, b.String()), true
 }
 
 // looksLikeKey reports whether a sequence item's text starts a mapping.
@@ -312,18 +392,17 @@ var yaml11NonString = map[string]bool{
 	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true, "null": true, "Null": true, "NULL": true,
 }
 
-// scalarNode is a scalar (or a one-line flow collection of scalars) in
-// JSON.
-func scalarNode(text string) (*yamlNode, bool) {
+// scalarNode is a scalar, or a one-line flow collection of scalars.
+func (p *blockParser) scalarNode(text string) (*yamlNode, bool) {
 	switch text[0] {
 	case '[':
 		items, ok := flowItems(text, '[', ']')
 		if !ok {
 			return nil, false
 		}
-		n := &yamlNode{isSeq: true}
+		n := p.node(nodeSeq, "")
 		for _, it := range items {
-			v, ok := flowScalar(it)
+			v, ok := p.flowScalar(it)
 			if !ok {
 				return nil, false
 			}
@@ -335,21 +414,21 @@ func scalarNode(text string) (*yamlNode, bool) {
 		if !ok {
 			return nil, false
 		}
-		n := &yamlNode{isMap: true}
+		n := p.node(nodeMap, "")
 		for _, it := range items {
 			key, rest, ok := splitKey(it)
-			if !ok || rest == "" || slices.Contains(n.keys, key) {
+			if !ok || rest == "" || n.hasKey(key) {
 				return nil, false
 			}
-			v, ok := flowScalar(rest)
+			v, ok := p.flowScalar(rest)
 			if !ok {
 				return nil, false
 			}
-			n.keys, n.values = append(n.keys, key), append(n.values, v)
+			n.pairs = append(n.pairs, yamlPair{key, v})
 		}
 		return n, true
 	}
-	return plainOrQuoted(text, false)
+	return p.plainOrQuoted(text, false)
 }
 
 // flowItems splits `[a, b]` or `{a: 1, b: 2}` on commas; nested
@@ -379,18 +458,18 @@ func flowItems(text string, open, close byte) ([]string, bool) {
 
 // flowScalar is a quoted scalar, or a plain one of letters, digits and
 // `._/-` (libyaml refuses more in flow context than YAML does).
-func flowScalar(text string) (*yamlNode, bool) {
+func (p *blockParser) flowScalar(text string) (*yamlNode, bool) {
 	if text[0] != '"' && text[0] != '\'' && strings.IndexFunc(text, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '/' || r == '-')
 	}) >= 0 {
 		return nil, false
 	}
-	return plainOrQuoted(text, true)
+	return p.plainOrQuoted(text, true)
 }
 
 // plainOrQuoted is a plain scalar (a string, or a decimal integer), or a
 // quoted one without escapes.
-func plainOrQuoted(text string, flow bool) (*yamlNode, bool) {
+func (p *blockParser) plainOrQuoted(text string, flow bool) (*yamlNode, bool) {
 	switch c := text[0]; {
 	case c == '"' || c == '\'':
 		if len(text) < 2 || text[len(text)-1] != c {
@@ -400,12 +479,12 @@ func plainOrQuoted(text string, flow bool) (*yamlNode, bool) {
 		if strings.ContainsAny(s, `"'\`) {
 			return nil, false
 		}
-		return &yamlNode{json: appendJSONString(nil, s)}, true
+		return p.node(nodeString, s), true
 	case c >= '0' && c <= '9':
 		if len(text) > 18 || c == '0' && len(text) > 1 || strings.IndexFunc(text, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 			return nil, false
 		}
-		return &yamlNode{json: []byte(text)}, true
+		return p.node(nodeVerbatim, text), true
 	case c == '/' || isLetter(c):
 	default:
 		return nil, false
@@ -415,10 +494,10 @@ func plainOrQuoted(text string, flow bool) (*yamlNode, bool) {
 	}
 	switch text {
 	case "true", "false", "null":
-		return &yamlNode{json: []byte(text)}, true
+		return p.node(nodeVerbatim, text), true
 	}
 	if yaml11NonString[text] {
 		return nil, false
 	}
-	return &yamlNode{json: appendJSONString(nil, text)}, true
+	return p.node(nodeString, text), true
 }
