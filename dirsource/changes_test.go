@@ -315,7 +315,7 @@ func TestChangesAppliedToThePreviousInputsGiveTheCurrentOnes(t *testing.T) {
 // served maps Inputs' objects by key.
 func served(in translator.Inputs) map[objectKey]metav1.Object {
 	out := map[objectKey]metav1.Object{}
-	for _, k := range keyedObjects(in) {
+	for _, k := range keyedObjects(&in) {
 		out[k.key] = k.object
 	}
 	return out

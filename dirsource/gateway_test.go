@@ -96,7 +96,8 @@ func TestSourceGatewayAPIObjectsAreObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := count(src.Inputs()); again != wantAgain || got != wantObjects {
+		in := src.Inputs()
+		if got := count(&in); again != wantAgain || got != wantObjects {
 			t.Fatalf("after a read: again=%v, %d objects; want again=%v, %d\nlogs:\n%s", again, got, wantAgain, wantObjects, logs)
 		}
 	}
@@ -108,8 +109,8 @@ func TestSourceGatewayAPIObjectsAreObjects(t *testing.T) {
 			len(in.GatewayClasses), len(in.Gateways), len(in.HTTPRoutes), len(in.GRPCRoutes), len(in.TLSRoutes), len(in.TCPRoutes),
 			len(in.ListenerSets), len(in.UDPRoutes), len(in.ReferenceGrants), len(in.Namespaces))
 	}
-	for _, o := range objects(in) {
-		if o.GetResourceVersion() != "" {
+	for _, k := range keyedObjects(&in) {
+		if o := k.object; o.GetResourceVersion() != "" {
 			t.Errorf("%s keeps resourceVersion %q from the file", o.GetName(), o.GetResourceVersion())
 		}
 	}

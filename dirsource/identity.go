@@ -16,15 +16,21 @@ import (
 // from files are the same only when they are the same pointer, which the
 // source keeps for as long as what a file says of an object does not
 // change (see keepUnchanged).
-func forgetResourceVersions(in translator.Inputs) {
-	for _, o := range objects(in) {
-		o.SetResourceVersion("")
+func forgetResourceVersions(in *translator.Inputs) {
+	for _, k := range input.ObjectKinds {
+		for i := range k.Len(in) {
+			k.At(in, i).SetResourceVersion("")
+		}
 	}
 }
 
 // count is the number of objects in in.
-func count(in translator.Inputs) int {
-	return len(objects(in))
+func count(in *translator.Inputs) int {
+	n := 0
+	for _, k := range input.ObjectKinds {
+		n += k.Len(in)
+	}
+	return n
 }
 
 // keyed is one object with the key it is served under.
@@ -33,24 +39,21 @@ type keyed struct {
 	object metav1.Object
 }
 
-// objects lists every object of in, of every kind the translator reads.
-func objects(in translator.Inputs) []metav1.Object {
-	var all []metav1.Object
-	for _, k := range keyedObjects(in) {
-		all = append(all, k.object)
-	}
-	return all
-}
-
-// keyedObjects lists every object of in with its key, kind by kind in the
-// order of Inputs' fields (input.ObjectKinds), each kind in its given
+// eachKeyed calls f with every object of in and its key, kind by kind in
+// the order of Inputs' fields (input.ObjectKinds), each kind in its given
 // order.
-func keyedObjects(in translator.Inputs) []keyed {
-	var all []keyed
+func eachKeyed(in *translator.Inputs, f func(keyed)) {
 	for _, k := range input.ObjectKinds {
-		for _, o := range k.Objects(&in) {
-			all = append(all, keyed{objectKey{k.Kind(), types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}, o})
+		for i := range k.Len(in) {
+			o := k.At(in, i)
+			f(keyed{objectKey{k.Kind(), types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}, o})
 		}
 	}
+}
+
+// keyedObjects lists what eachKeyed walks.
+func keyedObjects(in *translator.Inputs) []keyed {
+	all := make([]keyed, 0, count(in))
+	eachKeyed(in, func(k keyed) { all = append(all, k) })
 	return all
 }

@@ -75,7 +75,7 @@ func TestKeyedObjectsCoverEveryKindOfInputsInOrder(t *testing.T) {
 		o.Interface().(metav1.Object).SetName(fields.Type().Field(i).Name)
 		f.Set(reflect.Append(f, o))
 	}
-	got := keyedObjects(in)
+	got := keyedObjects(&in)
 	if len(got) != fields.NumField() {
 		t.Fatalf("keyedObjects lists %d objects of %d kinds of Inputs", len(got), fields.NumField())
 	}

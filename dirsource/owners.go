@@ -17,18 +17,18 @@ import (
 // file the first of duplicates wins, as manifests.Merge does.
 func (s *Source) setObjects(rel string, st *fileState, parsed translator.Inputs) []objectKey {
 	shown := filepath.Join(s.opts.Dir, rel)
-	next := make(map[objectKey]metav1.Object, len(st.objects))
-	for _, k := range keyedObjects(parsed) {
+	next := make(map[objectKey]metav1.Object, max(len(st.objects), count(&parsed)))
+	eachKeyed(&parsed, func(k keyed) {
 		if _, dup := next[k.key]; dup {
 			s.log.Warn("duplicate object ignored", "reason", fmt.Sprintf("%s: %s %s ignored: already defined in %s", shown, k.key.kind, qualified(k.key), shown))
-			continue
+			return
 		}
 		if old, ok := st.objects[k.key]; ok && equality.Semantic.DeepEqual(old, k.object) {
 			next[k.key] = old
-			continue
+			return
 		}
 		next[k.key] = k.object
-	}
+	})
 	var touched []objectKey
 	for k := range st.objects {
 		if _, kept := next[k]; !kept {

@@ -17,7 +17,7 @@ func keepRefused(st *fileState, admitted translator.Inputs, refused *manifests.R
 		return admitted
 	}
 	defined := map[objectKey]bool{}
-	for _, k := range keyedObjects(admitted) {
+	for _, k := range keyedObjects(&admitted) {
 		defined[k.key] = true
 	}
 	for _, r := range refused.Refusals {

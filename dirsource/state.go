@@ -290,8 +290,8 @@ func (s *Source) readPathFrom(p *pass, root, rel string, link bool, ahead *read)
 		s.fileFailed(st, shown, err)
 		return false
 	}
-	forgetResourceVersions(objs)
-	if refused == nil && count(objs) == 0 && len(st.objects) > 0 {
+	forgetResourceVersions(&objs)
+	if refused == nil && count(&objs) == 0 && len(st.objects) > 0 {
 		// Emptied, or caught between an in-place rewrite's truncate
 		// and its write: believed only if it stays so.
 		if st.suspect < suspectRereads {

@@ -100,9 +100,24 @@ func (l Limits) ReadFile(path string) ([]byte, error) {
 // than that; path names it in messages.
 func (l Limits) readAll(f *os.File, path string) ([]byte, error) {
 	l = l.orDefaults()
-	data, err := io.ReadAll(io.LimitReader(f, l.FileBytes+1))
-	if err != nil {
-		return nil, err
+	// Room for the whole file at once, as os.ReadFile makes it: growing
+	// from io.ReadAll's 512 bytes was a directory read's largest copy.
+	var data []byte
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() < l.FileBytes {
+		data = make([]byte, 0, info.Size()+1)
+	}
+	for r := io.LimitReader(f, l.FileBytes+1); ; {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(data)) > l.FileBytes {
 		size := int64(len(data))

@@ -208,8 +208,9 @@ func convertDocuments(r reader, raws [][]byte) []document {
 	docs := make([]document, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), len(raws)/docsPerWorker)
 	if workers <= 1 {
+		var scratch translator.Inputs
 		for i := range raws {
-			docs[i], raws[i] = convertDocument(r, i+1, raws[i]), nil
+			docs[i], raws[i] = convertDocument(r, i+1, raws[i], &scratch), nil
 		}
 		return docs
 	}
@@ -217,8 +218,9 @@ func convertDocuments(r reader, raws [][]byte) []document {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			var scratch translator.Inputs
 			for i := int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
-				docs[i], raws[i] = convertDocument(r, i+1, raws[i]), nil
+				docs[i], raws[i] = convertDocument(r, i+1, raws[i], &scratch), nil
 			}
 		})
 	}
@@ -245,7 +247,9 @@ func (r reader) validatorFor(apiVersion string) (*crds.Validator, error) {
 	return r.crds, nil
 }
 
-func convertDocument(r reader, doc int, raw []byte) document {
+// convertDocument converts one document; scratch is its caller's, reused
+// from document to document for what decodeObject fills in.
+func convertDocument(r reader, doc int, raw []byte, scratch *translator.Inputs) document {
 	path := r.file
 	where := fmt.Sprintf("%s: document %d", path, doc)
 	jsonDoc, ok := blockYAMLToJSON(raw)
@@ -256,8 +260,9 @@ func convertDocument(r reader, doc int, raw []byte) document {
 		}
 	}
 	var d document
-	var in translator.Inputs
-	d.err = r.decodeObject(where, nil, jsonDoc, &in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
+	*scratch = translator.Inputs{}
+	in := scratch
+	d.err = r.decodeObject(where, nil, jsonDoc, in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
 	// A document decodeObject reads is an object (or empty): only one it
 	// refuses needs the second look.
 	if d.err != nil {
@@ -266,7 +271,9 @@ func convertDocument(r reader, doc int, raw []byte) document {
 	// A document's objects alone are kept: a whole Inputs per document
 	// was 200 MiB at 100,000 Services.
 	for _, k := range input.ObjectKinds {
-		d.objects = append(d.objects, k.Objects(&in)...)
+		for i := range k.Len(in) {
+			d.objects = append(d.objects, k.At(in, i))
+		}
 	}
 	return d
 }

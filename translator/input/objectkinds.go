@@ -17,6 +17,11 @@ type ObjectKind interface {
 	New() metav1.Object
 	// Objects are in's objects of the kind, in order.
 	Objects(in *Inputs) []metav1.Object
+	// Len is how many objects of the kind in has.
+	Len(in *Inputs) int
+	// At is in's i-th object of the kind, for the walks that need no
+	// list of them.
+	At(in *Inputs, i int) metav1.Object
 	// Add appends o to in's list of the kind; false when o is not of it.
 	Add(in *Inputs, o metav1.Object) bool
 }
@@ -61,6 +66,10 @@ func (k objectKind[X]) Objects(in *Inputs) []metav1.Object {
 	}
 	return out
 }
+
+func (k objectKind[X]) Len(in *Inputs) int { return len(*k.list(in)) }
+
+func (k objectKind[X]) At(in *Inputs, i int) metav1.Object { return any((*k.list(in))[i]).(metav1.Object) }
 
 func (k objectKind[X]) Add(in *Inputs, o metav1.Object) bool {
 	x, ok := any(o).(*X)
