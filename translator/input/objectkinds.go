@@ -69,7 +69,9 @@ func (k objectKind[X]) Objects(in *Inputs) []metav1.Object {
 
 func (k objectKind[X]) Len(in *Inputs) int { return len(*k.list(in)) }
 
-func (k objectKind[X]) At(in *Inputs, i int) metav1.Object { return any((*k.list(in))[i]).(metav1.Object) }
+func (k objectKind[X]) At(in *Inputs, i int) metav1.Object {
+	return any((*k.list(in))[i]).(metav1.Object)
+}
 
 func (k objectKind[X]) Add(in *Inputs, o metav1.Object) bool {
 	x, ok := any(o).(*X)
