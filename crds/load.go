@@ -204,3 +204,17 @@ func (v *Validator) Namespaced(apiVersion, kind string) (namespaced, served bool
 // Admitted is how many objects of a served kind v has admitted (or
 // refused) since the process started.
 func (v *Validator) Admitted() uint64 { return v.admitted.Load() }
+
+// Schema is the structural schema (defaults pruned) of the CRD version
+// serving apiVersion and kind, for tests that hold it to a Go type.
+func (v *Validator) Schema(apiVersion, kind string) (*structuralschema.Structural, bool) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false
+	}
+	ver, ok := v.versions[gv.WithKind(kind)]
+	if !ok {
+		return nil, false
+	}
+	return ver.structural, true
+}

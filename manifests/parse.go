@@ -389,12 +389,8 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 			warn(fmt.Sprintf("%s: %s", what, w))
 		}
 		decode = func(obj any) error {
-			unknown, err := a.decode(obj)
-			if err != nil {
+			if err := a.decode(obj); err != nil {
 				return fmt.Errorf("%s: %s", what, excerptError(err))
-			}
-			for _, e := range unknown {
-				warn(fmt.Sprintf("%s: %s", what, excerptError(e)))
 			}
 			return nil
 		}
