@@ -53,18 +53,22 @@ func (a admitted) decode(typed any) error {
 
 // admit does to a Gateway API object what the API server does on a
 // create (crds.Validator.Admit): namespace is the request's, as kubectl
-// sends it. An object the API server would refuse, including one of a
-// kind or version the channel's CRDs do not serve, is a *RefusedError.
-func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte) (admitted, error) {
-	// The schema leaves some strings unbounded (a header modifier's
-	// remove[], label selectors); the API server bounds them by its
-	// request body.
-	if len(doc) > maxRequestBodyBytes {
-		return admitted{}, &RefusedError{Refusals: []Refusal{id.refusal("", fmt.Sprintf("Request entity too large: limit is %d", maxRequestBodyBytes), prefix)}}
-	}
-	obj, err := crds.Decode(doc)
-	if err != nil {
-		return admitted{}, fmt.Errorf("not a Kubernetes object: %s", excerptError(err))
+// sends it. The object is doc, or obj when not nil: doc decoded, by a
+// caller that knows doc is within the API server's bound. An object the
+// API server would refuse, including one of a kind or version the
+// channel's CRDs do not serve, is a *RefusedError.
+func admit(v *crds.Validator, id objectID, prefix []pathStep, doc []byte, obj map[string]any) (admitted, error) {
+	if obj == nil {
+		// The schema leaves some strings unbounded (a header modifier's
+		// remove[], label selectors); the API server bounds them by its
+		// request body.
+		if len(doc) > maxRequestBodyBytes {
+			return admitted{}, &RefusedError{Refusals: []Refusal{id.refusal("", fmt.Sprintf("Request entity too large: limit is %d", maxRequestBodyBytes), prefix)}}
+		}
+		var err error
+		if obj, err = crds.Decode(doc); err != nil {
+			return admitted{}, fmt.Errorf("not a Kubernetes object: %s", excerptError(err))
+		}
 	}
 	switch namespaced, served := v.Namespaced(id.apiVersion, id.kind); {
 	case namespaced:

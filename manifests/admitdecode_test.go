@@ -49,7 +49,7 @@ func TestAdmittedDecodeIsJSONDecode(t *testing.T) {
 			if ns == "" && !kind.clusterScoped {
 				ns = DefaultNamespace
 			}
-			a, err := admit(v, objectID{file: "corpus.yaml", apiVersion: probe.APIVersion, kind: probe.Kind, namespace: ns, name: probe.Metadata.Name}, nil, jsonDoc)
+			a, err := admit(v, objectID{file: "corpus.yaml", apiVersion: probe.APIVersion, kind: probe.Kind, namespace: ns, name: probe.Metadata.Name}, nil, jsonDoc, nil)
 			if err != nil {
 				continue // refused: nothing decoded
 			}

@@ -19,18 +19,29 @@ import (
 // encoding/json) was most of the cost of reading manifests;
 // TestBlockYAMLToJSONIsYAMLToJSON holds it to YAMLToJSON's bytes.
 func blockYAMLToJSON(raw []byte) ([]byte, bool) {
+	p, root, ok := parseBlockYAML(raw)
+	if !ok {
+		return nil, false
+	}
+	defer p.release()
+	return root.appendJSON(make([]byte, 0, len(raw)+len(raw)/4)), true
+}
+
+// parseBlockYAML parses raw as blockYAMLToJSON reads it; root and what it
+// holds are p's, valid until the caller releases p. ok is false, and
+// nothing is to be released, for a document blockYAMLToJSON refuses.
+func parseBlockYAML(raw []byte) (p *blockParser, root *yamlNode, ok bool) {
 	// A `|` block ending the text keeps its last newline only when the
 	// text has one.
 	if len(raw) == 0 || raw[len(raw)-1] != '\n' {
-		return nil, false
+		return nil, nil, false
 	}
 	for _, c := range raw {
 		if c != '\n' && (c < 0x20 || c > 0x7e) {
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	p := parsers.Get().(*blockParser)
-	defer p.release()
+	p = parsers.Get().(*blockParser)
 	p.reset(raw)
 	p.skip()
 	// The YAML reader leaves a file's leading document marker on its
@@ -39,18 +50,15 @@ func blockYAMLToJSON(raw []byte) ([]byte, bool) {
 		p.i++
 		p.skip()
 	}
-	if p.i >= len(p.lines) || indentOf(p.lines[p.i]) != 0 || isSeqItem(p.lines[p.i]) {
-		return nil, false
+	if p.i < len(p.lines) && indentOf(p.lines[p.i]) == 0 && !isSeqItem(p.lines[p.i]) {
+		if root, ok = p.mapping(0); ok {
+			if p.skip(); p.i == len(p.lines) {
+				return p, root, true
+			}
+		}
 	}
-	root, ok := p.mapping(0)
-	if !ok {
-		return nil, false
-	}
-	if p.skip(); p.i < len(p.lines) {
-		return nil, false
-	}
-	out := make([]byte, 0, len(raw)+len(raw)/4)
-	return root.appendJSON(out), true
+	p.release()
+	return nil, nil, false
 }
 
 // yamlNode is a parsed value: a mapping (pairs), a sequence (items), or

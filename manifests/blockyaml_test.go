@@ -5,10 +5,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlsplane/tlsplane/crds"
 	"github.com/tlsplane/tlsplane/perf/world"
 )
 
@@ -114,6 +116,19 @@ func agreesWithYAMLToJSON(t testing.TB, what string, raw []byte) bool {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s:\n%s\ngot  %s\nwant %s", what, raw, got, want)
+	}
+	// The tree a Gateway API object is admitted from is crds.Decode of
+	// those bytes, and its head the probe's.
+	p, root, _ := parseBlockYAML(raw)
+	defer p.release()
+	decoded, err := crds.Decode(want)
+	if tree := root.value(); err != nil || !reflect.DeepEqual(tree, any(decoded)) {
+		t.Fatalf("%s:\n%s\ntree    %#v\ndecoded %#v (%v)", what, raw, tree, decoded, err)
+	}
+	if h, ok := root.head(); ok {
+		if probed, err := probeHead(want); err != nil || probed != h {
+			t.Fatalf("%s:\n%s\nhead %+v, the probe's %+v (%v)", what, raw, h, probed, err)
+		}
 	}
 	return true
 }

@@ -252,21 +252,41 @@ func (r reader) validatorFor(apiVersion string) (*crds.Validator, error) {
 func convertDocument(r reader, doc int, raw []byte, scratch *translator.Inputs) document {
 	path := r.file
 	where := fmt.Sprintf("%s: document %d", path, doc)
-	jsonDoc, ok := blockYAMLToJSON(raw)
-	if !ok {
-		var err error
-		if jsonDoc, err = yaml.YAMLToJSON(raw); err != nil {
-			return document{yamlErr: fmt.Errorf("%s: %s", where, excerptError(err))}
-		}
-	}
 	var d document
 	*scratch = translator.Inputs{}
 	in := scratch
-	d.err = r.decodeObject(where, nil, jsonDoc, in, func(w string) { d.warnings = append(d.warnings, w) }, 0)
-	// A document decodeObject reads is an object (or empty): only one it
-	// refuses needs the second look.
-	if d.err != nil {
-		d.foreign = notKubernetesObject(jsonDoc)
+	warn := func(w string) { d.warnings = append(d.warnings, w) }
+	p, root, ok := parseBlockYAML(raw)
+	if ok {
+		defer p.release()
+	}
+	// A Gateway API object is admitted from the parsed YAML, when its
+	// JSON is surely within the API server's bound (an escape is at most
+	// six bytes).
+	var head objectHead
+	fromTree := false
+	if ok && r.crds != nil && len(raw) <= maxRequestBodyBytes/8 {
+		head, fromTree = root.head()
+		fromTree = fromTree && isGatewayAPI(head.apiVersion)
+	}
+	if fromTree {
+		d.err = r.decodeHeaded(where, nil, head, nil, root.value().(map[string]any), in, warn)
+	} else {
+		var jsonDoc []byte
+		if ok {
+			jsonDoc = root.appendJSON(make([]byte, 0, len(raw)+len(raw)/4))
+		} else {
+			var err error
+			if jsonDoc, err = yaml.YAMLToJSON(raw); err != nil {
+				return document{yamlErr: fmt.Errorf("%s: %s", where, excerptError(err))}
+			}
+		}
+		d.err = r.decodeObject(where, nil, jsonDoc, in, warn, 0)
+		// A document decodeObject reads is an object (or empty): only one
+		// it refuses needs the second look.
+		if d.err != nil {
+			d.foreign = notKubernetesObject(jsonDoc)
+		}
 	}
 	// A document's objects alone are kept: a whole Inputs per document
 	// was 200 MiB at 100,000 Services.
@@ -343,6 +363,14 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 	if key == (kindKey{"v1", "List"}) {
 		return r.decodeList(where, prefix, doc, in, warn, depth)
 	}
+	return r.decodeHeaded(where, prefix, head, doc, nil, in, warn)
+}
+
+// decodeHeaded is decodeObject past the head: doc is the object's JSON,
+// or nil when tree, the object as crds.Decode makes it, is given instead
+// (a Gateway API object of a document small enough for any API server).
+func (r reader) decodeHeaded(where string, prefix []pathStep, head objectHead, doc []byte, tree map[string]any, in *translator.Inputs, warn func(string)) error {
+	key := kindKey{head.apiVersion, head.kind}
 	kind, known := kinds[key]
 	ns := head.namespace
 	switch {
@@ -377,7 +405,7 @@ func (r reader) decodeObject(where string, prefix []pathStep, doc []byte, in *tr
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		a, err := admit(v, objID, prefix, doc)
+		a, err := admit(v, objID, prefix, doc, tree)
 		if err != nil {
 			var re *RefusedError
 			if errors.As(err, &re) {

@@ -39,18 +39,18 @@ func validateKeys(doc []byte, fields ...string) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	for _, f := range fields {
-		var m map[string]json.RawMessage
+		var m map[string]unread
 		if err := json.Unmarshal(obj[f], &m); err != nil {
 			continue // the typed decode reports it
 		}
 		for _, key := range slices.Sorted(maps.Keys(m)) {
 			// stringData is merged into data before the API server validates.
-			path := field.NewPath(strings.Replace(f, "stringData", "data", 1)).Key(Excerpt(key))
+			path := func() *field.Path { return field.NewPath(strings.Replace(f, "stringData", "data", 1)).Key(Excerpt(key)) }
 			for _, msg := range validation.IsConfigMapKey(key) {
-				errs = append(errs, field.Invalid(path, Excerpt(key), msg))
+				errs = append(errs, field.Invalid(path(), Excerpt(key), msg))
 			}
 			if f == "binaryData" && seen[key] {
-				errs = append(errs, field.Invalid(path, Excerpt(key), "duplicate of key present in data"))
+				errs = append(errs, field.Invalid(path(), Excerpt(key), "duplicate of key present in data"))
 			}
 			seen[key] = true
 		}
@@ -104,15 +104,21 @@ func validateService(doc []byte) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for i, p := range svc.Spec.Ports {
-		path := field.NewPath("spec", "ports").Index(i)
+		path := func() *field.Path { return field.NewPath("spec", "ports").Index(i) }
 		for _, msg := range validation.IsValidPortNum(int(min(max(p.Port, -1), 1<<17))) {
-			errs = append(errs, field.Invalid(path.Child("port"), p.Port, msg))
+			errs = append(errs, field.Invalid(path().Child("port"), p.Port, msg))
 		}
 		if p.Name != "" {
 			for _, msg := range validation.IsDNS1123Label(p.Name) {
-				errs = append(errs, field.Invalid(path.Child("name"), Excerpt(p.Name), msg))
+				errs = append(errs, field.Invalid(path().Child("name"), Excerpt(p.Name), msg))
 			}
 		}
 	}
 	return errs
 }
+
+// unread is a JSON value only checked, not kept: a ConfigMap's data is
+// read by the typed decode.
+type unread struct{}
+
+func (*unread) UnmarshalJSON([]byte) error { return nil }
