@@ -45,7 +45,9 @@ func validateKeys(doc []byte, fields ...string) field.ErrorList {
 		}
 		for _, key := range slices.Sorted(maps.Keys(m)) {
 			// stringData is merged into data before the API server validates.
-			path := func() *field.Path { return field.NewPath(strings.Replace(f, "stringData", "data", 1)).Key(Excerpt(key)) }
+			path := func() *field.Path {
+				return field.NewPath(strings.Replace(f, "stringData", "data", 1)).Key(Excerpt(key))
+			}
 			for _, msg := range validation.IsConfigMapKey(key) {
 				errs = append(errs, field.Invalid(path(), Excerpt(key), msg))
 			}
