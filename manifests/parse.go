@@ -423,11 +423,24 @@ func (r reader) decodeHeaded(where string, prefix []pathStep, head objectHead, d
 			return nil
 		}
 	} else if known {
-		if errs := validateCore(head.kind, head.name, ns, kind.clusterScoped, doc); len(errs) > 0 {
-			if kind.clusterScoped {
-				objID.namespace = ""
+		// Checked as the API server checks an object once decoded; the
+		// name and namespace, read from the head, are refused even when
+		// the rest does not decode.
+		metaErrs := validateMeta(head.kind, head.name, ns, kind.clusterScoped)
+		if kind.clusterScoped {
+			objID.namespace = ""
+		}
+		strictDecode := decode
+		decode = func(obj any) error {
+			err := strictDecode(obj)
+			errs := metaErrs
+			if err == nil {
+				errs = append(errs, validateCore(obj)...)
 			}
-			return refusals(objID, prefix, errs)
+			if len(errs) > 0 {
+				return refusals(objID, prefix, errs)
+			}
+			return err
 		}
 	}
 	if !known {

@@ -1,60 +1,46 @@
 package manifests
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateCore checks what tlsplane relies on of a core kind's object, as
-// the API server validates it: its name and namespace, a Service's ports,
-// a ConfigMap's or Secret's keys.
-func validateCore(kind, name, namespace string, clusterScoped bool, doc []byte) field.ErrorList {
-	errs := validateMeta(kind, name, namespace, clusterScoped)
-	switch kind {
-	case "Service":
-		errs = append(errs, validateService(doc)...)
-	case "ConfigMap":
-		errs = append(errs, validateKeys(doc, "data", "binaryData")...)
-	case "Secret":
-		errs = append(errs, validateKeys(doc, "data", "stringData")...)
+// validateCore checks what tlsplane relies on of a core kind's object
+// decoded into obj, as the API server validates it after decoding: a
+// Service's ports, a ConfigMap's or Secret's keys. Its name and
+// namespace are validateMeta's.
+func validateCore(obj any) field.ErrorList {
+	switch o := obj.(type) {
+	case *corev1.Service:
+		return validateService(o)
+	case *corev1.ConfigMap:
+		data := slices.Sorted(maps.Keys(o.Data))
+		return append(validateKeys("data", data, nil), validateKeys("binaryData", slices.Sorted(maps.Keys(o.BinaryData)), data)...)
+	case *corev1.Secret:
+		// stringData is merged into data before the API server validates.
+		return append(validateKeys("data", slices.Sorted(maps.Keys(o.Data)), nil), validateKeys("data", slices.Sorted(maps.Keys(o.StringData)), nil)...)
 	}
-	return errs
+	return nil
 }
 
-// validateKeys checks a ConfigMap's or Secret's keys as the API server
-// does (ValidateConfigMap, ValidateSecret): each a valid key, and a
-// ConfigMap's binaryData key not also a data key. A key names a file in a
-// CA bundle reference.
-func validateKeys(doc []byte, fields ...string) field.ErrorList {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &obj); err != nil {
-		return nil // the typed decode reports it
-	}
+// validateKeys checks the sorted keys of a ConfigMap's or Secret's field f
+// as the API server does (ValidateConfigMap, ValidateSecret): each a
+// valid key, and none of taken (a ConfigMap's binaryData key may not be a
+// data key). A key names a file in a CA bundle reference.
+func validateKeys(f string, keys, taken []string) field.ErrorList {
 	var errs field.ErrorList
-	seen := map[string]bool{}
-	for _, f := range fields {
-		var m map[string]unread
-		if err := json.Unmarshal(obj[f], &m); err != nil {
-			continue // the typed decode reports it
+	for _, key := range keys {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(field.NewPath(f).Key(Excerpt(key)), Excerpt(key), msg))
 		}
-		for _, key := range slices.Sorted(maps.Keys(m)) {
-			// stringData is merged into data before the API server validates.
-			path := func() *field.Path {
-				return field.NewPath(strings.Replace(f, "stringData", "data", 1)).Key(Excerpt(key))
-			}
-			for _, msg := range validation.IsConfigMapKey(key) {
-				errs = append(errs, field.Invalid(path(), Excerpt(key), msg))
-			}
-			if f == "binaryData" && seen[key] {
-				errs = append(errs, field.Invalid(path(), Excerpt(key), "duplicate of key present in data"))
-			}
-			seen[key] = true
+		if _, dup := slices.BinarySearch(taken, key); dup {
+			errs = append(errs, field.Invalid(field.NewPath(f).Key(Excerpt(key)), Excerpt(key), "duplicate of key present in data"))
 		}
 	}
 	return errs
@@ -92,22 +78,11 @@ func validateMeta(kind, name, namespace string, clusterScoped bool) field.ErrorL
 // validateService checks what the translator reads of a Service's ports:
 // the number, which names the cluster, and the name, which a policy's
 // sectionName matches.
-func validateService(doc []byte) field.ErrorList {
-	var svc struct {
-		Spec struct {
-			Ports []struct {
-				Name string `json:"name"`
-				Port int64  `json:"port"`
-			} `json:"ports"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(doc, &svc); err != nil {
-		return nil // the typed decode reports it
-	}
+func validateService(svc *corev1.Service) field.ErrorList {
 	var errs field.ErrorList
 	for i, p := range svc.Spec.Ports {
 		path := func() *field.Path { return field.NewPath("spec", "ports").Index(i) }
-		for _, msg := range validation.IsValidPortNum(int(min(max(p.Port, -1), 1<<17))) {
+		for _, msg := range validation.IsValidPortNum(int(p.Port)) {
 			errs = append(errs, field.Invalid(path().Child("port"), p.Port, msg))
 		}
 		if p.Name != "" {
@@ -118,9 +93,3 @@ func validateService(doc []byte) field.ErrorList {
 	}
 	return errs
 }
-
-// unread is a JSON value only checked, not kept: a ConfigMap's data is
-// read by the typed decode.
-type unread struct{}
-
-func (*unread) UnmarshalJSON([]byte) error { return nil }
