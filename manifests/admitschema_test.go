@@ -51,6 +51,7 @@ func TestSchemasHaveGoFields(t *testing.T) {
 	if checked < 12 {
 		t.Fatalf("%d schemas checked, want every Gateway API kind of both channels", checked)
 	}
+	t.Logf("%d served schemas checked against their Go types", checked)
 }
 
 // schemaFieldsIn adds to missing each property of s with no field in typ.
