@@ -92,6 +92,9 @@ func newAdminHandler(snaps snapshotView, statuses statusView, conns connectionsV
 		}
 		writeJSON(w, body)
 	}))
+	// Loopback only, as the views above: a profile costs the process CPU
+	// (a CPU profile runs for up to a minute).
+	mux.HandleFunc("GET /debug/pprof/{name}", loopbackOnly(profileHandler))
 	return mux
 }
 

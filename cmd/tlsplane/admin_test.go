@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"errors"
 	"io"
 	"net"
@@ -94,6 +95,27 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 }
 
+// TestProfilesAreGoPprofs: /debug/pprof/heap is a gzipped protocol buffer,
+// the form `go tool pprof` reads, and a CPU profile of one second is one
+// too.
+func TestProfilesAreGoPprofs(t *testing.T) {
+	h := newAdminHandler(&fakeSnapshots{ready: true}, fakeStatuses{}, fakeConnections{}, newRegistry())
+	for _, path := range []string{"/debug/pprof/heap?gc=1", "/debug/pprof/allocs", "/debug/pprof/profile?seconds=1"} {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.RemoteAddr = "127.0.0.1:5000"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		zr, err := gzip.NewReader(rec.Body)
+		var body []byte
+		if err == nil {
+			body, err = io.ReadAll(zr)
+		}
+		if rec.Code != http.StatusOK || err != nil || len(body) == 0 {
+			t.Errorf("GET %s = %d: not a gzipped profile (%d bytes): %v", path, rec.Code, len(body), err)
+		}
+	}
+}
+
 func TestDebugEndpointsAnswerLoopbackOnly(t *testing.T) {
 	h := newAdminHandler(&fakeSnapshots{ready: true}, fakeStatuses{}, fakeConnections{}, newRegistry())
 	for _, c := range []struct {
@@ -109,6 +131,12 @@ func TestDebugEndpointsAnswerLoopbackOnly(t *testing.T) {
 		{"127.0.0.1:5000", "/debug/connections", http.StatusOK},
 		{"10.1.2.3:5000", "/debug/connections", http.StatusForbidden},
 		{"garbage", "/debug/status", http.StatusForbidden},
+		{"127.0.0.1:5000", "/debug/pprof/heap", http.StatusOK},
+		{"127.0.0.1:5000", "/debug/pprof/goroutine?debug=1", http.StatusOK},
+		{"127.0.0.1:5000", "/debug/pprof/nosuch", http.StatusNotFound},
+		{"127.0.0.1:5000", "/debug/pprof/profile?seconds=61", http.StatusBadRequest},
+		{"10.1.2.3:5000", "/debug/pprof/heap", http.StatusForbidden},
+		{"10.1.2.3:5000", "/debug/pprof/profile", http.StatusForbidden},
 		// Probes and scraping stay open to the network.
 		{"10.1.2.3:5000", "/readyz", http.StatusOK},
 		{"10.1.2.3:5000", "/metrics", http.StatusOK},
