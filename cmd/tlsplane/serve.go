@@ -151,7 +151,7 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	fs := flag.NewFlagSet("tlsplane serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.dir, "dir", "", "directory of manifests to serve and watch (*.yaml, *.yml, *.json; a mounted ConfigMap works)")
 	fs.StringVar(&cfg.xdsAddress, "xds-address", "127.0.0.1:18000", "address of the ADS gRPC server (SotW and delta xDS v3)")
-	fs.StringVar(&cfg.adminAddress, "admin-address", "127.0.0.1:19000", "address of the admin HTTP server: /healthz /readyz /metrics /debug/snapshot?node=ID /debug/status /debug/connections")
+	fs.StringVar(&cfg.adminAddress, "admin-address", "127.0.0.1:19000", "address of the admin HTTP server: /healthz /readyz /metrics /debug/snapshot?node=ID /debug/status /debug/connections /debug/pprof/NAME")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.controllerName, "controller-name", string(translator.DefaultControllerName), "controllerName written into the policy status entries this control plane owns")
