@@ -62,6 +62,9 @@ func (v *Validator) Admit(obj map[string]any) (errs field.ErrorList, warnings []
 	if perr != nil || !ok {
 		return nil, nil, &NotServedError{Channel: v.channel, APIVersion: apiVersion, Kind: kind, Served: v.served[schema.GroupKind{Group: gv.Group, Kind: kind}]}
 	}
+	if err := ver.compiled(); err != nil {
+		return nil, nil, err
+	}
 	v.admitted.Add(1)
 	unknown, err := ver.coerce(obj)
 	if err != nil {

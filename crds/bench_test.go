@@ -80,7 +80,11 @@ func BenchmarkLoad(b *testing.B) {
 	for _, channel := range Channels {
 		b.Run(channel, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := build(channel); err != nil {
+				v, err := build(channel)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := v.compiledVersions(); err != nil { // every version, as a directory of every kind needs
 					b.Fatal(err)
 				}
 			}

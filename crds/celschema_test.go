@@ -111,7 +111,7 @@ func TestCELSchemaViewsAreTheLibrarys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			sameViews(t, gvk.String(), newCELSchema(ver.structural), &model.Structural{Structural: ver.structural})
 		}
 	}
@@ -128,7 +128,7 @@ func TestCELSchemaIsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ver := v.versions[schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}]
+	ver := compiledVersions(t, v)[schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}]
 	spec := ver.cel.Properties["spec"]
 	rules := spec
 	if !useCELSchema(&rules, newCELSchema(rules.Schema)) {
@@ -141,4 +141,14 @@ func TestCELSchemaIsUsed(t *testing.T) {
 	if useCELSchema(&transition, newCELSchema(transition.Schema)) {
 		t.Error("a node of a transition rule: the factory was replaced")
 	}
+}
+
+// compiledVersions is every version of v, compiled.
+func compiledVersions(t testing.TB, v *Validator) map[schema.GroupVersionKind]*version {
+	t.Helper()
+	vs, err := v.compiledVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs
 }

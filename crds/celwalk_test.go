@@ -26,7 +26,7 @@ func admitted(t testing.TB, v *Validator, doc string) (*version, map[string]any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v.versions[gv.WithKind(obj["kind"].(string))], obj
+	return compiledVersions(t, v)[gv.WithKind(obj["kind"].(string))], obj
 }
 
 // libraryCEL is the API server's CEL validation of obj: the library's
@@ -352,7 +352,7 @@ spec:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			libVer, obj := admitted(t, lib, policy("p-"+strings.ReplaceAll(tt.name, " ", "-"), tt.targetRefs))
-			ver := v.versions[libVer.gvk]
+			ver := compiledVersions(t, v)[libVer.gvk]
 			node := ver.celTree.properties["spec"].properties["targetRefs"]
 			sum, ok := projectedSum(obj["spec"].(map[string]any)["targetRefs"], node.reads)
 			if !ok || node.reads == nil {

@@ -68,7 +68,7 @@ func TestDefaulterIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		changed, withoutNulls := 0, 0
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			for i := range 200 {
 				obj := randomValue(r, ver.structural, 0)
 				lib := runtime.DeepCopyJSONValue(obj)

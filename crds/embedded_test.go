@@ -22,7 +22,7 @@ func TestWithoutEmbeddedResourcesObjectMetaDoesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		without := 0
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			if ver.embedded {
 				continue
 			}

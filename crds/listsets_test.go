@@ -19,7 +19,7 @@ func TestListSetsMayRefuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		skipped, refused := 0, 0
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			if ver.listSets == nil {
 				continue
 			}

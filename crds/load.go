@@ -36,11 +36,26 @@ type Validator struct {
 // (customresource_handler.go getOrCreateServingInfo): its structural
 // schema with defaults pruned, its OpenAPI validator, its compiled CEL
 // rules.
+//
+// What Serves and Namespaced read is known when the channel loads; the
+// rest is compiled when the version first admits an object (compiled):
+// most directories use a few of the channel's kinds, and compiling every
+// version's CEL rules was most of the time a small `tlsplane validate`
+// took.
 type version struct {
 	gvk        schema.GroupVersionKind
 	namespaced bool
 	// hasStatus: a create drops status when the status subresource is on.
-	hasStatus  bool
+	hasStatus bool
+	// warnings are sent with every object of a deprecated version.
+	warnings []string
+
+	compile    sync.Once
+	compileErr error
+	// source is the CRD and version compile builds from, dropped after.
+	source     *apiextensionsv1.CustomResourceDefinition
+	sourceName string
+
 	structural *structuralschema.Structural
 	schema     apiservervalidation.SchemaValidator
 	cel        *cel.Validator
@@ -59,8 +74,6 @@ type version struct {
 	embedded bool
 	// pruning says whether pruning would drop a field (pruning.go).
 	pruning *pruneNode
-	// warnings are sent with every object of a deprecated version.
-	warnings []string
 }
 
 // loaded caches one Validator per channel: compiling the CEL rules of
@@ -107,13 +120,13 @@ func build(channel string) (*Validator, error) {
 			if !ver.Served {
 				continue // the API server has no such kind
 			}
-			built, err := buildVersion(crd, ver)
+			declared, err := declareVersion(crd, ver)
 			if err != nil {
 				return nil, fmt.Errorf("CRD %s/%s version %s: %w", channel, name, ver.Name, err)
 			}
-			built.memo = memo
-			v.versions[built.gvk] = built
-			gk := built.gvk.GroupKind()
+			declared.memo = memo
+			v.versions[declared.gvk] = declared
+			gk := declared.gvk.GroupKind()
 			v.served[gk] = append(v.served[gk], ver.Name)
 		}
 	}
@@ -123,31 +136,9 @@ func build(channel string) (*Validator, error) {
 	return v, nil
 }
 
-// buildVersion follows getOrCreateServingInfo and NewStrategy.
-func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensionsv1.CustomResourceDefinitionVersion) (*version, error) {
-	val, err := apihelpers.GetSchemaForVersion(crd, ver.Name)
-	if err != nil {
-		return nil, err
-	}
-	if val == nil || val.OpenAPIV3Schema == nil {
-		return nil, fmt.Errorf("no schema")
-	}
-	internal := &apiextensionsinternal.CustomResourceValidation{}
-	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
-		return nil, fmt.Errorf("converting its schema: %w", err)
-	}
-	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
-	if err != nil {
-		return nil, fmt.Errorf("its schema is not structural: %w", err)
-	}
-	s = s.DeepCopy()
-	if err := structuraldefaulting.PruneDefaults(s); err != nil {
-		return nil, fmt.Errorf("pruning its defaults: %w", err)
-	}
-	schemaValidator, openapiSchema, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
-	if err != nil {
-		return nil, fmt.Errorf("its OpenAPI validator: %w", err)
-	}
+// declareVersion is what the channel's load knows of one served version
+// of crd: its kind, scope, status subresource and deprecation.
+func declareVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensionsv1.CustomResourceDefinitionVersion) (*version, error) {
 	subresources, err := apihelpers.GetSubresourcesForVersion(crd, ver.Name)
 	if err != nil {
 		return nil, err
@@ -156,17 +147,9 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		gvk:        schema.GroupVersionKind{Group: crd.Spec.Group, Version: ver.Name, Kind: crd.Spec.Names.Kind},
 		namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		hasStatus:  subresources != nil && subresources.Status != nil,
-		structural: s,
-		schema:     schemaValidator,
-		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+		source:     crd,
+		sourceName: ver.Name,
 	}
-	out.celTree = newCELNode(out.cel, false, false)
-	out.defaulter = newDefaulter(s)
-	out.listSets = newListSetNode(s)
-	out.embedded = holdsEmbeddedResource(s)
-	out.pruning = newPruneNode(s)
-	out.schemaTree = newSchemaNode(openapiSchema)
-	out.schemaTree.root = true
 	if ver.Deprecated {
 		if ver.DeprecationWarning != nil {
 			out.warnings = append(out.warnings, *ver.DeprecationWarning)
@@ -175,6 +158,57 @@ func buildVersion(crd *apiextensionsv1.CustomResourceDefinition, ver apiextensio
 		}
 	}
 	return out, nil
+}
+
+// compiled builds, once, what the API server builds to serve the version
+// (getOrCreateServingInfo, NewStrategy): its structural schema, OpenAPI
+// validator and CEL rules, and this package's trees over them.
+func (out *version) compiled() error {
+	out.compile.Do(func() {
+		out.compileErr = out.build()
+		if out.compileErr != nil {
+			out.compileErr = fmt.Errorf("CRD %s version %s: %w", out.source.Name, out.sourceName, out.compileErr)
+		}
+		out.source = nil
+	})
+	return out.compileErr
+}
+
+func (out *version) build() error {
+	val, err := apihelpers.GetSchemaForVersion(out.source, out.sourceName)
+	if err != nil {
+		return err
+	}
+	if val == nil || val.OpenAPIV3Schema == nil {
+		return fmt.Errorf("no schema")
+	}
+	internal := &apiextensionsinternal.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
+		return fmt.Errorf("converting its schema: %w", err)
+	}
+	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		return fmt.Errorf("its schema is not structural: %w", err)
+	}
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return fmt.Errorf("pruning its defaults: %w", err)
+	}
+	schemaValidator, openapiSchema, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	if err != nil {
+		return fmt.Errorf("its OpenAPI validator: %w", err)
+	}
+	out.structural = s
+	out.schema = schemaValidator
+	out.cel = cel.NewValidator(s, true, celconfig.PerCallLimit)
+	out.celTree = newCELNode(out.cel, false, false)
+	out.defaulter = newDefaulter(s)
+	out.listSets = newListSetNode(s)
+	out.embedded = holdsEmbeddedResource(s)
+	out.pruning = newPruneNode(s)
+	out.schemaTree = newSchemaNode(openapiSchema)
+	out.schemaTree.root = true
+	return nil
 }
 
 // Channel is the channel v admits against.
@@ -213,8 +247,19 @@ func (v *Validator) Schema(apiVersion, kind string) (*structuralschema.Structura
 		return nil, false
 	}
 	ver, ok := v.versions[gv.WithKind(kind)]
-	if !ok {
+	if !ok || ver.compiled() != nil {
 		return nil, false
 	}
 	return ver.structural, true
+}
+
+// compiledVersions compiles every version of v, for the tests that walk
+// them all.
+func (v *Validator) compiledVersions() (map[schema.GroupVersionKind]*version, error) {
+	for _, ver := range v.versions {
+		if err := ver.compiled(); err != nil {
+			return nil, err
+		}
+	}
+	return v.versions, nil
 }

@@ -44,7 +44,7 @@ func TestWouldPruneIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		pruned, kept := 0, 0
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			p, k := check(gvk.String(), ver.structural, 200)
 			pruned, kept = pruned+p, kept+k
 		}

@@ -78,7 +78,7 @@ func TestScalarCheckAgreesWithLibrary(t *testing.T) {
 			walk(path+"[]", n.itemsNode)
 			walk(path+"{}", n.additionalProperties)
 		}
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			walk(gvk.Kind+"."+gvk.Version, ver.schemaTree)
 		}
 		t.Logf("%s: %d checks, %d values passed", channel, checks, passed)

@@ -101,7 +101,7 @@ func TestShallowCheckAgreesWithLibrary(t *testing.T) {
 			walk(path+"[]", n.itemsNode)
 			walk(path+"{}", n.additionalProperties)
 		}
-		for gvk, ver := range v.versions {
+		for gvk, ver := range compiledVersions(t, v) {
 			walk(gvk.Kind+"."+gvk.Version, ver.schemaTree)
 		}
 		t.Logf("%s: %d nodes checked, %d values passed, %d refused by the library", channel, nodes, passed, refusedByLibrary)
