@@ -10,6 +10,7 @@ type metrics struct {
 	files        prometheus.Gauge
 	reloads      prometheus.Counter
 	reads        prometheus.Histogram
+	walks        prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,9 +36,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time of one read of the directory after events or a resync: the paths events named, or a walk of it all.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}),
+		// The periodic walk runs beside the event loop (--dir-resync), so
+		// its time is not an edit's: it says how stale a dropped event can
+		// leave the view, on top of the interval.
+		walks: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tlsplane_source_walk_duration_seconds",
+			Help:    "Time of one periodic walk of the whole directory (listing and stat of every file), on its own goroutine beside the event loop; its count is the walks made.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8),
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fileErrors, m.failingFiles, m.files, m.reloads, m.reads)
+		reg.MustRegister(m.fileErrors, m.failingFiles, m.files, m.reloads, m.reads, m.walks)
 	}
 	return m
 }

@@ -86,7 +86,9 @@ func (s *Source) startWalk(walking *bool, walks chan<- *walked) {
 		w = &walked{}
 	}
 	go func() {
+		start := time.Now()
 		walk(s.opts.Dir, w)
+		s.metrics.walks.Observe(time.Since(start).Seconds())
 		walks <- w
 	}()
 }

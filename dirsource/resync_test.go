@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/tlsplane/tlsplane/manifests"
 )
 
@@ -38,6 +40,14 @@ func TestEditNeverWaitsForTheResync(t *testing.T) {
 			t.Fatalf("edit %d of svc-%d not signalled within 1s: it waited for the resync", gen, i)
 		}
 		t.Logf("edit %d: %v", gen, time.Since(start))
+	}
+	// The walks ran meanwhile, and each is counted.
+	var walks dto.Metric
+	if err := src.metrics.walks.Write(&walks); err != nil {
+		t.Fatal(err)
+	}
+	if n := walks.GetHistogram().GetSampleCount(); n < 2 {
+		t.Errorf("tlsplane_source_walk_duration_seconds counts %d walks during the edits, want them back to back", n)
 	}
 }
 

@@ -39,6 +39,7 @@ const shutdownGrace = 10 * time.Second
 // serveConfig is the flags of `tlsplane serve`.
 type serveConfig struct {
 	dir                     string
+	dirResync               time.Duration
 	xdsAddress              string
 	adminAddress            string
 	logFormat               string
@@ -82,7 +83,7 @@ Flags may be given as --flag value or --flag=value.
 `
 
 var serveFlagGroups = []flagGroup{
-	{"Source (exactly one)", []string{"dir", "kubeconfig", "namespaces"}},
+	{"Source (exactly one)", []string{"dir", "dir-resync", "kubeconfig", "namespaces"}},
 	dirLimitsGroup,
 	{"xDS and admin", []string{"xds-address", "admin-address", "fleet-namespaces", "fleet-scope", "handshake-window", "handshake-message-refresh",
 		"backend-certificate-sample", "xds-cluster-name", "backend-certificate-expiry-warning", "backend-certificate-retention", "backend-certificate-max-entries"}},
@@ -121,6 +122,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if err := cfg.provision.check(cfg.kube.enabled(), cfg.xdsAuth.mutualTLS(), cfg.kube.namespaces); err != nil {
 		return nil, err
 	}
+	if cfg.dirResync <= 0 {
+		return nil, fmt.Errorf("--dir-resync %s: want a positive duration", cfg.dirResync)
+	}
 	if cfg.handshakeWindow < time.Second {
 		return nil, fmt.Errorf("--handshake-window %s: want at least 1s", cfg.handshakeWindow)
 	}
@@ -150,6 +154,9 @@ func newServeFlags() (*serveConfig, *flag.FlagSet) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("tlsplane serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.dir, "dir", "", "directory of manifests to serve and watch (*.yaml, *.yml, *.json; a mounted ConfigMap works)")
+	// Events carry every edit; the walk catches what the kernel dropped
+	// (an inotify queue overflow, a filesystem without events).
+	fs.DurationVar(&cfg.dirResync, "dir-resync", dirsource.DefaultResync, "with --dir: how often the whole directory is walked again even without file events; edits never wait for a walk")
 	fs.StringVar(&cfg.xdsAddress, "xds-address", "127.0.0.1:18000", "address of the ADS gRPC server (SotW and delta xDS v3)")
 	fs.StringVar(&cfg.adminAddress, "admin-address", "127.0.0.1:19000", "address of the admin HTTP server: /healthz /readyz /metrics /debug/snapshot?node=ID /debug/status /debug/connections /debug/pprof/NAME")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
@@ -477,18 +484,23 @@ func buildSource(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg
 	if !info.IsDir() {
 		return nil, nil, fmt.Errorf("--dir %q: not a directory", cfg.dir)
 	}
-	srcLog := logger.With("stage", "source")
-	src, err := dirsource.New(dirsource.Options{
+	src, err := dirsource.New(cfg.dirSourceOptions(logger.With("stage", "source"), reg))
+	return src, nil, err
+}
+
+// dirSourceOptions are the directory source's options from serve's flags.
+func (cfg *serveConfig) dirSourceOptions(srcLog *slog.Logger, reg prometheus.Registerer) dirsource.Options {
+	return dirsource.Options{
 		Dir:    cfg.dir,
 		Limits: *cfg.dirLimits,
 		Parse: cfg.dirLimits.Parser(func(msg string) {
 			// Skipped documents and unknown fields alike; the message says which.
 			srcLog.Warn("manifest warning", "warning", msg)
 		}),
+		Resync:     cfg.dirResync,
 		Logger:     srcLog,
 		Registerer: reg,
-	})
-	return src, nil, err
+	}
 }
 
 func sourceName(cfg *serveConfig) string {

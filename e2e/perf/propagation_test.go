@@ -20,17 +20,19 @@ import (
 )
 
 var (
-	propagation = flag.Bool("perf.propagation", false, "run TestPropagation (needs the tlsplane and Envoy binaries)")
-	clusterList = flag.String("perf.clusters", "100,1000", "comma-separated cluster counts")
-	editCount   = flag.Int("perf.edits", 50, "edits per cluster count, in turn a CA rotation, a policy edit and an endpoint change")
-	idle        = flag.Duration("perf.idle", 150*time.Millisecond, "quiet before each edit, longer than tlsplane's quiet period (100 ms): an idle world, one edit at a time")
-	apiType     = flag.String("perf.api", "DELTA_GRPC", "Envoy's ADS api_type: DELTA_GRPC or GRPC")
-	resultsPath = flag.String("perf.out", "", "write the results as JSON to this file")
-	patience    = flag.Duration("perf.patience", 10*time.Second, "bound on one edit's propagation")
-	pollEvery   = flag.Duration("perf.poll", 2*time.Millisecond, "least interval between reads of Envoy's stats while an edit propagates")
-	firstPoll   = flag.Duration("perf.firstpoll", 100*time.Millisecond, "wait this long after an edit before reading Envoy's stats: each read occupies Envoy's main thread, which applies xDS (28 ms a read at 10,000 clusters), and Envoy's own update_time stamps say when it applied the edit however late it is read")
-	statsRead   = flag.String("perf.read", "prometheus", "how Envoy's stats are read while an edit propagates: prometheus (/stats/prometheus?filter=, 3-10 ms at 10,000 clusters) or text (/stats?filter=, 50-120 ms there, whatever the filter matches)")
-	paced       = flag.Bool("perf.paced", true, "wait at least as long as the last read of Envoy's stats took before the next, so the reads leave Envoy's main thread free at least half the time")
+	propagation   = flag.Bool("perf.propagation", false, "run TestPropagation (needs the tlsplane and Envoy binaries)")
+	clusterList   = flag.String("perf.clusters", "100,1000", "comma-separated cluster counts")
+	editCount     = flag.Int("perf.edits", 50, "edits per cluster count, in turn a CA rotation, a policy edit and an endpoint change")
+	idle          = flag.Duration("perf.idle", 150*time.Millisecond, "quiet before each edit, longer than tlsplane's quiet period (100 ms): an idle world, one edit at a time")
+	apiType       = flag.String("perf.api", "DELTA_GRPC", "Envoy's ADS api_type: DELTA_GRPC or GRPC")
+	resultsPath   = flag.String("perf.out", "", "write the results as JSON to this file")
+	patience      = flag.Duration("perf.patience", 10*time.Second, "bound on one edit's propagation")
+	pollEvery     = flag.Duration("perf.poll", 2*time.Millisecond, "least interval between reads of Envoy's stats while an edit propagates")
+	firstPoll     = flag.Duration("perf.firstpoll", 100*time.Millisecond, "wait this long after an edit before reading Envoy's stats: each read occupies Envoy's main thread, which applies xDS (28 ms a read at 10,000 clusters), and Envoy's own update_time stamps say when it applied the edit however late it is read")
+	statsRead     = flag.String("perf.read", "prometheus", "how Envoy's stats are read while an edit propagates: prometheus (/stats/prometheus?filter=, 3-10 ms at 10,000 clusters) or text (/stats?filter=, 50-120 ms there, whatever the filter matches)")
+	dirResyncFlag = flag.Duration("perf.resync", 0, "tlsplane's --dir-resync (0: its default, one minute); 1ms walks the directory back to back, so every edit lands during a walk (issue 37)")
+	worldSize     = flag.Int("perf.world", 0, "Services in the directory when more than -perf.clusters: the others are in namespaces the Envoy's fleet is not granted (--fleet-namespaces), so they are read, walked and translated but not served to it")
+	paced         = flag.Bool("perf.paced", true, "wait at least as long as the last read of Envoy's stats took before the next, so the reads leave Envoy's main thread free at least half the time")
 )
 
 // Result is one cluster count's measurement.
@@ -84,6 +86,11 @@ type Result struct {
 	// WaitMs is the mean of tlsplane's own waiting per pass, from the
 	// first change a pass takes in to the pass (tlsplane_change_wait_seconds).
 	WaitMs float64 `json:"wait_mean_ms,omitempty"`
+	// Walks is the number of periodic walks of the directory during the
+	// edits (tlsplane_source_walk_duration_seconds), WalkMs their mean:
+	// with -perf.resync=1ms every edit lands during one.
+	Walks  float64 `json:"walks,omitempty"`
+	WalkMs float64 `json:"walk_mean_ms,omitempty"`
 	// ByKind splits the edits by what they change: ca (a CA rotation),
 	// policy (a policy edit), endpoint (an EndpointSlice change).
 	ByKind map[string]KindResult `json:"by_kind,omitempty"`
@@ -116,6 +123,7 @@ func TestPropagation(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("clusters=%d", n), func(t *testing.T) {
 			r := measure(t, tlsplaneBin, envoyBin, n)
+			t.Logf("world=%d resync=%s walks=%.0f walk_mean=%.1fms", max(*worldSize, n), *dirResyncFlag, r.Walks, r.WalkMs)
 			t.Logf("clusters=%d api=%s edits=%d p50=%.1fms p99=%.1fms max=%.1fms (polled: p50=%.1fms p99=%.1fms) initial=%.0fms tlsplane_rss=%.0fMiB envoy_rss=%.0fMiB source_read_mean=%.2fms translate_mean=%.1fms publish_mean=%.1fms envoy_stats_read=%.1fms (%s) resolution_mean=%.1fms load=%s stalled=%q",
 				r.Clusters, r.API, r.Edits, r.P50, r.P99, r.Max, r.PolledP50, r.PolledP99, r.InitialMs, r.TLSPlaneRSS, r.EnvoyRSS, r.SourceReadMs, r.TranslateMs, r.PublishMs, r.StatsReadMs, r.StatsRead, r.ResolutionMs, r.LoadAverage, r.Stalled)
 			for _, kind := range editKinds {
@@ -149,6 +157,16 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 	for i := range n {
 		writeService(t, manifests, i, cas[caOf[i]], sniGen[i], epGen[i])
 	}
+	var tlsplaneArgs []string
+	if *dirResyncFlag > 0 {
+		tlsplaneArgs = append(tlsplaneArgs, "--dir-resync", dirResyncFlag.String())
+	}
+	if *worldSize > n {
+		for i := n; i < *worldSize; i++ {
+			writeServiceIn(t, manifests, outsideNamespaceOf(i), i, cas[0], 0, 0)
+		}
+		tlsplaneArgs = append(tlsplaneArgs, "--fleet-namespaces", plainFleet+"="+strings.Join(fleetNamespaces(), ","))
+	}
 
 	var watched []string // the clusters an edit changes
 	for e := range *editCount {
@@ -158,7 +176,7 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 		}
 	}
 	start := time.Now()
-	served := serveDir(t, dir, manifests, tlsplaneBin, envoyBin, *apiType, n, watched...)
+	served := serveFleetWith(t, dir, manifests, tlsplaneBin, envoyBin, *apiType, n, plainFleet, tlsplaneArgs, watched...)
 	tp, envoy, admin, tlsplaneAdmin := served.tp, served.envoy, served.admin, served.tlsplaneAdmin
 	initial := time.Since(start)
 
@@ -304,6 +322,8 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 		r.PublishMs = meanSince(atStart, m, "tlsplane_snapshot_publish_duration_seconds") * 1000
 		r.SourceReadMs = meanSince(atStart, m, "tlsplane_source_read_duration_seconds") * 1000
 		r.WaitMs = meanSince(atStart, m, "tlsplane_change_wait_seconds") * 1000
+		r.Walks = m["tlsplane_source_walk_duration_seconds_count"] - atStart["tlsplane_source_walk_duration_seconds_count"]
+		r.WalkMs = meanSince(atStart, m, "tlsplane_source_walk_duration_seconds") * 1000
 	}
 	return r
 }
@@ -368,11 +388,30 @@ func caSecretName(i int) string {
 
 func namespaceOf(i int) string { return fmt.Sprintf("team-%d", i%50) }
 
+// fleetNamespaces are every namespaceOf: what -perf.world grants the
+// measured Envoy's fleet.
+func fleetNamespaces() []string {
+	ns := make([]string, 50)
+	for i := range ns {
+		ns[i] = namespaceOf(i)
+	}
+	return ns
+}
+
+// outsideNamespaceOf is the namespace of -perf.world's Service i, outside
+// the measured fleet's grant.
+func outsideNamespaceOf(i int) string { return fmt.Sprintf("outside-%d", i%50) }
+
 // writeService writes Service i's manifest (Service, EndpointSlice, CA
 // ConfigMap, BackendTLSPolicy) atomically and returns when it was renamed
 // into place; sniGen names the policy's hostname, epGen the endpoints.
 func writeService(t *testing.T, dir string, i int, caPEM string, sniGen, epGen int) time.Time {
-	ns, name := namespaceOf(i), fmt.Sprintf("svc-%d", i)
+	return writeServiceIn(t, dir, namespaceOf(i), i, caPEM, sniGen, epGen)
+}
+
+// writeServiceIn is writeService in namespace ns.
+func writeServiceIn(t *testing.T, dir, ns string, i int, caPEM string, sniGen, epGen int) time.Time {
+	name := fmt.Sprintf("svc-%d", i)
 	manifest := policedService(ns, name, caPEM, fmt.Sprintf("%s-%d.example", name, sniGen),
 		`tlsplane.io/alpnProtocols: "h2,http/1.1"`) + fmt.Sprintf(`---
 apiVersion: discovery.k8s.io/v1

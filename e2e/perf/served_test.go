@@ -27,7 +27,7 @@ type servedDir struct {
 // Envoy keeps the load-assignment stats of the clusters named in watched.
 func serveDir(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, watched ...string) servedDir {
 	t.Helper()
-	return serveFleet(t, dir, manifests, tlsplaneBin, envoyBin, apiType, n, plainFleet, watched...)
+	return serveFleetWith(t, dir, manifests, tlsplaneBin, envoyBin, apiType, n, plainFleet, nil, watched...)
 }
 
 // plainFleet is the fleet of a measurement's Envoy that is no Gateway's.
@@ -37,11 +37,18 @@ const plainFleet = "perf"
 // takes that Gateway's listeners too, on loopback).
 func serveFleet(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, fleet string, watched ...string) servedDir {
 	t.Helper()
+	return serveFleetWith(t, dir, manifests, tlsplaneBin, envoyBin, apiType, n, fleet, nil, watched...)
+}
+
+// serveFleetWith is serveFleet with more of tlsplane serve's flags.
+func serveFleetWith(t testing.TB, dir, manifests, tlsplaneBin, envoyBin, apiType string, n int, fleet string, tlsplaneArgs []string, watched ...string) servedDir {
+	t.Helper()
 	s := servedDir{xdsPort: harness.FreePort(t), tlsplaneAdmin: harness.FreePort(t)}
 	envoyAdmin := harness.FreePort(t)
-	s.tp = harness.Start(t, dir, "tlsplane", tlsplaneBin, "serve", "--dir", manifests,
-		"--xds-address", "127.0.0.1:"+strconv.Itoa(s.xdsPort),
-		"--admin-address", "127.0.0.1:"+strconv.Itoa(s.tlsplaneAdmin), "--listener-address", "127.0.0.1", "--log-level", "warn")
+	args := append([]string{"serve", "--dir", manifests,
+		"--xds-address", "127.0.0.1:" + strconv.Itoa(s.xdsPort),
+		"--admin-address", "127.0.0.1:" + strconv.Itoa(s.tlsplaneAdmin), "--listener-address", "127.0.0.1", "--log-level", "warn"}, tlsplaneArgs...)
+	s.tp = harness.Start(t, dir, "tlsplane", tlsplaneBin, args...)
 	bootstrapPath := filepath.Join(dir, "envoy.json")
 	writeJSON(t, bootstrapPath, bootstrap(fleet, apiType, s.xdsPort, envoyAdmin, watched...))
 	s.envoy = harness.Start(t, dir, "envoy", envoyBin, "-c", bootstrapPath, "--disable-hot-restart",
