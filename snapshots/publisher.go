@@ -56,8 +56,11 @@ type Publisher struct {
 	// (ScopeReached), keyless the fleets' without a Gateway. A publish
 	// that patched them always goes on to serve their whole (a fleet's
 	// fault refuses that fleet, not the publish), so nothing undoes them.
-	scopes   map[string]*scope
-	keyless  *scope
+	scopes  map[string]*scope
+	keyless *scope
+	// granted are the connected fleets' that --fleet-namespaces lists, kept
+	// apart from scopes so that no fleet adopts another's grant.
+	granted  map[string]*scope
 	keyIndex keyIndex
 	withheld string // the withheld clusters last logged
 	// refusals are the last publish's refused fleets (refusal.go).
@@ -102,6 +105,7 @@ func New(opts Options) *Publisher {
 		fleets:  map[string]*fleetState{},
 		nodes:   map[string]*nodeState{},
 		scopes:  map[string]*scope{},
+		granted: map[string]*scope{},
 		digests: newDigests(),
 		fulls:   newFullAnswers(),
 		entries: newFeedEntries(),
@@ -281,6 +285,7 @@ func (p *Publisher) NodeStreamClosed(node *corev3.Node) {
 		if st.streams--; st.streams <= 0 {
 			delete(p.fleets, fleet)
 			delete(p.scopes, fleet)
+			delete(p.granted, fleet)
 		}
 	}
 }
@@ -353,6 +358,32 @@ func (p *Publisher) snapshotFor(out translator.Output, fleet string, whole *serv
 func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSnapshot, touched map[string][]string) (*servedSnapshot, map[string][]string, error) {
 	own := out.Fleets[fleet]
 	reached := p.opts.Scope != ScopeAll && own != nil
+	_, connected := p.fleets[fleet]
+	if granted, restricted := p.opts.FleetNamespaces[fleet]; restricted && whole != nil {
+		var only []string // nil: no Gateway's reach
+		if reached {
+			if only = own.Reached; only == nil {
+				only = []string{} // routes that reach nothing: no cluster
+			}
+		}
+		s := p.granted[fleet]
+		if s != nil && ((s.reached == nil) != (only == nil) || (only != nil && !sameSlice(s.src, only))) {
+			s = nil // its routes reach other clusters, or it gained or lost its Gateway: made again
+		}
+		if s != nil {
+			s.clusterNamespaces = out.ClusterNamespaces
+		}
+		s, err := p.updated(s, whole, touched, func() (*scope, error) {
+			return grantedScope(p.digests, whole, granted, out.ClusterNamespaces, only)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if connected {
+			p.granted[fleet] = s
+		}
+		return s.snap, s.changed, nil
+	}
 	if _, restricted := p.opts.FleetNamespaces[fleet]; restricted || whole == nil {
 		var only []string
 		if reached {
@@ -371,7 +402,6 @@ func (p *Publisher) baseFor(out translator.Output, fleet string, whole *servedSn
 	if p.opts.Scope == ScopeAll {
 		return whole, touched, nil
 	}
-	_, connected := p.fleets[fleet]
 	if reached {
 		s := p.scopes[fleet]
 		if s != nil && !sameSlice(s.src, own.Reached) {

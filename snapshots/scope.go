@@ -63,6 +63,11 @@ type scope struct {
 	// key; withheld the clusters left out for reading one.
 	keys     map[string]bool
 	withheld map[string]bool
+	// grant (a granted scope's: a fleet --fleet-namespaces lists) are the
+	// namespaces whose clusters are kept, by clusterNamespaces, the last
+	// translation's map of each cluster to its namespace.
+	grant             map[string]bool
+	clusterNamespaces map[string]string
 }
 
 // scopedTypes are the types a scope filters; listeners and routes are a
@@ -78,6 +83,14 @@ func holdsKey(r types.Resource) bool {
 
 // keep: the scope serves the cluster name, whose digest is dg.
 func (s *scope) keep(name string, dg *digest) bool {
+	if s.grant != nil {
+		// The translator says whose cluster it is: a name is not parsed
+		// for it, so no name can pass for another namespace's.
+		if ns, known := s.clusterNamespaces[name]; !known || !s.grant[ns] {
+			return false
+		}
+		return s.reached == nil || s.reached[name]
+	}
 	if s.keys == nil {
 		return s.reached[name]
 	}
@@ -109,6 +122,29 @@ func keylessScope(d *digests, whole *servedSnapshot) (*scope, error) {
 		}
 	}
 	return s, s.build(d, whole, sortedNames(whole.byType[resource.ClusterType]))
+}
+
+// grantedScope keeps the clusters of the namespaces granted (of those,
+// when reached is not nil, the ones it names: a Gateway fleet's reach): a
+// fleet --fleet-namespaces lists, which is granted the keys its clusters
+// read. Patched like the others, an edit costs such a fleet a look at the
+// names that changed; it was a filter of every cluster, load assignment
+// and secret on each publish (80 ms at 100,000 Services).
+func grantedScope(d *digests, whole *servedSnapshot, granted []string, clusterNamespaces map[string]string, reached []string) (*scope, error) {
+	s := &scope{grant: make(map[string]bool, len(granted)), clusterNamespaces: clusterNamespaces, src: reached}
+	for _, ns := range granted {
+		s.grant[ns] = true
+	}
+	candidates := reached
+	if reached != nil {
+		s.reached = make(map[string]bool, len(reached))
+		for _, name := range reached {
+			s.reached[name] = true
+		}
+	} else {
+		candidates = sortedNames(whole.byType[resource.ClusterType])
+	}
+	return s, s.build(d, whole, candidates)
 }
 
 // build makes snap from whole's clusters named candidates (sorted), as a

@@ -62,7 +62,7 @@ func (s *scope) patch(pt *patchable, whole *servedSnapshot, touched map[string][
 		secrets[name] = true
 	}
 	for _, name := range candidates {
-		if s.keys == nil && !s.reached[name] {
+		if s.reached != nil && !s.reached[name] {
 			continue // a Gateway fleet's reach changes its scope whole
 		}
 		newDg := pt.digs[resource.ClusterType][name]
