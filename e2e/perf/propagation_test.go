@@ -296,6 +296,9 @@ func measure(t *testing.T, tlsplaneBin, envoyBin string, n int) Result {
 			t.Fatalf("edit %d: Envoy's update_time stamps %v (%v) disagree with the edit seen applied %.1fms after it", e, stamps, now, polledMs)
 		}
 		ms = max(ms, 0) // the stamp's millisecond began before the write
+		if testing.Verbose() {
+			t.Logf("edit %d (%s, Service %d): %.0f ms", e, kind, i, ms)
+		}
 		latencies = append(latencies, ms)
 		byKind[kind] = append(byKind[kind], ms)
 	}
